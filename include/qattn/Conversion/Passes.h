@@ -1,0 +1,30 @@
+//===- Passes.h - qattn conversion passes -----------------------*- C++ -*-===//
+//
+// Part of the qattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QATTN_CONVERSION_PASSES_H
+#define QATTN_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::qattn {
+
+#define GEN_PASS_DECL
+#include "qattn/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "qattn/Conversion/Passes.h.inc"
+
+} // namespace mlir::qattn
+
+#endif // QATTN_CONVERSION_PASSES_H

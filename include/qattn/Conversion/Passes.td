@@ -1,0 +1,41 @@
+//===- Passes.td - qattn conversion passes -----------------*- tablegen -*-===//
+//
+// Part of the qattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QATTN_CONVERSION_PASSES_TD
+#define QATTN_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def QAttnLowerReference : Pass<"qattn-lower-reference", "mlir::ModuleOp"> {
+  let summary = "Lower every qattn op to loops over buffers: the executable specification";
+  let description = [{
+    Rewrites each qattn op into upstream `scf`, `arith`, `math`, `memref`,
+    `tensor` and `bufferization` ops that compute exactly what
+    docs/FORMAT.md specifies, element by element, with no tiling and no
+    cleverness. The result bufferizes with one-shot bufferization and runs on
+    the CPU; the GPU path is checked against it.
+
+    Quantized operands of `qattn.attention` are first dequantized to f32 with
+    the dialect's own dequantize ops (so each format rule lives in one
+    lowering), then attention runs in f32 with a two-pass softmax per row.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::cf::ControlFlowDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"];
+}
+
+def QAttnExportCInterface : Pass<"qattn-export-c-interface", "mlir::ModuleOp"> {
+  let summary = "Give every public function a C entry point (_mlir_ciface_NAME)";
+  let description = [{
+    Marks public `func.func` definitions with `llvm.emit_c_interface`, so that
+    the LLVM lowering emits the `_mlir_ciface_` wrapper taking memref
+    descriptors by pointer: the calling convention of docs/ARTIFACT.md.
+  }];
+}
+
+#endif // QATTN_CONVERSION_PASSES_TD

@@ -1,0 +1,146 @@
+//===- QAttnAttrs.td - qattn attributes --------------------*- tablegen -*-===//
+//
+// Part of the qattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QATTN_DIALECT_QATTN_IR_QATTNATTRS_TD
+#define QATTN_DIALECT_QATTN_IR_QATTNATTRS_TD
+
+include "qattn/Dialect/QAttn/IR/QAttnDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def QAttn_ScaleType : I32EnumAttr<"ScaleType", "storage type of stage-1 scales", [
+    I32EnumAttrCase<"f32", 0>, I32EnumAttrCase<"f16", 1>]> {
+  let cppNamespace = "::mlir::qattn";
+  let genSpecializedAttr = 0;
+}
+
+def QAttn_Granularity : I32EnumAttr<"Granularity",
+    "what one stage-1 scale covers", [
+    I32EnumAttrCase<"block", 0>, I32EnumAttrCase<"channel", 1>]> {
+  let cppNamespace = "::mlir::qattn";
+  let genSpecializedAttr = 0;
+}
+
+def QAttn_PackOrder : I32EnumAttr<"PackOrder",
+    "bit order of packed stage-2 codes", [
+    I32EnumAttrCase<"lsb_first", 0>, I32EnumAttrCase<"msb_first", 1>]> {
+  let cppNamespace = "::mlir::qattn";
+  let genSpecializedAttr = 0;
+}
+
+def QAttn_SoftmaxMode : I32EnumAttr<"SoftmaxMode", "softmax evaluation", [
+    I32EnumAttrCase<"exact", 0>, I32EnumAttrCase<"sas", 1>]> {
+  let cppNamespace = "::mlir::qattn";
+  let genSpecializedAttr = 0;
+}
+
+class QAttn_DefaultEnumParameter<EnumAttrInfo info, string value>
+    : EnumParameter<info> {
+  let defaultValue = info.cppNamespace # "::" # info.className # "::" # value;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+class QAttn_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<QAttn_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def QAttn_Stage1Attr : QAttn_Attr<"Stage1", "stage1"> {
+  let summary = "symmetric int8 quantization per block of tokens";
+  let description = [{
+    Stage 1 of blockwise progressive quantization: `s1 = max|X| / 127` over
+    each block of `block` tokens (and all channels of a head, or one channel
+    with `granularity = channel`), `q8 = clamp(round(X / s1), -127, 127)`.
+    The scale is stored as `scale` (f32 or f16). The last block of a ragged
+    sequence is short.
+
+    ```mlir
+    #qattn.stage1<block = 64>
+    #qattn.stage1<block = 32, scale = f16, granularity = channel>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$block,
+    QAttn_DefaultEnumParameter<QAttn_ScaleType, "f32">:$scale,
+    QAttn_DefaultEnumParameter<QAttn_Granularity, "block">:$granularity);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The element type of the scale tensor.
+    ::mlir::FloatType getScaleElementType() const;
+    /// The shape of the scale tensor for data of shape [B, H, N, d].
+    ::llvm::SmallVector<int64_t> getScaleShape(::llvm::ArrayRef<int64_t> dataShape) const;
+  }];
+}
+
+def QAttn_BitsParameter : ArrayRefParameter<"int64_t", "bit width per head"> {
+  let parser = "::mlir::qattn::parseBitList($_parser)";
+  let printer = "::mlir::qattn::printBitList($_printer, $_self)";
+}
+
+def QAttn_Stage2Attr : QAttn_Attr<"Stage2", "stage2"> {
+  let summary = "asymmetric 2/3/4-bit compression of int8, per channel and token group";
+  let description = [{
+    Stage 2 of blockwise progressive quantization: per channel over groups of
+    `group` tokens, integer scale `s2 = max(1, ceil((max - min) / (2^b - 1)))`
+    and zero point `z2 = round(-min / s2)`, codes
+    `q = clamp(round(q8 / s2) + z2, lo, hi)` packed `bits` wide in the given
+    bit `order`. `bits` holds one width for all heads or one per head
+    (headwise mixed precision). Dequantization stays in integers:
+    `q8' = (q - z2) * s2`.
+
+    ```mlir
+    #qattn.stage2<bits = [4], group = 16>
+    #qattn.stage2<bits = [4, 2, 2, 4], group = 32, order = msb_first>
+    ```
+  }];
+  let parameters = (ins
+    QAttn_BitsParameter:$bits,
+    "int64_t":$group,
+    QAttn_DefaultEnumParameter<QAttn_PackOrder, "lsb_first">:$order);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Bit width of head `h` (all heads share a single listed width).
+    int64_t getBitsOfHead(int64_t h) const;
+    /// Whether `bits` fits `numHeads` heads: one entry, or one per head.
+    bool fitsHeads(int64_t numHeads) const;
+    /// Byte offset of head `h` inside a packed token row of `headDim` channels.
+    int64_t getHeadByteOffset(int64_t h, int64_t headDim) const;
+    /// Bytes of one packed token row holding all `numHeads` heads.
+    int64_t getRowBytes(int64_t numHeads, int64_t headDim) const;
+  }];
+}
+
+def QAttn_SoftmaxAttr : QAttn_Attr<"Softmax", "softmax"> {
+  let summary = "how the softmax exponentials are evaluated";
+  let description = [{
+    `exact` evaluates `exp` in f32. `sas` (sparse activated softmax) drops
+    terms whose max-subtracted score is below `threshold` and evaluates the
+    rest as `LUT[-floor(x)] * P(x - floor(x))`, `P` the degree-`degree`
+    polynomial interpolating `exp` at Chebyshev nodes of [0, 1].
+
+    ```mlir
+    #qattn.softmax<exact>
+    #qattn.softmax<sas, threshold = -6.0, degree = 2>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<QAttn_SoftmaxMode>:$mode,
+    DefaultValuedParameter<"::llvm::APFloat", "::llvm::APFloat(-6.0)">:$threshold,
+    DefaultValuedParameter<"int64_t", "2">:$degree);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
+#endif // QATTN_DIALECT_QATTN_IR_QATTNATTRS_TD

@@ -1,0 +1,27 @@
+//===- Pipelines.h - registered end-to-end qattn pipelines ------*- C++ -*-===//
+//
+// Part of the qattn project.
+//
+// Each pipeline is built by one function and registered once under a name, so
+// qattn-opt, qattn-compile, the C API and the tests run the very same passes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QATTN_PIPELINES_PIPELINES_H
+#define QATTN_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::qattn {
+
+/// `qattn-reference-to-llvm`: qattn ops on tensors -> LLVM dialect for the
+/// host CPU through the reference lowering. Public functions get C entry
+/// points taking memref descriptors, results as trailing out-parameters.
+LogicalResult buildReferenceToLLVMPipeline(OpPassManager &pm);
+
+/// Registers the dialect's passes and the pipelines above.
+void registerQAttnPassesAndPipelines();
+
+} // namespace mlir::qattn
+
+#endif // QATTN_PIPELINES_PIPELINES_H

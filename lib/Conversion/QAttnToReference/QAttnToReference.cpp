@@ -1,0 +1,622 @@
+//===- QAttnToReference.cpp - qattn ops as plain loops over buffers -------===//
+//
+// Part of the qattn project.
+//
+// The executable specification: every qattn op becomes scf loops over
+// memrefs doing exactly what docs/FORMAT.md says, element by element. Tensors
+// enter and leave through bufferization.to_buffer / to_tensor so the result
+// bufferizes with one-shot bufferization. Nothing here is tuned for speed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qattn/Conversion/FormatMath.h"
+#include "qattn/Conversion/Passes.h"
+#include "qattn/Dialect/QAttn/IR/QAttnOps.h"
+
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::qattn {
+#define GEN_PASS_DEF_QATTNLOWERREFERENCE
+#define GEN_PASS_DEF_QATTNEXPORTCINTERFACE
+#include "qattn/Conversion/Passes.h.inc"
+} // namespace mlir::qattn
+
+using namespace mlir;
+using namespace mlir::qattn;
+using namespace mlir::qattn::format;
+
+//===----------------------------------------------------------------------===//
+// Loop and buffer helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+using BodyFn = function_ref<void(Value)>;
+using ReduceFn = function_ref<SmallVector<Value>(Value, ValueRange)>;
+} // namespace
+
+/// for iv in [lb, ub) { body(iv) }
+static void forRange(ImplicitLocOpBuilder &b, Value lb, Value ub, BodyFn body) {
+  auto loop = scf::ForOp::create(b, lb, ub, indexConst(b, 1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  body(loop.getInductionVar());
+}
+
+/// acc = init; for iv in [lb, ub) { acc = body(iv, acc) }; return acc
+static SmallVector<Value> reduceRange(ImplicitLocOpBuilder &b, Value lb,
+                                      Value ub, ValueRange init,
+                                      ReduceFn body) {
+  auto loop = scf::ForOp::create(
+      b, lb, ub, indexConst(b, 1), init,
+      [&](OpBuilder &nested, Location loc, Value iv, ValueRange acc) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        scf::YieldOp::create(b, body(iv, acc));
+      });
+  return loop.getResults();
+}
+
+static Value reduceRange1(ImplicitLocOpBuilder &b, Value lb, Value ub,
+                          Value init, function_ref<Value(Value, Value)> body) {
+  return reduceRange(b, lb, ub, init,
+                     [&](Value iv, ValueRange acc) -> SmallVector<Value> {
+                       return {body(iv, acc.front())};
+                     })
+      .front();
+}
+
+/// A loop nest over [0, sizes[i]) calling body with all induction variables.
+static void forEachIndex(ImplicitLocOpBuilder &b, ArrayRef<int64_t> sizes,
+                         function_ref<void(ValueRange)> body,
+                         SmallVector<Value> ivs = {}) {
+  if (ivs.size() == sizes.size())
+    return body(ivs);
+  forRange(b, indexConst(b, 0), indexConst(b, sizes[ivs.size()]),
+           [&](Value iv) {
+             SmallVector<Value> inner = ivs;
+             inner.push_back(iv);
+             forEachIndex(b, sizes, body, inner);
+           });
+}
+
+static MemRefType memrefOf(RankedTensorType type) {
+  return MemRefType::get(type.getShape(), type.getElementType());
+}
+
+static Value toBuffer(ImplicitLocOpBuilder &b, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return bufferization::ToBufferOp::create(b, memrefOf(type), tensor,
+                                           /*read_only=*/true);
+}
+
+static Value allocFor(ImplicitLocOpBuilder &b, Type tensorType) {
+  return memref::AllocOp::create(b, memrefOf(cast<RankedTensorType>(tensorType)));
+}
+
+static Value toTensor(ImplicitLocOpBuilder &b, Value buffer, Type tensorType) {
+  return bufferization::ToTensorOp::create(b, tensorType, buffer,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+static Value load(ImplicitLocOpBuilder &b, Value buffer, ValueRange idx) {
+  return memref::LoadOp::create(b, buffer, idx);
+}
+
+static void store(ImplicitLocOpBuilder &b, Value v, Value buffer,
+                  ValueRange idx) {
+  memref::StoreOp::create(b, v, buffer, idx);
+}
+
+static Value mulIdx(ImplicitLocOpBuilder &b, Value x, int64_t c) {
+  return arith::MulIOp::create(b, x, indexConst(b, c));
+}
+
+static Value addIdx(ImplicitLocOpBuilder &b, Value x, Value y) {
+  return arith::AddIOp::create(b, x, y);
+}
+
+static Value divIdx(ImplicitLocOpBuilder &b, Value x, int64_t c) {
+  return arith::DivUIOp::create(b, x, indexConst(b, c));
+}
+
+/// End of the chunk of `size` tokens starting at chunk index `k` (ragged tail).
+static std::pair<Value, Value> chunkBounds(ImplicitLocOpBuilder &b, Value k,
+                                           int64_t size, int64_t total) {
+  Value start = mulIdx(b, k, size);
+  Value end = arith::MinUIOp::create(b, addIdx(b, start, indexConst(b, size)),
+                                     indexConst(b, total));
+  return {start, end};
+}
+
+static Value sext32(ImplicitLocOpBuilder &b, Value v) {
+  return arith::ExtSIOp::create(b, b.getI32Type(), v);
+}
+static Value zext32(ImplicitLocOpBuilder &b, Value v) {
+  return arith::ExtUIOp::create(b, b.getI32Type(), v);
+}
+static Value trunc8(ImplicitLocOpBuilder &b, Value v) {
+  return arith::TruncIOp::create(b, b.getI8Type(), v);
+}
+
+/// Aborts at run time with `message` unless `cond` holds.
+static void runtimeCheck(ImplicitLocOpBuilder &b, Value cond, StringRef message) {
+  cf::AssertOp::create(b, cond, b.getStringAttr(message));
+}
+
+/// Calls body(h, bits, first byte of head h in a packed row) for every head.
+/// Uniform widths loop at run time; mixed widths unroll, since each head's
+/// width and byte offset are compile-time constants then.
+static void forEachHead(ImplicitLocOpBuilder &b, Stage2Attr scheme,
+                        int64_t heads, int64_t headDim,
+                        function_ref<void(Value, int64_t, Value)> body) {
+  if (scheme.getBits().size() == 1) {
+    int64_t bits = scheme.getBits().front();
+    forRange(b, indexConst(b, 0), indexConst(b, heads), [&](Value h) {
+      body(h, bits, mulIdx(b, h, headDim * bits / 8));
+    });
+    return;
+  }
+  for (int64_t h = 0; h < heads; ++h)
+    body(indexConst(b, h), scheme.getBitsOfHead(h),
+         indexConst(b, scheme.getHeadByteOffset(h, headDim)));
+}
+
+//===----------------------------------------------------------------------===//
+// Stage 1
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct LowerQuantize : OpRewritePattern<QuantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(QuantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    ArrayRef<int64_t> shape = op.getInput().getType().getShape();
+    int64_t tokens = shape[2], headDim = shape[3];
+    Stage1Attr scheme = op.getScheme();
+    Value x = toBuffer(b, op.getInput());
+    Value data = allocFor(b, op.getData().getType());
+    Value scales = allocFor(b, op.getScales().getType());
+    Type scaleType = op.getScales().getType().getElementType();
+    bool perChannel = scheme.getGranularity() == Granularity::channel;
+
+    // Quantizes tokens [start, end) x channels [c0, c1) with one scale.
+    auto quantizeSet = [&](Value bi, Value h, Value start, Value end, Value c0,
+                           Value c1, ValueRange scaleIdx) {
+      Value absMax = reduceRange1(b, start, end, f32Const(b, 0.0),
+                                  [&](Value t, Value acc) {
+        return reduceRange1(b, c0, c1, acc, [&](Value c, Value acc2) {
+          Value v = math::AbsFOp::create(b, toF32(b, load(b, x, {bi, h, t, c})));
+          return arith::MaximumFOp::create(b, acc2, v);
+        });
+      });
+      auto [stored, s] = stage1Scale(b, absMax, scaleType);
+      store(b, stored, scales, scaleIdx);
+      forRange(b, start, end, [&](Value t) {
+        forRange(b, c0, c1, [&](Value c) {
+          Value v = toF32(b, load(b, x, {bi, h, t, c}));
+          store(b, quantizeInt8(b, v, s), data, {bi, h, t, c});
+        });
+      });
+    };
+
+    int64_t blocks = llvm::divideCeilSigned(tokens, scheme.getBlock());
+    forEachIndex(b, {shape[0], shape[1], blocks}, [&](ValueRange ivs) {
+      auto [start, end] = chunkBounds(b, ivs[2], scheme.getBlock(), tokens);
+      if (!perChannel)
+        return quantizeSet(ivs[0], ivs[1], start, end, indexConst(b, 0),
+                           indexConst(b, headDim), ivs);
+      forRange(b, indexConst(b, 0), indexConst(b, headDim), [&](Value c) {
+        quantizeSet(ivs[0], ivs[1], start, end, c,
+                    addIdx(b, c, indexConst(b, 1)),
+                    {ivs[0], ivs[1], ivs[2], c});
+      });
+    });
+    rewriter.replaceOp(op, {toTensor(b, data, op.getData().getType()),
+                            toTensor(b, scales, op.getScales().getType())});
+    return success();
+  }
+};
+
+struct LowerDequantize : OpRewritePattern<DequantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DequantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RankedTensorType resultType = op.getResult().getType();
+    Stage1Attr scheme = op.getScheme();
+    Value data = toBuffer(b, op.getData());
+    Value scales = toBuffer(b, op.getScales());
+    Value out = allocFor(b, resultType);
+    forEachIndex(b, resultType.getShape(), [&](ValueRange ivs) {
+      SmallVector<Value> scaleIdx = {ivs[0], ivs[1],
+                                     divIdx(b, ivs[2], scheme.getBlock())};
+      if (scheme.getGranularity() == Granularity::channel)
+        scaleIdx.push_back(ivs[3]);
+      Value s = toF32(b, load(b, scales, scaleIdx));
+      Value q = arith::SIToFPOp::create(b, b.getF32Type(), load(b, data, ivs));
+      Value v = arith::MulFOp::create(b, q, s);
+      store(b, fromF32(b, v, resultType.getElementType()), out, ivs);
+    });
+    rewriter.replaceOp(op, toTensor(b, out, resultType));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Stage 2
+//===----------------------------------------------------------------------===//
+
+struct LowerProgressiveQuantize : OpRewritePattern<ProgressiveQuantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ProgressiveQuantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    ArrayRef<int64_t> shape = op.getInput().getType().getShape();
+    int64_t batch = shape[0], tokens = shape[2], headDim = shape[3];
+    Stage2Attr scheme = op.getScheme();
+    int64_t group = scheme.getGroup();
+    Value in = toBuffer(b, op.getInput());
+    Value codes = allocFor(b, op.getCodes().getType());
+    Value scales = allocFor(b, op.getScales().getType());
+    Value zeros = allocFor(b, op.getZeros().getType());
+    // Codes are OR-ed in bit by bit, so the rows start cleared.
+    Value zeroByte = arith::ConstantIntOp::create(b, b.getI8Type(), 0);
+    forEachIndex(b, op.getCodes().getType().getShape(),
+                 [&](ValueRange ivs) { store(b, zeroByte, codes, ivs); });
+
+    int64_t groups = llvm::divideCeilSigned(tokens, group);
+    forEachHead(b, scheme, shape[1], headDim,
+                [&](Value h, int64_t bits, Value headOffset) {
+      forEachIndex(b, {batch, groups, headDim}, [&](ValueRange ivs) {
+        Value bi = ivs[0], gi = ivs[1], c = ivs[2];
+        auto [start, end] = chunkBounds(b, gi, group, tokens);
+        SmallVector<Value> minMax = reduceRange(
+            b, start, end, {i32Const(b, 127), i32Const(b, -128)},
+            [&](Value t, ValueRange acc) -> SmallVector<Value> {
+              Value v = sext32(b, load(b, in, {bi, h, t, c}));
+              return {arith::MinSIOp::create(b, acc[0], v),
+                      arith::MaxSIOp::create(b, acc[1], v)};
+            });
+        Stage2Params p = stage2Params(b, minMax[0], minMax[1], bits);
+        store(b, trunc8(b, p.scale), scales, {bi, h, gi, c});
+        store(b, trunc8(b, p.zero), zeros, {bi, h, gi, c});
+        forRange(b, start, end, [&](Value t) {
+          Value code = stage2Encode(b, sext32(b, load(b, in, {bi, h, t, c})), p);
+          for (int64_t bit = 0; bit < bits; ++bit) {
+            BitPosition pos =
+                codeBitPosition(b, c, bit, bits, scheme.getOrder());
+            Value byteIdx = addIdx(b, headOffset, pos.byte);
+            Value v = arith::ShRUIOp::create(b, code, i32Const(b, bit));
+            v = arith::AndIOp::create(b, v, i32Const(b, 1));
+            v = arith::ShLIOp::create(b, v, pos.shift);
+            Value old = load(b, codes, {bi, t, byteIdx});
+            store(b, arith::OrIOp::create(b, old, trunc8(b, v)), codes,
+                  {bi, t, byteIdx});
+          }
+        });
+      });
+    });
+    rewriter.replaceOp(op, {toTensor(b, codes, op.getCodes().getType()),
+                            toTensor(b, scales, op.getScales().getType()),
+                            toTensor(b, zeros, op.getZeros().getType())});
+    return success();
+  }
+};
+
+struct LowerProgressiveDequantize : OpRewritePattern<ProgressiveDequantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ProgressiveDequantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RankedTensorType resultType = op.getResult().getType();
+    ArrayRef<int64_t> shape = resultType.getShape();
+    Stage2Attr scheme = op.getScheme();
+    Value codes = toBuffer(b, op.getCodes());
+    Value scales = toBuffer(b, op.getScales());
+    Value zeros = toBuffer(b, op.getZeros());
+    Value out = allocFor(b, resultType);
+    forEachHead(b, scheme, shape[1], shape[3],
+                [&](Value h, int64_t bits, Value headOffset) {
+      forEachIndex(b, {shape[0], shape[2], shape[3]}, [&](ValueRange ivs) {
+        Value bi = ivs[0], t = ivs[1], c = ivs[2];
+        Value gi = divIdx(b, t, scheme.getGroup());
+        Value s2 = zext32(b, load(b, scales, {bi, h, gi, c}));
+        Value z2 = sext32(b, load(b, zeros, {bi, h, gi, c}));
+        Value code = unpackCode(b, c, bits, scheme.getOrder(), [&](Value byte) {
+          return zext32(b, load(b, codes, {bi, t, addIdx(b, headOffset, byte)}));
+        });
+        store(b, trunc8(b, stage2Decode(b, code, s2, z2)), out, {bi, h, t, c});
+      });
+    });
+    rewriter.replaceOp(op, toTensor(b, out, resultType));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Decode buffer
+//===----------------------------------------------------------------------===//
+
+struct LowerBufferAppend : OpRewritePattern<BufferAppendOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(BufferAppendOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RankedTensorType bufferType = op.getBuffer().getType();
+    ArrayRef<int64_t> inShape = op.getInput().getType().getShape();
+    Value pos = op.getPosition();
+    Value fits = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ule, addIdx(b, pos, indexConst(b, inShape[2])),
+        indexConst(b, bufferType.getDimSize(2)));
+    runtimeCheck(b, fits, "qattn.buffer_append: tokens past the buffer's end");
+    Value in = toBuffer(b, op.getInput());
+    Value scale = toBuffer(b, op.getScale());
+    Value out = allocFor(b, bufferType);
+    memref::CopyOp::create(b, toBuffer(b, op.getBuffer()), out);
+    forEachIndex(b, inShape, [&](ValueRange ivs) {
+      Value s = load(b, scale, {ivs[0], ivs[1]});
+      Value q = quantizeInt8(b, toF32(b, load(b, in, ivs)), s);
+      store(b, q, out, {ivs[0], ivs[1], addIdx(b, pos, ivs[2]), ivs[3]});
+    });
+    rewriter.replaceOp(op, toTensor(b, out, bufferType));
+    return success();
+  }
+};
+
+/// Inserts `src` into `dest` at `offsets` (a full-size, unit-stride slice).
+static Value insertAt(ImplicitLocOpBuilder &b, Value src, Value dest,
+                      ArrayRef<OpFoldResult> offsets) {
+  auto type = cast<RankedTensorType>(src.getType());
+  SmallVector<OpFoldResult> sizes, strides;
+  for (int64_t s : type.getShape()) {
+    sizes.push_back(b.getIndexAttr(s));
+    strides.push_back(b.getIndexAttr(1));
+  }
+  return tensor::InsertSliceOp::create(b, src, dest, offsets, sizes, strides);
+}
+
+struct LowerBufferFlush : OpRewritePattern<BufferFlushOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(BufferFlushOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Stage1Attr stage1 = op.getStage1();
+    Stage2Attr stage2 = op.getStage2();
+    ArrayRef<int64_t> bufShape = op.getBuffer().getType().getShape();
+    int64_t batch = bufShape[0], heads = bufShape[1], size = bufShape[2],
+            headDim = bufShape[3];
+    int64_t cacheTokens = op.getCodes().getType().getDimSize(1);
+    Value pos = op.getPosition();
+    Value aligned = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, pos, indexConst(b, stage1.getBlock())),
+        indexConst(b, 0));
+    runtimeCheck(b, aligned,
+                 "qattn.buffer_flush: position not a multiple of the block");
+    Value fits = arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
+                                       addIdx(b, pos, indexConst(b, size)),
+                                       indexConst(b, cacheTokens));
+    runtimeCheck(b, fits, "qattn.buffer_flush: tokens past the cache's end");
+
+    // Stage 2 of the buffer, by the op that defines it, then into the cache.
+    int64_t groups = size / stage2.getGroup();
+    auto i8 = b.getI8Type();
+    auto codesType = RankedTensorType::get(
+        {batch, size, stage2.getRowBytes(heads, headDim)}, i8);
+    auto groupType = RankedTensorType::get({batch, heads, groups, headDim}, i8);
+    auto packed = ProgressiveQuantizeOp::create(
+        b, codesType, groupType, groupType, op.getBuffer(), stage2);
+    Value zero = indexConst(b, 0);
+    Value groupPos = divIdx(b, pos, stage2.getGroup());
+    Value newCodes = insertAt(b, packed.getCodes(), op.getCodes(),
+                              {zero, pos, zero});
+    Value newScales = insertAt(b, packed.getScales(), op.getScales(),
+                               {zero, zero, groupPos, zero});
+    Value newZeros = insertAt(b, packed.getZeros(), op.getZeros(),
+                              {zero, zero, groupPos, zero});
+
+    // The flushed blocks' stage-1 scales are the buffer's fixed scale.
+    RankedTensorType blockScalesType = op.getBlockScales().getType();
+    Value scale = toBuffer(b, op.getScale());
+    Value blockScales = allocFor(b, blockScalesType);
+    memref::CopyOp::create(b, toBuffer(b, op.getBlockScales()), blockScales);
+    Value blockPos = divIdx(b, pos, stage1.getBlock());
+    SmallVector<int64_t> written =
+        stage1.getScaleShape({batch, heads, size, headDim});
+    forEachIndex(b, written, [&](ValueRange ivs) {
+      Value s = load(b, scale, {ivs[0], ivs[1]});
+      SmallVector<Value> idx(ivs);
+      idx[2] = addIdx(b, blockPos, ivs[2]);
+      store(b, fromF32(b, s, blockScalesType.getElementType()), blockScales,
+            idx);
+    });
+    rewriter.replaceOp(op, {newCodes, toTensor(b, blockScales, blockScalesType),
+                            newScales, newZeros});
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// Dequantizes one of K/V to f32 [B, H, N, d] with the dialect's own ops.
+static Value dequantizeKV(ImplicitLocOpBuilder &b, Value data, Value scales,
+                          Value groupScales, Value zeros, Stage1Attr stage1,
+                          Stage2Attr stage2, ArrayRef<int64_t> shape) {
+  auto int8Type = RankedTensorType::get(shape, b.getI8Type());
+  auto f32Type = RankedTensorType::get(shape, b.getF32Type());
+  Value q8 = data;
+  if (stage2)
+    q8 = ProgressiveDequantizeOp::create(b, int8Type, data, groupScales, zeros,
+                                         stage2);
+  return DequantizeOp::create(b, f32Type, q8, scales, stage1);
+}
+
+/// Dequantizes a decode buffer: one block spanning the whole buffer.
+static Value dequantizeBuffer(ImplicitLocOpBuilder &b, Value buffer,
+                              Value scale) {
+  auto type = cast<RankedTensorType>(buffer.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  auto scaleType = RankedTensorType::get({shape[0], shape[1], 1},
+                                         b.getF32Type());
+  Value scales = tensor::ExpandShapeOp::create(
+      b, scaleType, scale, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  auto scheme = Stage1Attr::get(b.getContext(), shape[2], ScaleType::f32,
+                                Granularity::block);
+  return DequantizeOp::create(
+      b, RankedTensorType::get(shape, b.getF32Type()), buffer, scales, scheme);
+}
+
+/// [cache tokens; buffer tokens] along the token axis.
+static Value concatTokens(ImplicitLocOpBuilder &b, Value cache, Value buffer) {
+  auto cacheType = cast<RankedTensorType>(cache.getType());
+  SmallVector<int64_t> shape(cacheType.getShape());
+  int64_t cacheTokens = shape[2];
+  shape[2] += cast<RankedTensorType>(buffer.getType()).getDimSize(2);
+  Value all = tensor::EmptyOp::create(b, shape, b.getF32Type());
+  Value zero = indexConst(b, 0);
+  all = insertAt(b, cache, all, {zero, zero, zero, zero});
+  return insertAt(b, buffer, all, {zero, zero, indexConst(b, cacheTokens), zero});
+}
+
+struct LowerAttention : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    int64_t batch = op.getBatch(), headDim = op.getHeadDim(),
+            kvHeads = op.getNumKVHeads(), cacheKeys = op.getNumCacheKeys();
+    SmallVector<int64_t> kvShape = {batch, kvHeads, cacheKeys, headDim};
+
+    Value q = op.getQ();
+    if (op.getQScales())
+      q = DequantizeOp::create(
+          b, RankedTensorType::get(op.getQ().getType().getShape(), b.getF32Type()),
+          q, op.getQScales(), *op.getQStage1());
+    Value k = dequantizeKV(b, op.getK(), op.getKScales(), op.getKGroupScales(),
+                           op.getKZeros(), op.getKStage1(),
+                           op.getKStage2Attr(), kvShape);
+    Value v = dequantizeKV(b, op.getV(), op.getVScales(), op.getVGroupScales(),
+                           op.getVZeros(), op.getVStage1(),
+                           op.getVStage2Attr(), kvShape);
+    if (op.getKBuffer()) {
+      k = concatTokens(b, k, dequantizeBuffer(b, op.getKBuffer(),
+                                              op.getKBufferScale()));
+      v = concatTokens(b, v, dequantizeBuffer(b, op.getVBuffer(),
+                                              op.getVBufferScale()));
+    }
+    Value out = emitFloatAttention(b, op, toBuffer(b, q), toBuffer(b, k),
+                                   toBuffer(b, v),
+                                   cacheKeys + op.getNumBufferKeys());
+    rewriter.replaceOp(op, toTensor(b, out, op.getResult().getType()));
+    return success();
+  }
+
+  /// Attention on f32 (or float) buffers: per query row, one pass for the
+  /// row maximum, one for the softmax terms and the weighted sum of values.
+  static Value emitFloatAttention(ImplicitLocOpBuilder &b, AttentionOp op,
+                                  Value q, Value k, Value v, int64_t keys) {
+    RankedTensorType resultType = op.getResult().getType();
+    int64_t headDim = op.getHeadDim(), queries = op.getNumQueries();
+    int64_t groupSize = op.getNumQueryHeads() / op.getNumKVHeads();
+    SoftmaxAttr softmax = op.getSoftmaxOrDefault();
+    Value scale = f32Const(b, op.getSoftmaxScale());
+    Value out = allocFor(b, resultType);
+    Value acc = memref::AllocaOp::create(
+        b, MemRefType::get({headDim}, b.getF32Type()));
+    Value zero = indexConst(b, 0), dim = indexConst(b, headDim);
+
+    forEachIndex(b, {op.getBatch(), op.getNumQueryHeads(), queries},
+                 [&](ValueRange ivs) {
+      Value bi = ivs[0], h = ivs[1], i = ivs[2];
+      Value kvHead = divIdx(b, h, groupSize);
+      Value end = indexConst(b, keys);
+      if (op.getCausal()) // query i sees keys j <= i + (keys - queries)
+        end = arith::MinUIOp::create(
+            b, addIdx(b, i, indexConst(b, keys - queries + 1)), end);
+      auto score = [&](Value j) {
+        Value dot = reduceRange1(b, zero, dim, f32Const(b, 0.0),
+                                 [&](Value c, Value sum) {
+          Value prod = arith::MulFOp::create(
+              b, toF32(b, load(b, q, {bi, h, i, c})),
+              load(b, k, {bi, kvHead, j, c}));
+          return arith::AddFOp::create(b, sum, prod);
+        });
+        return arith::MulFOp::create(b, scale, dot);
+      };
+      Value rowMax = reduceRange1(
+          b, zero, end, f32Const(b, -INFINITY), [&](Value j, Value m) {
+            return arith::MaximumFOp::create(b, m, score(j));
+          });
+      forRange(b, zero, dim,
+               [&](Value c) { store(b, f32Const(b, 0.0), acc, {c}); });
+      Value rowSum = reduceRange1(
+          b, zero, end, f32Const(b, 0.0), [&](Value j, Value sum) {
+            Value x = arith::SubFOp::create(b, score(j), rowMax);
+            Value p = softmaxTerm(b, x, softmax);
+            forRange(b, zero, dim, [&](Value c) {
+              Value pv = arith::MulFOp::create(b, p, load(b, v, {bi, kvHead, j, c}));
+              store(b, arith::AddFOp::create(b, load(b, acc, {c}), pv), acc, {c});
+            });
+            return arith::AddFOp::create(b, sum, p);
+          });
+      forRange(b, zero, dim, [&](Value c) {
+        Value o = arith::DivFOp::create(b, load(b, acc, {c}), rowSum);
+        store(b, fromF32(b, o, resultType.getElementType()), out,
+              {bi, h, i, c});
+      });
+    });
+    return out;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Passes
+//===----------------------------------------------------------------------===//
+
+struct QAttnLowerReferencePass
+    : qattn::impl::QAttnLowerReferenceBase<QAttnLowerReferencePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<LowerQuantize, LowerDequantize, LowerProgressiveQuantize,
+                 LowerProgressiveDequantize, LowerBufferAppend,
+                 LowerBufferFlush, LowerAttention>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    WalkResult left = getOperation()->walk([](Operation *op) {
+      if (isa<QAttnDialect>(op->getDialect())) {
+        op->emitOpError("was not lowered to the reference");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (left.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+struct QAttnExportCInterfacePass
+    : qattn::impl::QAttnExportCInterfaceBase<QAttnExportCInterfacePass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (func.isPublic() && !func.isExternal())
+        func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                      UnitAttr::get(&getContext()));
+  }
+};
+} // namespace

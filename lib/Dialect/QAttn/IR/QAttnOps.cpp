@@ -1,0 +1,373 @@
+//===- QAttnOps.cpp - qattn operations and their verifiers ----------------===//
+//
+// Part of the qattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qattn/Dialect/QAttn/IR/QAttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::qattn;
+
+#define GET_OP_CLASSES
+#include "qattn/Dialect/QAttn/IR/QAttnOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shape helpers shared by the verifiers
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Sizes of a [B, H, N, d] tensor.
+struct BHND {
+  int64_t b, h, n, d;
+  SmallVector<int64_t> shape() const { return {b, h, n, d}; }
+};
+} // namespace
+
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << '[';
+  llvm::interleaveComma(shape, os);
+  os << ']';
+  return s;
+}
+
+/// Checks that `type` is [B, H, N, d] and returns the sizes.
+static FailureOr<BHND> getBHND(Operation *op, StringRef name,
+                               RankedTensorType type) {
+  if (type.getRank() != 4)
+    return op->emitOpError() << "expected " << name
+                             << " to have rank 4 [B, H, N, d], got " << type;
+  ArrayRef<int64_t> s = type.getShape();
+  return BHND{s[0], s[1], s[2], s[3]};
+}
+
+static LogicalResult expectShape(Operation *op, StringRef name,
+                                 RankedTensorType type,
+                                 ArrayRef<int64_t> expected) {
+  if (type.getShape() == expected)
+    return success();
+  return op->emitOpError() << "expected " << name << " of shape "
+                           << shapeStr(expected) << ", got " << type;
+}
+
+static LogicalResult expectElementType(Operation *op, StringRef name,
+                                       RankedTensorType type, Type expected) {
+  if (type.getElementType() == expected)
+    return success();
+  return op->emitOpError() << "expected " << name << " with element type "
+                           << expected << ", got " << type;
+}
+
+/// Checks stage-1 scales against the data they scale.
+static LogicalResult verifyStage1Scales(Operation *op, StringRef name,
+                                        RankedTensorType scales,
+                                        Stage1Attr scheme, const BHND &data) {
+  if (failed(expectShape(op, name, scales, scheme.getScaleShape(data.shape()))))
+    return failure();
+  return expectElementType(op, name, scales, scheme.getScaleElementType());
+}
+
+/// Checks that a stage-2 scheme fits data of sizes `data`.
+static LogicalResult verifyStage2Scheme(Operation *op, Stage2Attr scheme,
+                                        const BHND &data) {
+  if (!scheme.fitsHeads(data.h))
+    return op->emitOpError()
+           << "expected one stage-2 bit width or one per head (" << data.h
+           << "), got " << scheme.getBits().size();
+  if (data.d % 8 != 0)
+    return op->emitOpError() << "expected the head dimension " << data.d
+                             << " to be a multiple of 8 for packed codes";
+  return success();
+}
+
+/// Checks packed codes [B, N, R] and group scales/zeros [B, H, G, d].
+static LogicalResult verifyStage2Tensors(Operation *op, Stage2Attr scheme,
+                                         const BHND &data,
+                                         RankedTensorType codes,
+                                         RankedTensorType scales,
+                                         RankedTensorType zeros) {
+  if (failed(verifyStage2Scheme(op, scheme, data)))
+    return failure();
+  if (failed(expectShape(op, "codes", codes,
+                         {data.b, data.n, scheme.getRowBytes(data.h, data.d)})))
+    return failure();
+  SmallVector<int64_t> groupShape = {
+      data.b, data.h, llvm::divideCeilSigned(data.n, scheme.getGroup()), data.d};
+  if (failed(expectShape(op, "group scales", scales, groupShape)))
+    return failure();
+  return expectShape(op, "zero points", zeros, groupShape);
+}
+
+static LogicalResult verifyBlockHoldsGroups(Operation *op, Stage1Attr s1,
+                                            Stage2Attr s2) {
+  if (s1.getBlock() % s2.getGroup() == 0)
+    return success();
+  return op->emitOpError() << "expected stage-2 group size " << s2.getGroup()
+                           << " to divide the stage-1 block size "
+                           << s1.getBlock();
+}
+
+//===----------------------------------------------------------------------===//
+// QuantizeOp / DequantizeOp
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyStage1Op(Operation *op, RankedTensorType floatType,
+                                    RankedTensorType dataType,
+                                    RankedTensorType scalesType,
+                                    Stage1Attr scheme) {
+  FailureOr<BHND> sizes = getBHND(op, "data", dataType);
+  if (failed(sizes) ||
+      failed(expectShape(op, "float tensor", floatType, dataType.getShape())))
+    return failure();
+  return verifyStage1Scales(op, "scales", scalesType, scheme, *sizes);
+}
+
+LogicalResult QuantizeOp::verify() {
+  return verifyStage1Op(*this, getInput().getType(), getData().getType(),
+                        getScales().getType(), getScheme());
+}
+
+LogicalResult DequantizeOp::verify() {
+  return verifyStage1Op(*this, getResult().getType(), getData().getType(),
+                        getScales().getType(), getScheme());
+}
+
+//===----------------------------------------------------------------------===//
+// ProgressiveQuantizeOp / ProgressiveDequantizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ProgressiveQuantizeOp::verify() {
+  FailureOr<BHND> sizes = getBHND(*this, "input", getInput().getType());
+  if (failed(sizes))
+    return failure();
+  return verifyStage2Tensors(*this, getScheme(), *sizes, getCodes().getType(),
+                             getScales().getType(), getZeros().getType());
+}
+
+LogicalResult ProgressiveDequantizeOp::verify() {
+  FailureOr<BHND> sizes = getBHND(*this, "result", getResult().getType());
+  if (failed(sizes))
+    return failure();
+  return verifyStage2Tensors(*this, getScheme(), *sizes, getCodes().getType(),
+                             getScales().getType(), getZeros().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// BufferAppendOp / BufferFlushOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BufferAppendOp::verify() {
+  FailureOr<BHND> buf = getBHND(*this, "buffer", getBuffer().getType());
+  FailureOr<BHND> in;
+  if (failed(buf) ||
+      failed(in = getBHND(*this, "input", getInput().getType())))
+    return failure();
+  if (in->b != buf->b || in->h != buf->h || in->d != buf->d)
+    return emitOpError() << "expected input " << getInput().getType()
+                         << " to match the buffer " << getBuffer().getType()
+                         << " in batch, heads and head dimension";
+  if (in->n > buf->n)
+    return emitOpError() << "expected at most " << buf->n
+                         << " new tokens (the buffer size), got " << in->n;
+  return expectShape(*this, "scale", getScale().getType(), {buf->b, buf->h});
+}
+
+LogicalResult BufferFlushOp::verify() {
+  FailureOr<BHND> buf = getBHND(*this, "buffer", getBuffer().getType());
+  if (failed(buf) ||
+      failed(expectShape(*this, "scale", getScale().getType(),
+                         {buf->b, buf->h})))
+    return failure();
+  Stage1Attr s1 = getStage1();
+  Stage2Attr s2 = getStage2();
+  if (failed(verifyBlockHoldsGroups(*this, s1, s2)))
+    return failure();
+  if (buf->n % s1.getBlock() != 0)
+    return emitOpError() << "expected the buffer size " << buf->n
+                         << " to be a multiple of the stage-1 block size "
+                         << s1.getBlock();
+  RankedTensorType codes = getCodes().getType();
+  if (codes.getRank() != 3)
+    return emitOpError() << "expected codes of rank 3 [B, N, R], got "
+                         << codes;
+  BHND cache{buf->b, buf->h, codes.getDimSize(1), buf->d};
+  if (cache.n < buf->n)
+    return emitOpError() << "expected a cache of at least " << buf->n
+                         << " tokens (the buffer size), got " << cache.n;
+  if (failed(verifyStage2Tensors(*this, s2, cache, codes,
+                                 getScales().getType(), getZeros().getType())))
+    return failure();
+  return verifyStage1Scales(*this, "block scales", getBlockScales().getType(),
+                            s1, cache);
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+float AttentionOp::getSoftmaxScale() {
+  if (FloatAttr s = getScaleAttr())
+    return s.getValue().convertToFloat();
+  return 1.0f / std::sqrt(static_cast<float>(getHeadDim()));
+}
+
+SoftmaxAttr AttentionOp::getSoftmaxOrDefault() {
+  if (SoftmaxAttr s = getSoftmaxAttr())
+    return s;
+  return SoftmaxAttr::get(getContext(), SoftmaxMode::exact, APFloat(-6.0), 2);
+}
+
+int64_t AttentionOp::getNumKVHeads() {
+  return getKScales().getType().getDimSize(1);
+}
+
+int64_t AttentionOp::getNumCacheKeys() {
+  // Stage-2 codes are [B, N, R]; stage-1 data is [B, H, N, d].
+  RankedTensorType k = getK().getType();
+  return getKStage2() ? k.getDimSize(1) : k.getDimSize(2);
+}
+
+int64_t AttentionOp::getNumBufferKeys() {
+  return getKBuffer() ? getKBuffer().getType().getDimSize(2) : 0;
+}
+
+namespace {
+/// The operands and attributes that describe one of K and V.
+struct KVOperands {
+  StringRef name;
+  Value data, scales, groupScales, zeros;
+  Stage1Attr stage1;
+  Stage2Attr stage2;
+};
+} // namespace
+
+/// Verifies one of K/V and returns its [B, Hkv, N, d] sizes.
+static FailureOr<BHND> verifyKV(Operation *op, const KVOperands &kv,
+                                int64_t batch, int64_t headDim) {
+  auto scales = cast<RankedTensorType>(kv.scales.getType());
+  auto data = cast<RankedTensorType>(kv.data.getType());
+  if (scales.getRank() < 3)
+    return op->emitOpError() << "expected " << kv.name
+                             << " scales of rank 3 or 4, got " << scales;
+  bool hasGroupTensors = kv.groupScales && kv.zeros;
+  if (static_cast<bool>(kv.stage2) != hasGroupTensors ||
+      static_cast<bool>(kv.groupScales) != static_cast<bool>(kv.zeros))
+    return op->emitOpError()
+           << "expected " << kv.name
+           << " group scales and zero points exactly when its stage-2 scheme "
+              "is given";
+  BHND sizes{batch, scales.getDimSize(1), 0, headDim};
+  if (kv.stage2) {
+    if (data.getRank() != 3)
+      return op->emitOpError() << "expected " << kv.name
+                               << " codes of rank 3 [B, N, R], got " << data;
+    sizes.n = data.getDimSize(1);
+    if (failed(verifyBlockHoldsGroups(op, kv.stage1, kv.stage2)) ||
+        failed(verifyStage2Tensors(
+            op, kv.stage2, sizes, data,
+            cast<RankedTensorType>(kv.groupScales.getType()),
+            cast<RankedTensorType>(kv.zeros.getType()))))
+      return failure();
+  } else {
+    if (data.getRank() != 4)
+      return op->emitOpError() << "expected " << kv.name
+                               << " of rank 4 [B, H, N, d], got " << data;
+    sizes.n = data.getDimSize(2);
+    if (failed(expectShape(op, kv.name, data, sizes.shape())))
+      return failure();
+  }
+  if (failed(verifyStage1Scales(op, (kv.name + " scales").str(), scales,
+                                kv.stage1, sizes)))
+    return failure();
+  return sizes;
+}
+
+LogicalResult AttentionOp::verify() {
+  FailureOr<BHND> out = getBHND(*this, "result", getResult().getType());
+  if (failed(out))
+    return failure();
+  if (out->d <= 0 || out->h <= 0)
+    return emitOpError() << "expected positive heads and head dimension, got "
+                         << getResult().getType();
+
+  // Query: float, or stage-1 int8 with scales and a scheme.
+  RankedTensorType q = getQ().getType();
+  if (failed(expectShape(*this, "query", q, out->shape())))
+    return failure();
+  bool qIsInt = q.getElementType().isInteger(8);
+  if (qIsInt != static_cast<bool>(getQScales()) ||
+      qIsInt != static_cast<bool>(getQStage1Attr()))
+    return emitOpError() << "expected query scales and a q_stage1 scheme "
+                            "exactly when the query is int8, got "
+                         << q;
+  if (qIsInt && failed(verifyStage1Scales(*this, "query scales",
+                                          getQScales().getType(),
+                                          getQStage1Attr(), *out)))
+    return failure();
+
+  // Keys and values.
+  FailureOr<BHND> k = verifyKV(*this,
+                               {"keys", getK(), getKScales(), getKGroupScales(),
+                                getKZeros(), getKStage1(), getKStage2Attr()},
+                               out->b, out->d);
+  if (failed(k))
+    return failure();
+  FailureOr<BHND> v = verifyKV(*this,
+                               {"values", getV(), getVScales(),
+                                getVGroupScales(), getVZeros(), getVStage1(),
+                                getVStage2Attr()},
+                               out->b, out->d);
+  if (failed(v))
+    return failure();
+  if (k->h != v->h || k->n != v->n)
+    return emitOpError() << "expected keys and values with equal heads and "
+                            "tokens, got "
+                         << shapeStr(k->shape()) << " and "
+                         << shapeStr(v->shape());
+  if (out->h % k->h != 0)
+    return emitOpError() << "expected the query heads " << out->h
+                         << " to be a multiple of the KV heads " << k->h;
+
+  // Decode buffers: all four operands or none.
+  int numBufferOperands = !!getKBuffer() + !!getKBufferScale() +
+                          !!getVBuffer() + !!getVBufferScale();
+  int64_t bufferTokens = 0;
+  if (numBufferOperands != 0) {
+    if (numBufferOperands != 4)
+      return emitOpError() << "expected key and value buffers with their "
+                              "scales, or no buffers";
+    FailureOr<BHND> kb = getBHND(*this, "key buffer", getKBuffer().getType());
+    if (failed(kb))
+      return failure();
+    bufferTokens = kb->n;
+    BHND expected{out->b, k->h, bufferTokens, out->d};
+    if (failed(expectShape(*this, "key buffer", getKBuffer().getType(),
+                           expected.shape())) ||
+        failed(expectShape(*this, "value buffer", getVBuffer().getType(),
+                           expected.shape())) ||
+        failed(expectShape(*this, "key buffer scale",
+                           getKBufferScale().getType(), {out->b, k->h})) ||
+        failed(expectShape(*this, "value buffer scale",
+                           getVBufferScale().getType(), {out->b, k->h})))
+      return failure();
+  }
+
+  if (getCausal() && out->n > k->n + bufferTokens)
+    return emitOpError() << "expected at most as many queries (" << out->n
+                         << ") as keys (" << k->n + bufferTokens
+                         << ") for causal attention";
+  if (FloatAttr s = getScaleAttr()) {
+    float value = s.getValue().convertToFloat();
+    if (!std::isfinite(value) || value == 0.0f)
+      return emitOpError() << "expected a finite non-zero softmax scale, got "
+                           << value;
+  }
+  return success();
+}

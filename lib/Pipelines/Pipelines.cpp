@@ -1,0 +1,42 @@
+//===- Pipelines.cpp - registered end-to-end qattn pipelines --------------===//
+//
+// Part of the qattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qattn/Pipelines/Pipelines.h"
+#include "qattn/Conversion/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+// Upstream passes by their registered names: the pipeline reads as it would
+// on an mlir-opt command line.
+static constexpr const char *kReferenceToLLVM =
+    "qattn-lower-reference,canonicalize,cse,"
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    // The artifact's calling convention: results are caller-owned buffers.
+    "buffer-results-to-out-params{hoist-static-allocs=true},"
+    "buffer-deallocation-pipeline,canonicalize,"
+    "convert-linalg-to-loops,expand-strided-metadata,lower-affine,"
+    "convert-scf-to-cf,arith-expand{include-bf16=true},convert-math-to-llvm,"
+    "finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
+    "convert-cf-to-llvm,qattn-export-c-interface,convert-func-to-llvm,"
+    "convert-ub-to-llvm,reconcile-unrealized-casts";
+
+LogicalResult mlir::qattn::buildReferenceToLLVMPipeline(OpPassManager &pm) {
+  return parsePassPipeline(kReferenceToLLVM, pm);
+}
+
+void mlir::qattn::registerQAttnPassesAndPipelines() {
+  registerQAttnConversionPasses();
+  PassPipelineRegistration<>(
+      "qattn-reference-to-llvm",
+      "Lower qattn ops through the CPU reference to the LLVM dialect",
+      [](OpPassManager &pm) {
+        if (failed(buildReferenceToLLVMPipeline(pm)))
+          llvm::report_fatal_error("qattn-reference-to-llvm failed to build");
+      });
+}
