@@ -18,7 +18,7 @@ static constexpr const char *kReferenceToLLVM =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     // The artifact's calling convention: results are caller-owned buffers.
-    "buffer-results-to-out-params{hoist-static-allocs=true},"
+    "buffer-results-to-out-params{hoist-static-allocs=true modify-public-functions=true},"
     "buffer-deallocation-pipeline,canonicalize,"
     "convert-linalg-to-loops,expand-strided-metadata,lower-affine,"
     "convert-scf-to-cf,arith-expand{include-bf16=true},convert-math-to-llvm,"

@@ -419,7 +419,7 @@ struct LowerBufferFlush : OpRewritePattern<BufferFlushOp> {
     auto groupType = RankedTensorType::get({batch, heads, groups, headDim}, i8);
     auto packed = ProgressiveQuantizeOp::create(
         b, codesType, groupType, groupType, op.getBuffer(), stage2);
-    Value zero = indexConst(b, 0);
+    OpFoldResult zero = b.getIndexAttr(0);
     Value groupPos = divIdx(b, pos, stage2.getGroup());
     Value newCodes = insertAt(b, packed.getCodes(), op.getCodes(),
                               {zero, pos, zero});
@@ -488,9 +488,10 @@ static Value concatTokens(ImplicitLocOpBuilder &b, Value cache, Value buffer) {
   int64_t cacheTokens = shape[2];
   shape[2] += cast<RankedTensorType>(buffer.getType()).getDimSize(2);
   Value all = tensor::EmptyOp::create(b, shape, b.getF32Type());
-  Value zero = indexConst(b, 0);
+  OpFoldResult zero = b.getIndexAttr(0);
   all = insertAt(b, cache, all, {zero, zero, zero, zero});
-  return insertAt(b, buffer, all, {zero, zero, indexConst(b, cacheTokens), zero});
+  return insertAt(b, buffer, all,
+                  {zero, zero, b.getIndexAttr(cacheTokens), zero});
 }
 
 struct LowerAttention : OpRewritePattern<AttentionOp> {

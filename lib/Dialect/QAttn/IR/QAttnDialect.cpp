@@ -10,6 +10,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cstdio>
+
 using namespace mlir;
 using namespace mlir::qattn;
 
@@ -120,6 +122,13 @@ int64_t Stage2Attr::getRowBytes(int64_t numHeads, int64_t headDim) const {
 static constexpr double kMinSasThreshold = -32.0;
 static constexpr int64_t kMaxSasDegree = 6;
 
+/// Shortest readable form of a threshold for diagnostics.
+static std::string formatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
 LogicalResult SoftmaxAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                   SoftmaxMode mode, APFloat thresholdValue,
                                   int64_t degree) {
@@ -127,8 +136,9 @@ LogicalResult SoftmaxAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (mode == SoftmaxMode::exact)
     return success();
   if (!(threshold < 0.0 && threshold >= kMinSasThreshold))
-    return emitError() << "expected a SAS threshold in [" << kMinSasThreshold
-                       << ", 0), got " << threshold;
+    return emitError() << "expected a SAS threshold in ["
+                       << formatNumber(kMinSasThreshold) << ", 0), got "
+                       << formatNumber(threshold);
   if (degree < 1 || degree > kMaxSasDegree)
     return emitError() << "expected a SAS polynomial degree in [1, "
                        << kMaxSasDegree << "], got " << degree;

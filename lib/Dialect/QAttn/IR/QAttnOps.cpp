@@ -278,9 +278,9 @@ static FailureOr<BHND> verifyKV(Operation *op, const KVOperands &kv,
   } else {
     if (data.getRank() != 4)
       return op->emitOpError() << "expected " << kv.name
-                               << " of rank 4 [B, H, N, d], got " << data;
+                               << " data of rank 4 [B, H, N, d], got " << data;
     sizes.n = data.getDimSize(2);
-    if (failed(expectShape(op, kv.name, data, sizes.shape())))
+    if (failed(expectShape(op, (kv.name + " data").str(), data, sizes.shape())))
       return failure();
   }
   if (failed(verifyStage1Scales(op, (kv.name + " scales").str(), scales,
@@ -314,13 +314,13 @@ LogicalResult AttentionOp::verify() {
 
   // Keys and values.
   FailureOr<BHND> k = verifyKV(*this,
-                               {"keys", getK(), getKScales(), getKGroupScales(),
+                               {"key", getK(), getKScales(), getKGroupScales(),
                                 getKZeros(), getKStage1(), getKStage2Attr()},
                                out->b, out->d);
   if (failed(k))
     return failure();
   FailureOr<BHND> v = verifyKV(*this,
-                               {"values", getV(), getVScales(),
+                               {"value", getV(), getVScales(),
                                 getVGroupScales(), getVZeros(), getVStage1(),
                                 getVStage2Attr()},
                                out->b, out->d);

@@ -1,0 +1,155 @@
+//===- CpuArtifact.cpp - compile a module to a host shared library --------===//
+//
+// Part of the qattn project.
+//
+// Reference pipeline -> LLVM IR -> optimized object for a generic x86-64 (so
+// the library also runs on the GPU machine, next to the cubins) -> `cc -shared`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qattn/Pipelines/Pipelines.h"
+#include "qattn/Target/Artifact.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+using namespace mlir::qattn;
+
+// A baseline CPU: artifacts travel between machines of one architecture.
+static constexpr const char *kCpu = "x86-64";
+
+static std::unique_ptr<llvm::TargetMachine> createHostTargetMachine(
+    Location loc) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) {
+    emitError(loc) << "no LLVM target for " << triple.str() << ": " << error;
+    return nullptr;
+  }
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      triple, kCpu, "", llvm::TargetOptions(), llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+}
+
+static void optimize(llvm::Module &module, llvm::TargetMachine &tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2)
+      .run(module, mam);
+}
+
+static LogicalResult writeFile(Location loc, StringRef path,
+                               function_ref<void(llvm::raw_pwrite_stream &)> fn) {
+  std::error_code ec;
+  llvm::ToolOutputFile file(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return emitError(loc) << "cannot write " << path << ": " << ec.message();
+  fn(file.os());
+  file.keep();
+  return success();
+}
+
+static LogicalResult link(Location loc, StringRef linker, StringRef object,
+                          StringRef library) {
+  llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName(linker);
+  if (!cc)
+    return emitError(loc) << "cannot find the linker driver '" << linker
+                          << "' on PATH";
+  std::string errorMessage;
+  SmallVector<StringRef> args = {*cc, "-shared", "-o", library, object, "-lm"};
+  int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0,
+                                     &errorMessage);
+  if (rc != 0)
+    return emitError(loc) << "linking " << library << " failed (exit " << rc
+                          << ") " << errorMessage;
+  return success();
+}
+
+LogicalResult mlir::qattn::emitCpuArtifact(ModuleOp module,
+                                           const CpuArtifactOptions &options) {
+  Location loc = module.getLoc();
+  FailureOr<llvm::json::Array> functions = describeFunctions(module);
+  if (failed(functions))
+    return failure();
+
+  PassManager pm(module.getContext());
+  if (failed(buildReferenceToLLVMPipeline(pm)) || failed(pm.run(module)))
+    return failure();
+
+  registerBuiltinDialectTranslation(*module.getContext());
+  registerLLVMDialectTranslation(*module.getContext());
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext);
+  if (!llvmModule)
+    return emitError(loc) << "translation to LLVM IR failed";
+  std::unique_ptr<llvm::TargetMachine> tm = createHostTargetMachine(loc);
+  if (!tm)
+    return failure();
+  llvmModule->setDataLayout(tm->createDataLayout());
+  llvmModule->setTargetTriple(tm->getTargetTriple());
+  optimize(*llvmModule, *tm);
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(options.outputDir))
+    return emitError(loc) << "cannot create " << options.outputDir << ": "
+                          << ec.message();
+  auto path = [&](StringRef name) {
+    SmallString<128> p(options.outputDir);
+    llvm::sys::path::append(p, name);
+    return std::string(p);
+  };
+  if (options.emitLLVMIR &&
+      failed(writeFile(loc, path("module.ll"), [&](llvm::raw_pwrite_stream &os) {
+        llvmModule->print(os, nullptr);
+      })))
+    return failure();
+  LogicalResult emitted = success();
+  if (failed(writeFile(loc, path("module.o"), [&](llvm::raw_pwrite_stream &os) {
+        llvm::legacy::PassManager codegen;
+        if (tm->addPassesToEmitFile(codegen, os, nullptr,
+                                    llvm::CodeGenFileType::ObjectFile))
+          emitted = emitError(loc) << "the target cannot emit object files";
+        else
+          codegen.run(*llvmModule);
+      })) ||
+      failed(emitted))
+    return failure();
+  if (failed(link(loc, options.linker, path("module.o"), path("module.so"))))
+    return failure();
+  llvm::sys::fs::remove(path("module.o"));
+
+  llvm::json::Object manifest{{"format", "qattn-artifact"},
+                              {"version", 1},
+                              {"target", "cpu"},
+                              {"library", "module.so"},
+                              {"functions", std::move(*functions)}};
+  return writeFile(loc, path("manifest.json"), [&](llvm::raw_pwrite_stream &os) {
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest)))
+       << "\n";
+  });
+}

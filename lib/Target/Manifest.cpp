@@ -1,0 +1,140 @@
+//===- Manifest.cpp - describe a module's functions for the runtime -------===//
+//
+// Part of the qattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qattn/Dialect/QAttn/IR/QAttnOps.h"
+#include "qattn/Target/Artifact.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+using namespace mlir;
+using namespace mlir::qattn;
+namespace json = llvm::json;
+
+static std::optional<StringRef> dtypeName(Type type) {
+  if (type.isF64()) return StringRef("f64");
+  if (type.isF32()) return StringRef("f32");
+  if (type.isF16()) return StringRef("f16");
+  if (type.isBF16()) return StringRef("bf16");
+  if (type.isInteger(64)) return StringRef("i64");
+  if (type.isInteger(32)) return StringRef("i32");
+  if (type.isInteger(8)) return StringRef("i8");
+  return std::nullopt;
+}
+
+/// {"name", "dtype", "shape"} of one argument or result.
+static FailureOr<json::Object> describeTensor(func::FuncOp func, Type type,
+                                              StringRef what, unsigned index,
+                                              StringAttr name) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  std::optional<StringRef> dtype =
+      tensor ? dtypeName(tensor.getElementType()) : std::nullopt;
+  if (!tensor || !tensor.hasStaticShape() || !dtype) {
+    func.emitError() << "cannot export " << what << " " << index << " of type "
+                     << type
+                     << ": artifacts take statically shaped tensors of "
+                        "f64/f32/f16/bf16/i64/i32/i8";
+    return failure();
+  }
+  json::Array shape;
+  for (int64_t s : tensor.getShape())
+    shape.push_back(s);
+  std::string fallback = (what + Twine(index)).str();
+  return json::Object{{"name", name ? name.getValue().str() : fallback},
+                      {"dtype", dtype->str()},
+                      {"shape", std::move(shape)}};
+}
+
+/// The function argument a quantized value was computed from, following the
+/// data operand through qattn's quantize and dequantize ops.
+static std::optional<unsigned> sourceArgument(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto op = dyn_cast<QuantizeOp>(def))
+      value = op.getInput();
+    else if (auto op = dyn_cast<DequantizeOp>(def))
+      value = op.getData();
+    else if (auto op = dyn_cast<ProgressiveQuantizeOp>(def))
+      value = op.getInput();
+    else if (auto op = dyn_cast<ProgressiveDequantizeOp>(def))
+      value = op.getCodes();
+    else
+      return std::nullopt;
+  }
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+    return std::nullopt;
+  return arg.getArgNumber();
+}
+
+static bool isFloatArgument(func::FuncOp func, unsigned index) {
+  auto type = cast<RankedTensorType>(func.getArgumentTypes()[index]);
+  return isa<FloatType>(type.getElementType());
+}
+
+/// What the function computes, when a runner can check it in float64:
+/// attention of float arguments, or dequantize(quantize(argument)).
+static json::Object describeReference(func::FuncOp func) {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  json::Array roundtrips;
+  for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+    Operation *def = value.getDefiningOp();
+    if (auto attn = dyn_cast_or_null<AttentionOp>(def)) {
+      std::optional<unsigned> q = sourceArgument(attn.getQ()),
+                              k = sourceArgument(attn.getK()),
+                              v = sourceArgument(attn.getV());
+      if (q && k && v && !attn.getKBuffer() && isFloatArgument(func, *q) &&
+          isFloatArgument(func, *k) && isFloatArgument(func, *v))
+        return json::Object{{"kind", "attention"},
+                            {"q", *q},
+                            {"k", *k},
+                            {"v", *v},
+                            {"result", index},
+                            {"causal", attn.getCausal()},
+                            {"scale", attn.getSoftmaxScale()}};
+    }
+    if (isa_and_nonnull<DequantizeOp>(def))
+      if (std::optional<unsigned> arg = sourceArgument(value))
+        if (isFloatArgument(func, *arg))
+          roundtrips.push_back(json::Object{{"arg", *arg}, {"result", index}});
+  }
+  if (!roundtrips.empty())
+    return json::Object{{"kind", "roundtrip"}, {"pairs", std::move(roundtrips)}};
+  return json::Object{{"kind", "none"}};
+}
+
+FailureOr<json::Array> mlir::qattn::describeFunctions(ModuleOp module) {
+  json::Array functions;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func.isPublic() || func.isExternal())
+      continue;
+    json::Array args, results;
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+      auto name = func.getArgAttrOfType<StringAttr>(i, "qattn.name");
+      FailureOr<json::Object> desc = describeTensor(func, type, "arg", i, name);
+      if (failed(desc))
+        return failure();
+      args.push_back(std::move(*desc));
+    }
+    for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
+      auto name = func.getResultAttrOfType<StringAttr>(i, "qattn.name");
+      FailureOr<json::Object> desc =
+          describeTensor(func, type, "result", i, name);
+      if (failed(desc))
+        return failure();
+      results.push_back(std::move(*desc));
+    }
+    functions.push_back(json::Object{
+        {"name", func.getSymName().str()},
+        {"symbol", ("_mlir_ciface_" + func.getSymName()).str()},
+        {"args", std::move(args)},
+        {"results", std::move(results)},
+        {"reference", describeReference(func)}});
+  }
+  if (functions.empty()) {
+    module.emitError() << "no public function to export";
+    return failure();
+  }
+  return functions;
+}

@@ -1,0 +1,126 @@
+// RUN: qattn-opt %s -split-input-file --qattn-lower-reference | FileCheck %s
+
+// Stage 1: a block max over tokens x channels, the scale m / 127, then
+// round-half-away, clamp to +-127 and a zero-scale guard per element.
+// CHECK-LABEL: func.func @quantize
+// CHECK-DAG: %[[C127:.*]] = arith.constant 1.270000e+02 : f32
+// CHECK-NOT: qattn.
+// CHECK: bufferization.to_buffer %{{.*}} read_only
+// CHECK: scf.for
+// CHECK: math.absf
+// CHECK: arith.maximumf
+// CHECK: %[[S:.*]] = arith.divf %{{.*}}, %[[C127]] : f32
+// CHECK: %[[R:.*]] = math.round
+// CHECK: arith.maximumf %[[R]]
+// CHECK: arith.minimumf
+// CHECK: arith.fptosi %{{.*}} : f32 to i8
+// CHECK: arith.cmpf oeq, %[[S]]
+// CHECK: arith.select
+// CHECK: bufferization.to_tensor %{{.*}} restrict writable
+func.func @quantize(%x: tensor<1x2x37x16xf32>) -> (tensor<1x2x37x16xi8>, tensor<1x2x3xf32>) {
+  %q, %s = qattn.quantize %x {scheme = #qattn.stage1<block = 16>} : tensor<1x2x37x16xf32> -> tensor<1x2x37x16xi8>, tensor<1x2x3xf32>
+  return %q, %s : tensor<1x2x37x16xi8>, tensor<1x2x3xf32>
+}
+
+// -----
+
+// f16 scales: the quantizer divides by the stored (rounded) scale.
+// CHECK-LABEL: func.func @quantize_f16_scale
+// CHECK: %[[S:.*]] = arith.truncf %{{.*}} : f32 to f16
+// CHECK: %[[SR:.*]] = arith.extf %[[S]] : f16 to f32
+// CHECK: memref.store %[[S]]
+// CHECK: arith.divf %{{.*}}, %[[SR]] : f32
+func.func @quantize_f16_scale(%x: tensor<1x1x8x16xf32>) -> tensor<1x1x1x16xf16> {
+  %q, %s = qattn.quantize %x {scheme = #qattn.stage1<block = 8, scale = f16, granularity = channel>} : tensor<1x1x8x16xf32> -> tensor<1x1x8x16xi8>, tensor<1x1x1x16xf16>
+  return %s : tensor<1x1x1x16xf16>
+}
+
+// -----
+
+// Stage 2: integer scale ceil(range / 15), zero point, the int8-safe code
+// clamp, and codes OR-ed bit by bit into zeroed rows.
+// CHECK-LABEL: func.func @progressive_quantize
+// CHECK-DAG: %[[C15:.*]] = arith.constant 15 : i32
+// CHECK: scf.for
+// CHECK: arith.minsi
+// CHECK: arith.maxsi
+// CHECK: %[[RANGE:.*]] = arith.subi
+// CHECK: arith.ceildivsi %[[RANGE]], %[[C15]] : i32
+// CHECK: arith.ceildivsi %{{.*}}, %{{.*}} : i32
+// CHECK: arith.floordivsi
+// CHECK: arith.ori
+func.func @progressive_quantize(%q: tensor<1x2x37x16xi8>) -> tensor<1x37x16xi8> {
+  %p, %s, %z = qattn.progressive_quantize %q {scheme = #qattn.stage2<bits = [4], group = 8>} : tensor<1x2x37x16xi8> -> tensor<1x37x16xi8>, tensor<1x2x5x16xi8>, tensor<1x2x5x16xi8>
+  return %p : tensor<1x37x16xi8>
+}
+
+// -----
+
+// Mixed per-head widths unroll the head loop: head 1 (2 bits) starts at byte 8.
+// CHECK-LABEL: func.func @progressive_dequantize_mixed
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: arith.addi %{{.*}}, %[[C8]] : index
+// CHECK: arith.shrui
+// CHECK: arith.subi
+// CHECK: arith.muli %{{.*}}, %{{.*}} : i32
+// CHECK: arith.trunci %{{.*}} : i32 to i8
+func.func @progressive_dequantize_mixed(%p: tensor<1x37x12xi8>, %s: tensor<1x2x5x16xi8>, %z: tensor<1x2x5x16xi8>) -> tensor<1x2x37x16xi8> {
+  %q = qattn.progressive_dequantize %p, %s, %z {scheme = #qattn.stage2<bits = [4, 2], group = 8>} : tensor<1x37x12xi8>, tensor<1x2x5x16xi8>, tensor<1x2x5x16xi8> -> tensor<1x2x37x16xi8>
+  return %q : tensor<1x2x37x16xi8>
+}
+
+// -----
+
+// Attention dequantizes its operands with the dialect's own lowerings, then
+// runs a two-pass softmax per row; causal rows stop at i + (Nk - Nq) + 1.
+// CHECK-LABEL: func.func @attention
+// CHECK-DAG: %[[OFF:.*]] = arith.constant 33 : index
+// CHECK-NOT: qattn.
+// CHECK: memref.alloca() : memref<16xf32>
+// CHECK: arith.addi %{{.*}}, %[[OFF]] : index
+// CHECK: arith.minui
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: arith.divf
+func.func @attention(%q: tensor<1x4x5x16xf32>, %k: tensor<1x2x37x16xi8>, %ks: tensor<1x2x3xf32>) -> tensor<1x4x5x16xf32> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 16>, v_stage1 = #qattn.stage1<block = 16>, causal}
+      : (tensor<1x4x5x16xf32>, tensor<1x2x37x16xi8>, tensor<1x2x3xf32>, tensor<1x2x37x16xi8>, tensor<1x2x3xf32>) -> tensor<1x4x5x16xf32>
+  return %o : tensor<1x4x5x16xf32>
+}
+
+// -----
+
+// SAS: floor / fraction split, a select-chain LUT and Horner, zero below -6.
+// CHECK-LABEL: func.func @attention_sas
+// CHECK-NOT: math.exp
+// CHECK: math.floor
+// CHECK: arith.cmpf olt, %{{.*}}, %{{.*}} : f32
+func.func @attention_sas(%q: tensor<1x1x1x16xf32>, %k: tensor<1x1x8x16xi8>, %ks: tensor<1x1x1xf32>) -> tensor<1x1x1x16xf32> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>, softmax = #qattn.softmax<sas, threshold = -6.0, degree = 2>}
+      : (tensor<1x1x1x16xf32>, tensor<1x1x8x16xi8>, tensor<1x1x1xf32>, tensor<1x1x8x16xi8>, tensor<1x1x1xf32>) -> tensor<1x1x1x16xf32>
+  return %o : tensor<1x1x1x16xf32>
+}
+
+// -----
+
+// The decode buffer: a run-time bounds check, then clamped fixed-scale int8.
+// CHECK-LABEL: func.func @buffer_append
+// CHECK: cf.assert %{{.*}}, "qattn.buffer_append: tokens past the buffer's end"
+// CHECK: memref.copy
+// CHECK: math.round
+func.func @buffer_append(%x: tensor<1x2x1x16xf32>, %s: tensor<1x2xf32>, %b: tensor<1x2x8x16xi8>, %i: index) -> tensor<1x2x8x16xi8> {
+  %r = qattn.buffer_append %x, %s into %b[%i] : tensor<1x2x1x16xf32>, tensor<1x2xf32> into tensor<1x2x8x16xi8>
+  return %r : tensor<1x2x8x16xi8>
+}
+
+// -----
+
+// A flush is stage 2 of the buffer inserted into the cache at the position.
+// CHECK-LABEL: func.func @buffer_flush
+// CHECK: cf.assert %{{.*}}, "qattn.buffer_flush: position not a multiple of the block"
+// CHECK: cf.assert %{{.*}}, "qattn.buffer_flush: tokens past the cache's end"
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, %{{.*}}, 0] [1, 16, 16] [1, 1, 1]
+func.func @buffer_flush(%b: tensor<1x2x16x16xi8>, %s: tensor<1x2xf32>, %p: tensor<1x64x16xi8>, %s1: tensor<1x2x4xf32>, %s2: tensor<1x2x8x16xi8>, %z2: tensor<1x2x8x16xi8>, %i: index) -> tensor<1x64x16xi8> {
+  %r:4 = qattn.buffer_flush %b, %s into %p, %s1, %s2, %z2[%i] {stage1 = #qattn.stage1<block = 16>, stage2 = #qattn.stage2<bits = [4], group = 8>} : tensor<1x2x16x16xi8>, tensor<1x2xf32> into tensor<1x64x16xi8>, tensor<1x2x4xf32>, tensor<1x2x8x16xi8>, tensor<1x2x8x16xi8>
+  return %r#0 : tensor<1x64x16xi8>
+}

@@ -1,0 +1,327 @@
+// RUN: qattn-opt %s -split-input-file -verify-diagnostics
+
+// expected-error@+1 {{expected a positive stage-1 block size, got 0}}
+func.func @f() attributes {s = #qattn.stage1<block = 0>} { return }
+
+// -----
+
+// expected-error@+1 {{expected at least one stage-2 bit width}}
+func.func @f() attributes {s = #qattn.stage2<bits = [], group = 8>} { return }
+
+// -----
+
+// expected-error@+1 {{expected stage-2 bit widths in {2, 3, 4}, got 5}}
+func.func @f() attributes {s = #qattn.stage2<bits = [4, 5], group = 8>} { return }
+
+// -----
+
+// expected-error@+1 {{expected a positive stage-2 group size, got 0}}
+func.func @f() attributes {s = #qattn.stage2<bits = [4], group = 0>} { return }
+
+// -----
+
+// expected-error@+1 {{expected a SAS threshold in [-32, 0), got 1}}
+func.func @f() attributes {s = #qattn.softmax<sas, threshold = 1.0>} { return }
+
+// -----
+
+// expected-error@+1 {{expected a SAS polynomial degree in [1, 6], got 9}}
+func.func @f() attributes {s = #qattn.softmax<sas, degree = 9>} { return }
+
+// -----
+
+// expected-error@+1 {{expected softmax mode 'exact' or 'sas', got 'fast'}}
+func.func @f() attributes {s = #qattn.softmax<fast>} { return }
+
+// -----
+
+// expected-error@+1 {{unknown softmax parameter 'temperature'}}
+func.func @f() attributes {s = #qattn.softmax<sas, temperature = 2>} { return }
+
+// -----
+
+func.func @f(%x: tensor<2x16x16xf32>) {
+  // expected-error@+1 {{expected data to have rank 4 [B, H, N, d], got 'tensor<2x16x16xi8>'}}
+  %q, %s = qattn.quantize %x {scheme = #qattn.stage1<block = 8>} : tensor<2x16x16xf32> -> tensor<2x16x16xi8>, tensor<2x16x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x2x16x16xf32>) {
+  // expected-error@+1 {{expected float tensor of shape [1, 2, 15, 16], got 'tensor<1x2x16x16xf32>'}}
+  %q, %s = qattn.quantize %x {scheme = #qattn.stage1<block = 8>} : tensor<1x2x16x16xf32> -> tensor<1x2x15x16xi8>, tensor<1x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x2x17x16xf32>) {
+  // expected-error@+1 {{expected scales of shape [1, 2, 3], got 'tensor<1x2x2xf32>'}}
+  %q, %s = qattn.quantize %x {scheme = #qattn.stage1<block = 8>} : tensor<1x2x17x16xf32> -> tensor<1x2x17x16xi8>, tensor<1x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x2x16x16xf32>) {
+  // expected-error@+1 {{expected scales with element type 'f16', got 'tensor<1x2x2x16xf32>'}}
+  %q, %s = qattn.quantize %x {scheme = #qattn.stage1<block = 8, scale = f16, granularity = channel>} : tensor<1x2x16x16xf32> -> tensor<1x2x16x16xi8>, tensor<1x2x2x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x16x16xi8>, %s: tensor<1x2x1xf32>) {
+  // expected-error@+1 {{expected scales of shape [1, 2, 2], got 'tensor<1x2x1xf32>'}}
+  %x = qattn.dequantize %q, %s {scheme = #qattn.stage1<block = 8>} : tensor<1x2x16x16xi8>, tensor<1x2x1xf32> -> tensor<1x2x16x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x16x16xi8>) {
+  // expected-error@+1 {{expected one stage-2 bit width or one per head (4), got 2}}
+  %p, %s, %z = qattn.progressive_quantize %q {scheme = #qattn.stage2<bits = [4, 2], group = 8>} : tensor<1x4x16x16xi8> -> tensor<1x16x24xi8>, tensor<1x4x2x16xi8>, tensor<1x4x2x16xi8>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x16x12xi8>) {
+  // expected-error@+1 {{expected the head dimension 12 to be a multiple of 8 for packed codes}}
+  %p, %s, %z = qattn.progressive_quantize %q {scheme = #qattn.stage2<bits = [4], group = 8>} : tensor<1x2x16x12xi8> -> tensor<1x16x12xi8>, tensor<1x2x2x12xi8>, tensor<1x2x2x12xi8>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x16x16xi8>) {
+  // expected-error@+1 {{expected codes of shape [1, 16, 12], got 'tensor<1x16x16xi8>'}}
+  %p, %s, %z = qattn.progressive_quantize %q {scheme = #qattn.stage2<bits = [4, 2], group = 8>} : tensor<1x2x16x16xi8> -> tensor<1x16x16xi8>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xi8>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x17x16xi8>) {
+  // expected-error@+1 {{expected group scales of shape [1, 2, 3, 16], got 'tensor<1x2x2x16xi8>'}}
+  %p, %s, %z = qattn.progressive_quantize %q {scheme = #qattn.stage2<bits = [4], group = 8>} : tensor<1x2x17x16xi8> -> tensor<1x17x16xi8>, tensor<1x2x2x16xi8>, tensor<1x2x3x16xi8>
+  return
+}
+
+// -----
+
+func.func @f(%p: tensor<1x16x16xi8>, %s: tensor<1x2x2x16xi8>, %z: tensor<1x2x1x16xi8>) {
+  // expected-error@+1 {{expected zero points of shape [1, 2, 2, 16], got 'tensor<1x2x1x16xi8>'}}
+  %q = qattn.progressive_dequantize %p, %s, %z {scheme = #qattn.stage2<bits = [4], group = 8>} : tensor<1x16x16xi8>, tensor<1x2x2x16xi8>, tensor<1x2x1x16xi8> -> tensor<1x2x16x16xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x2x1x32xf32>, %s: tensor<1x2xf32>, %b: tensor<1x2x8x16xi8>, %i: index) {
+  // expected-error@+1 {{expected input 'tensor<1x2x1x32xf32>' to match the buffer 'tensor<1x2x8x16xi8>' in batch, heads and head dimension}}
+  %r = qattn.buffer_append %x, %s into %b[%i] : tensor<1x2x1x32xf32>, tensor<1x2xf32> into tensor<1x2x8x16xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x2x9x16xf32>, %s: tensor<1x2xf32>, %b: tensor<1x2x8x16xi8>, %i: index) {
+  // expected-error@+1 {{expected at most 8 new tokens (the buffer size), got 9}}
+  %r = qattn.buffer_append %x, %s into %b[%i] : tensor<1x2x9x16xf32>, tensor<1x2xf32> into tensor<1x2x8x16xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x2x1x16xf32>, %s: tensor<2x1xf32>, %b: tensor<1x2x8x16xi8>, %i: index) {
+  // expected-error@+1 {{expected scale of shape [1, 2], got 'tensor<2x1xf32>'}}
+  %r = qattn.buffer_append %x, %s into %b[%i] : tensor<1x2x1x16xf32>, tensor<2x1xf32> into tensor<1x2x8x16xi8>
+  return
+}
+
+// -----
+
+func.func @f(%b: tensor<1x2x16x16xi8>, %s: tensor<1x2xf32>, %p: tensor<1x64x16xi8>, %s1: tensor<1x2x4xf32>, %s2: tensor<1x2x8x16xi8>, %z2: tensor<1x2x8x16xi8>, %i: index) {
+  // expected-error@+1 {{expected stage-2 group size 12 to divide the stage-1 block size 16}}
+  %r:4 = qattn.buffer_flush %b, %s into %p, %s1, %s2, %z2[%i] {stage1 = #qattn.stage1<block = 16>, stage2 = #qattn.stage2<bits = [4], group = 12>} : tensor<1x2x16x16xi8>, tensor<1x2xf32> into tensor<1x64x16xi8>, tensor<1x2x4xf32>, tensor<1x2x8x16xi8>, tensor<1x2x8x16xi8>
+  return
+}
+
+// -----
+
+func.func @f(%b: tensor<1x2x8x16xi8>, %s: tensor<1x2xf32>, %p: tensor<1x64x16xi8>, %s1: tensor<1x2x4xf32>, %s2: tensor<1x2x8x16xi8>, %z2: tensor<1x2x8x16xi8>, %i: index) {
+  // expected-error@+1 {{expected the buffer size 8 to be a multiple of the stage-1 block size 16}}
+  %r:4 = qattn.buffer_flush %b, %s into %p, %s1, %s2, %z2[%i] {stage1 = #qattn.stage1<block = 16>, stage2 = #qattn.stage2<bits = [4], group = 8>} : tensor<1x2x8x16xi8>, tensor<1x2xf32> into tensor<1x64x16xi8>, tensor<1x2x4xf32>, tensor<1x2x8x16xi8>, tensor<1x2x8x16xi8>
+  return
+}
+
+// -----
+
+func.func @f(%b: tensor<1x2x16x16xi8>, %s: tensor<1x2xf32>, %p: tensor<1x2x64x8xi8>, %s1: tensor<1x2x4xf32>, %s2: tensor<1x2x8x16xi8>, %z2: tensor<1x2x8x16xi8>, %i: index) {
+  // expected-error@+1 {{expected codes of rank 3 [B, N, R], got 'tensor<1x2x64x8xi8>'}}
+  %r:4 = qattn.buffer_flush %b, %s into %p, %s1, %s2, %z2[%i] {stage1 = #qattn.stage1<block = 16>, stage2 = #qattn.stage2<bits = [4], group = 8>} : tensor<1x2x16x16xi8>, tensor<1x2xf32> into tensor<1x2x64x8xi8>, tensor<1x2x4xf32>, tensor<1x2x8x16xi8>, tensor<1x2x8x16xi8>
+  return
+}
+
+// -----
+
+func.func @f(%b: tensor<1x2x16x16xi8>, %s: tensor<1x2xf32>, %p: tensor<1x8x16xi8>, %s1: tensor<1x2x1xf32>, %s2: tensor<1x2x1x16xi8>, %z2: tensor<1x2x1x16xi8>, %i: index) {
+  // expected-error@+1 {{expected a cache of at least 16 tokens (the buffer size), got 8}}
+  %r:4 = qattn.buffer_flush %b, %s into %p, %s1, %s2, %z2[%i] {stage1 = #qattn.stage1<block = 16>, stage2 = #qattn.stage2<bits = [4], group = 8>} : tensor<1x2x16x16xi8>, tensor<1x2xf32> into tensor<1x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x1x16xi8>, tensor<1x2x1x16xi8>
+  return
+}
+
+// -----
+
+func.func @f(%b: tensor<1x2x16x16xi8>, %s: tensor<1x2xf32>, %p: tensor<1x64x16xi8>, %s1: tensor<1x2x8xf32>, %s2: tensor<1x2x8x16xi8>, %z2: tensor<1x2x8x16xi8>, %i: index) {
+  // expected-error@+1 {{expected block scales of shape [1, 2, 4], got 'tensor<1x2x8xf32>'}}
+  %r:4 = qattn.buffer_flush %b, %s into %p, %s1, %s2, %z2[%i] {stage1 = #qattn.stage1<block = 16>, stage2 = #qattn.stage2<bits = [4], group = 8>} : tensor<1x2x16x16xi8>, tensor<1x2xf32> into tensor<1x64x16xi8>, tensor<1x2x8xf32>, tensor<1x2x8x16xi8>, tensor<1x2x8x16xi8>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x0x4x16xf32>, %k: tensor<1x2x8x16xi8>, %ks: tensor<1x2x1xf32>) {
+  // expected-error@+1 {{expected positive heads and head dimension, got 'tensor<1x0x4x16xf32>'}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<1x0x4x16xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>) -> tensor<1x0x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x5x16xf32>, %k: tensor<1x2x8x16xi8>, %ks: tensor<1x2x1xf32>) {
+  // expected-error@+1 {{expected query of shape [1, 2, 4, 16], got 'tensor<1x2x5x16xf32>'}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<1x2x5x16xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>) -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x4x16xi8>, %k: tensor<1x2x8x16xi8>, %ks: tensor<1x2x1xf32>) {
+  // expected-error@+1 {{expected query scales and a q_stage1 scheme exactly when the query is int8, got 'tensor<1x2x4x16xi8>'}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<1x2x4x16xi8>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>) -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x4x16xi8>, %qs: tensor<1x2x2xf32>, %k: tensor<1x2x8x16xi8>, %ks: tensor<1x2x1xf32>) {
+  // expected-error@+1 {{expected query scales of shape [1, 2, 1], got 'tensor<1x2x2xf32>'}}
+  %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %ks) {q_stage1 = #qattn.stage1<block = 8>, k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<1x2x4x16xi8>, tensor<1x2x2xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>) -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xi8>, %ks: tensor<2xf32>, %vs: tensor<1x2x1xf32>) {
+  // expected-error@+1 {{expected key scales of rank 3 or 4, got 'tensor<2xf32>'}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %vs) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<1x2x4x16xf32>, tensor<1x2x8x16xi8>, tensor<2xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>) -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xi8>, %ks: tensor<1x2x1xf32>) {
+  // expected-error@+1 {{expected key group scales and zero points exactly when its stage-2 scheme is given}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 8>, k_stage2 = #qattn.stage2<bits = [4], group = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<1x2x4x16xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>) -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xi8>, %ks: tensor<1x2x1xf32>, %g: tensor<1x2x1x16xi8>) {
+  // expected-error@+1 {{expected key codes of rank 3 [B, N, R], got 'tensor<1x2x8x16xi8>'}}
+  %o = qattn.attention %q keys(%k, %ks, %g, %g) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 8>, k_stage2 = #qattn.stage2<bits = [4], group = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<1x2x4x16xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x1x16xi8>, tensor<1x2x1x16xi8>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>) -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x4x16xf32>, %k: tensor<1x8x16xi8>, %ks: tensor<1x2x1xf32>) {
+  // expected-error@+1 {{expected key data of rank 4 [B, H, N, d], got 'tensor<1x8x16xi8>'}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<1x2x4x16xf32>, tensor<1x8x16xi8>, tensor<1x2x1xf32>, tensor<1x8x16xi8>, tensor<1x2x1xf32>) -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x32xi8>, %ks: tensor<1x2x1xf32>) {
+  // expected-error@+1 {{expected key data of shape [1, 2, 8, 16], got 'tensor<1x2x8x32xi8>'}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<1x2x4x16xf32>, tensor<1x2x8x32xi8>, tensor<1x2x1xf32>, tensor<1x2x8x32xi8>, tensor<1x2x1xf32>) -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xi8>, %ks: tensor<1x2x2xf32>) {
+  // expected-error@+1 {{expected key scales of shape [1, 2, 1], got 'tensor<1x2x2xf32>'}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<1x2x4x16xf32>, tensor<1x2x8x16xi8>, tensor<1x2x2xf32>, tensor<1x2x8x16xi8>, tensor<1x2x2xf32>) -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xi8>, %ks: tensor<1x2x1xf32>, %v: tensor<1x2x16x16xi8>, %vs: tensor<1x2x2xf32>) {
+  // expected-error@+1 {{expected keys and values with equal heads and tokens, got [1, 2, 8, 16] and [1, 2, 16, 16]}}
+  %o = qattn.attention %q keys(%k, %ks) values(%v, %vs) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<1x2x4x16xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x16x16xi8>, tensor<1x2x2xf32>) -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x6x4x16xf32>, %k: tensor<1x4x8x16xi8>, %ks: tensor<1x4x1xf32>) {
+  // expected-error@+1 {{expected the query heads 6 to be a multiple of the KV heads 4}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<1x6x4x16xf32>, tensor<1x4x8x16xi8>, tensor<1x4x1xf32>, tensor<1x4x8x16xi8>, tensor<1x4x1xf32>) -> tensor<1x6x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xi8>, %ks: tensor<1x2x1xf32>) {
+  // expected-error@+1 {{expected key and value buffers with their scales, or no buffers}}
+  %o = "qattn.attention"(%q, %k, %ks, %k, %ks, %k) <{k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>, operandSegmentSizes = array<i32: 1, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0>}> : (tensor<1x2x4x16xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x8x16xi8>) -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xi8>, %ks: tensor<1x2x1xf32>, %b: tensor<1x1x4x16xi8>, %bs: tensor<1x2xf32>) {
+  // expected-error@+1 {{expected key buffer of shape [1, 2, 4, 16], got 'tensor<1x1x4x16xi8>'}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) buffers(%b, %bs, %b, %bs) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<1x2x4x16xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x1x4x16xi8>, tensor<1x2xf32>, tensor<1x1x4x16xi8>, tensor<1x2xf32>) -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xi8>, %ks: tensor<1x2x1xf32>, %b: tensor<1x2x4x16xi8>, %bs: tensor<1x1xf32>) {
+  // expected-error@+1 {{expected key buffer scale of shape [1, 2], got 'tensor<1x1xf32>'}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) buffers(%b, %bs, %b, %bs) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<1x2x4x16xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x4x16xi8>, tensor<1x1xf32>, tensor<1x2x4x16xi8>, tensor<1x1xf32>) -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x9x16xf32>, %k: tensor<1x2x8x16xi8>, %ks: tensor<1x2x1xf32>) {
+  // expected-error@+1 {{expected at most as many queries (9) as keys (8) for causal attention}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>, causal} : (tensor<1x2x9x16xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>) -> tensor<1x2x9x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xi8>, %ks: tensor<1x2x1xf32>) {
+  // expected-error@+1 {{expected a finite non-zero softmax scale, got 0}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>, scale = 0.0 : f32} : (tensor<1x2x4x16xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>) -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x4x16xf32>, %kp: tensor<1x16x16xi8>, %ks: tensor<1x2x1xf32>, %g: tensor<1x2x2x16xi8>) {
+  // expected-error@+1 {{expected stage-2 group size 16 to divide the stage-1 block size 24}}
+  %o = qattn.attention %q keys(%kp, %ks, %g, %g) values(%kp, %ks, %g, %g) {k_stage1 = #qattn.stage1<block = 24>, k_stage2 = #qattn.stage2<bits = [4], group = 16>, v_stage1 = #qattn.stage1<block = 24>, v_stage2 = #qattn.stage2<bits = [4], group = 16>} : (tensor<1x2x4x16xf32>, tensor<1x16x16xi8>, tensor<1x2x1xf32>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xi8>, tensor<1x16x16xi8>, tensor<1x2x1xf32>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xi8>) -> tensor<1x2x4x16xf32>
+  return
+}

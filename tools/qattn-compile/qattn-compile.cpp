@@ -1,0 +1,77 @@
+//===- qattn-compile.cpp - compile a qattn module to an artifact ----------===//
+//
+// Part of the qattn project.
+//
+// qattn-compile INPUT.mlir -o DIR [--target=cpu] [--emit-llvm]
+// writes DIR/manifest.json and the compiled code (docs/ARTIFACT.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "qattn/Dialect/QAttn/IR/QAttnOps.h"
+#include "qattn/Pipelines/Pipelines.h"
+#include "qattn/Target/Artifact.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+
+static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
+                                            llvm::cl::desc("<input .mlir>"),
+                                            llvm::cl::Required);
+static llvm::cl::opt<std::string>
+    outputDir("o", llvm::cl::desc("Artifact directory to write"),
+              llvm::cl::value_desc("dir"), llvm::cl::Required);
+static llvm::cl::opt<std::string>
+    target("target", llvm::cl::desc("What to compile for: cpu (the reference)"),
+           llvm::cl::init("cpu"));
+static llvm::cl::opt<bool> emitLLVM("emit-llvm",
+                                    llvm::cl::desc("Also write module.ll"),
+                                    llvm::cl::init(false));
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerAllPasses();
+  qattn::registerQAttnPassesAndPipelines();
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv, "qattn-compile: compile a qattn module to an artifact\n");
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registry.insert<qattn::QAttnDialect>();
+  MLIRContext context(registry);
+
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &error);
+  if (!input) {
+    llvm::errs() << "qattn-compile: error: " << error << "\n";
+    return 1;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+  if (target != "cpu") {
+    llvm::errs() << "qattn-compile: error: unknown target '" << target
+                 << "' (available: cpu)\n";
+    return 1;
+  }
+  qattn::CpuArtifactOptions options;
+  options.outputDir = outputDir;
+  options.emitLLVMIR = emitLLVM;
+  if (failed(qattn::emitCpuArtifact(*module, options)))
+    return 1;
+  llvm::outs() << "wrote " << outputDir << "/manifest.json and "
+               << outputDir << "/module.so\n";
+  return 0;
+}
