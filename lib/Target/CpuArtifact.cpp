@@ -10,6 +10,7 @@
 #include "qattn/Pipelines/Pipelines.h"
 #include "qattn/Target/Artifact.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -96,6 +97,15 @@ LogicalResult mlir::qattn::emitCpuArtifact(ModuleOp module,
   FailureOr<llvm::json::Array> functions = describeFunctions(module);
   if (failed(functions))
     return failure();
+
+  // Names live on in the manifest; LLVM would only warn about them.
+  StringAttr nameAttr = StringAttr::get(module.getContext(), "qattn.name");
+  for (auto func : module.getOps<func::FuncOp>()) {
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      func.removeArgAttr(i, nameAttr);
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+      func.removeResultAttr(i, nameAttr);
+  }
 
   PassManager pm(module.getContext());
   if (failed(buildReferenceToLLVMPipeline(pm)) || failed(pm.run(module)))
