@@ -1,0 +1,566 @@
+//===- qattn-run.cpp - Run a function of a qattn artifact -----------------===//
+//
+// Part of the qattn project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Loads an artifact directory, feeds one of its functions with arguments
+// from .npy files or seeded random data, runs it, and compares its results
+// with the float64 reference its manifest names. docs/RUNNING.md is the
+// user's guide; --help the summary.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qattn/Runtime/Artifact.h"
+#include "qattn/Runtime/Error.h"
+#include "qattn/Runtime/Metrics.h"
+#include "qattn/Runtime/Npy.h"
+#include "qattn/Runtime/Random.h"
+#include "qattn/Runtime/Reference.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <new>
+#include <optional>
+
+using namespace qattn::rt;
+
+namespace {
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;
+constexpr int kExitCheckFailed = 2;
+
+constexpr const char *kHelp = R"(usage: qattn-run ARTIFACT_DIR [options]
+
+Runs a function of a qattn artifact (a directory with manifest.json, see
+docs/ARTIFACT.md) and checks its results against the float64 reference that
+the manifest names.
+
+Options:
+  --function NAME        the function to run; may be left out when the
+                         artifact has only one
+  --input NAME=FILE.npy  take argument NAME from a .npy file (repeatable).
+                         The file's shape must equal the argument's. Its
+                         dtype must match too (bf16 as <u2 bit patterns,
+                         i8 as |i1 or |u1), except that a float argument
+                         also accepts <f8 and <f4 files, which are rounded
+                         to the argument's dtype (to nearest even)
+  --random NAME=DIST     generate float argument NAME from DIST (repeatable)
+  --dist DIST            distribution of the other generated arguments
+                         (default: normal)
+  --seed N               seed of the generated data (default: 0); argument i
+                         gets its own stream derived from N and i
+  --output-dir DIR       write each result to DIR/<result>.npy and each
+                         generated argument to DIR/<argument>.npy
+  --max-rel-error X      fail if a result's rel_fro exceeds X
+  --min-sqnr DB          fail if a result's SQNR is below DB decibels
+  --repeat N             run N times and report the median wall time
+  --quiet                print only result, time and FAIL lines
+  --help                 print this help
+
+Arguments without --input get seeded random data; integer arguments have no
+generator and must be given with --input. Distributions:
+  normal   mean 0, standard deviation 1
+  uniform  uniform in [-1, 1)
+  outlier  normal, then max(1, C/8) seeded channels of the last axis (C
+           channels) are multiplied by 10 and shifted by an offset uniform in
+           [-5, 5) per channel, like the outlier channels of real K caches
+
+Results are filled with NaN (floats) or 0x5A bytes (integers) before the
+call; a float result that still holds NaN afterwards fails the run. Each
+result with a reference gets a line
+  result NAME vs SOURCE: max_abs=A rel_fro=R sqnr=S dB
+with max_abs = max|O-R|, rel_fro = ||O-R|| / ||R|| (Frobenius) and
+sqnr = 10 log10(sum R^2 / sum (O-R)^2), "inf" for an exact result.
+
+Exit status: 0 success; 1 usage, input or load error (reported as
+"qattn-run: error: ..." on stderr); 2 a result holds NaN or violates
+--max-rel-error or --min-sqnr (reported as "FAIL: ..." on stdout).
+)";
+
+//===----------------------------------------------------------------------===//
+// Command line
+//===----------------------------------------------------------------------===//
+
+struct Options {
+  std::string artifactDir;
+  std::optional<std::string> function;
+  std::map<std::string, std::string> inputs;
+  std::map<std::string, Distribution> distributions;
+  Distribution defaultDistribution = Distribution::Normal;
+  uint64_t seed = 0;
+  std::optional<std::string> outputDir;
+  std::optional<double> maxRelError;
+  std::optional<double> minSqnr;
+  std::optional<uint64_t> repeat;
+  bool quiet = false;
+  bool help = false;
+};
+
+[[noreturn]] void usageError(const std::string &what) {
+  fail(what, " (see qattn-run --help)");
+}
+
+uint64_t parseCount(const std::string &text, const char *option) {
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || !std::isdigit((unsigned char)text[0]) || *end ||
+      errno == ERANGE)
+    usageError(std::string(option) + " expects a non-negative integer, got \"" +
+               text + "\"");
+  return value;
+}
+
+double parseReal(const std::string &text, const char *option) {
+  char *end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end || !std::isfinite(value))
+    usageError(std::string(option) + " expects a finite number, got \"" + text +
+               "\"");
+  return value;
+}
+
+Distribution parseDist(const std::string &text, const char *option) {
+  std::optional<Distribution> dist = parseDistribution(text);
+  if (!dist)
+    usageError(std::string(option) + ": unknown distribution \"" + text +
+               "\" (known: normal, uniform, outlier)");
+  return *dist;
+}
+
+/// Splits "NAME=VALUE" at the first '='.
+std::pair<std::string, std::string> splitAssignment(const std::string &text,
+                                                    const char *option,
+                                                    const char *valueName) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    usageError(std::string(option) + " expects NAME=" + valueName + ", got \"" +
+               text + "\"");
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+template <typename T>
+void addNamed(std::map<std::string, T> &map, std::pair<std::string, T> entry,
+              const char *option) {
+  if (!map.emplace(entry).second)
+    usageError(std::string(option) + " given twice for \"" + entry.first +
+               "\"");
+}
+
+/// An option that takes a value, as "--name value" or "--name=value".
+struct ValuedOption {
+  const char *name;
+  void (*apply)(Options &opts, const std::string &value);
+};
+
+const ValuedOption kValuedOptions[] = {
+    {"function",
+     [](Options &opts, const std::string &value) { opts.function = value; }},
+    {"input",
+     [](Options &opts, const std::string &value) {
+       addNamed(opts.inputs, splitAssignment(value, "--input", "FILE.npy"),
+                "--input");
+     }},
+    {"random",
+     [](Options &opts, const std::string &value) {
+       auto [arg, dist] = splitAssignment(value, "--random", "DIST");
+       addNamed(opts.distributions, {arg, parseDist(dist, "--random")},
+                "--random");
+     }},
+    {"dist",
+     [](Options &opts, const std::string &value) {
+       opts.defaultDistribution = parseDist(value, "--dist");
+     }},
+    {"seed",
+     [](Options &opts, const std::string &value) {
+       opts.seed = parseCount(value, "--seed");
+     }},
+    {"output-dir",
+     [](Options &opts, const std::string &value) { opts.outputDir = value; }},
+    {"max-rel-error",
+     [](Options &opts, const std::string &value) {
+       opts.maxRelError = parseReal(value, "--max-rel-error");
+     }},
+    {"min-sqnr",
+     [](Options &opts, const std::string &value) {
+       opts.minSqnr = parseReal(value, "--min-sqnr");
+     }},
+    {"repeat",
+     [](Options &opts, const std::string &value) {
+       opts.repeat = parseCount(value, "--repeat");
+       if (*opts.repeat == 0)
+         usageError("--repeat expects at least 1");
+     }},
+};
+
+const ValuedOption *findValuedOption(const std::string &name) {
+  for (const ValuedOption &option : kValuedOptions)
+    if (name == option.name)
+      return &option;
+  return nullptr;
+}
+
+Options parseOptions(int argc, char **argv) {
+  Options opts;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      opts.help = true;
+      return opts;
+    }
+    if (arg == "--quiet") {
+      opts.quiet = true;
+      continue;
+    }
+    if (arg.rfind("--", 0) != 0) {
+      if (!opts.artifactDir.empty())
+        usageError("unexpected argument \"" + arg +
+                   "\": the artifact directory is already \"" +
+                   opts.artifactDir + "\"");
+      opts.artifactDir = arg;
+      continue;
+    }
+    // "--name=value" or "--name value".
+    size_t eq = arg.find('=');
+    std::string name = arg.substr(2, eq == std::string::npos ? eq : eq - 2);
+    const ValuedOption *option = findValuedOption(name);
+    if (!option)
+      usageError("unknown option \"" + arg + "\"");
+    std::string value;
+    if (eq != std::string::npos)
+      value = arg.substr(eq + 1);
+    else if (i + 1 < argc)
+      value = argv[++i];
+    else
+      usageError("option \"" + arg + "\" needs a value");
+    option->apply(opts, value);
+  }
+  if (opts.artifactDir.empty())
+    usageError("no artifact directory given");
+  return opts;
+}
+
+//===----------------------------------------------------------------------===//
+// Arguments and results
+//===----------------------------------------------------------------------===//
+
+/// Where an argument's data came from, for the report.
+struct ArgOrigin {
+  bool generated = false;
+  std::string description;
+};
+
+std::string describeSpec(const TensorSpec &spec) {
+  return std::string(dtypeName(spec.dtype)) + " " + formatShape(spec.shape);
+}
+
+std::string describeNpy(DType dtype) {
+  return std::string(npyDescr(dtype)) + " (" + dtypeName(dtype) + ")";
+}
+
+std::string argumentNames(const FunctionSpec &fn) {
+  std::string names;
+  for (const TensorSpec &arg : fn.args)
+    names += (names.empty() ? "" : ", ") + arg.name;
+  return names.empty() ? "no arguments" : names;
+}
+
+Function &selectFunction(Artifact &artifact, const Options &opts) {
+  if (opts.function)
+    return artifact.getFunction(*opts.function);
+  const std::vector<FunctionSpec> &fns = artifact.getManifest().functions;
+  if (fns.size() == 1)
+    return artifact.getFunction(fns[0].name);
+  std::string names;
+  for (const FunctionSpec &fn : fns)
+    names += (names.empty() ? "" : ", ") + fn.name;
+  usageError("the artifact has " + std::to_string(fns.size()) + " functions (" +
+             names + "); choose one with --function");
+}
+
+/// Rejects --input and --random entries that name no argument, or one
+/// argument twice, before any file is read.
+void checkArgumentOptions(const FunctionSpec &fn, const Options &opts) {
+  auto isArg = [&](const std::string &name) {
+    return std::any_of(fn.args.begin(), fn.args.end(),
+                       [&](const TensorSpec &arg) { return arg.name == name; });
+  };
+  for (const auto &[name, file] : opts.inputs)
+    if (!isArg(name))
+      usageError("--input " + name + "=" + file + ": function \"" + fn.name +
+                 "\" has no argument \"" + name + "\" (it has " +
+                 argumentNames(fn) + ")");
+  for (const auto &[name, dist] : opts.distributions) {
+    if (!isArg(name))
+      usageError("--random " + name + "=" + distributionName(dist) +
+                 ": function \"" + fn.name + "\" has no argument \"" + name +
+                 "\" (it has " + argumentNames(fn) + ")");
+    if (opts.inputs.count(name))
+      usageError("argument \"" + name + "\" has both --input and --random");
+  }
+}
+
+/// What a .npy file for an argument of `dtype` may hold, for messages.
+std::string acceptedNpy(DType dtype) {
+  std::string accepted = describeNpy(dtype);
+  if (!isFloat(dtype))
+    return accepted;
+  std::string convertible;
+  for (DType source : {DType::F64, DType::F32})
+    if (source != dtype)
+      convertible +=
+          (convertible.empty() ? "" : "/") + std::string(npyDescr(source));
+  return accepted + ", or " + convertible + " to convert";
+}
+
+Tensor readArgumentFile(const TensorSpec &spec, const std::string &path) {
+  try {
+    return readNpy(path);
+  } catch (const Error &error) {
+    fail("argument \"", spec.name, "\": ", error.what());
+  }
+}
+
+Tensor loadArgument(const TensorSpec &spec, const std::string &path,
+                    ArgOrigin &origin) {
+  Tensor tensor = readArgumentFile(spec, path);
+  DType dtype = tensor.getDType();
+  bool convertible =
+      isFloat(spec.dtype) && (dtype == DType::F64 || dtype == DType::F32);
+  if (dtype != spec.dtype && !convertible)
+    fail("argument \"", spec.name, "\": ", path, " holds ", describeNpy(dtype),
+         ", expected ", acceptedNpy(spec.dtype));
+  if (tensor.getShape() != spec.shape)
+    fail("argument \"", spec.name, "\": ", path, " has shape ",
+         formatShape(tensor.getShape()), ", expected ",
+         formatShape(spec.shape));
+  origin.description = "from " + path;
+  if (dtype == spec.dtype)
+    return tensor;
+  origin.description +=
+      std::string(" (converted from ") + dtypeName(dtype) + ")";
+  return tensor.convertTo(spec.dtype);
+}
+
+Tensor generateArgument(const TensorSpec &spec, size_t index,
+                        const Options &opts, ArgOrigin &origin) {
+  if (!isFloat(spec.dtype))
+    fail("argument \"", spec.name, "\" is ", dtypeName(spec.dtype),
+         ": integer arguments are not generated; give it with --input ",
+         spec.name, "=FILE.npy");
+  auto chosen = opts.distributions.find(spec.name);
+  Distribution dist = chosen == opts.distributions.end()
+                          ? opts.defaultDistribution
+                          : chosen->second;
+  origin.generated = true;
+  origin.description = std::string("random ") + distributionName(dist);
+  return randomTensor(spec.dtype, spec.shape, dist,
+                      deriveSeed(opts.seed, index));
+}
+
+std::vector<Tensor> prepareArguments(const FunctionSpec &fn,
+                                     const Options &opts,
+                                     std::vector<ArgOrigin> &origins) {
+  std::vector<Tensor> args;
+  origins.assign(fn.args.size(), ArgOrigin());
+  for (size_t i = 0; i < fn.args.size(); ++i) {
+    auto input = opts.inputs.find(fn.args[i].name);
+    if (input != opts.inputs.end())
+      args.push_back(loadArgument(fn.args[i], input->second, origins[i]));
+    else
+      args.push_back(generateArgument(fn.args[i], i, opts, origins[i]));
+  }
+  return args;
+}
+
+/// Fills `tensor` with values a correct function overwrites and that are
+/// easy to spot if it does not: NaN for floats, 0x5A bytes for integers.
+void poison(Tensor &tensor) {
+  if (!isFloat(tensor.getDType())) {
+    std::memset(tensor.data(), 0x5A, tensor.getByteSize());
+    return;
+  }
+  for (int64_t i = 0; i < tensor.getNumElements(); ++i)
+    tensor.setDouble(i, std::numeric_limits<double>::quiet_NaN());
+}
+
+std::vector<Tensor> allocateResults(const FunctionSpec &fn) {
+  std::vector<Tensor> results;
+  for (const TensorSpec &spec : fn.results) {
+    results.emplace_back(spec.dtype, spec.shape);
+    poison(results.back());
+  }
+  return results;
+}
+
+//===----------------------------------------------------------------------===//
+// Running and reporting
+//===----------------------------------------------------------------------===//
+
+/// Runs `fn` `repeat` times and returns the median wall time in ms.
+double runTimed(Function &fn, const std::vector<Tensor> &args,
+                std::vector<Tensor> &results, uint64_t repeat) {
+  std::vector<double> times;
+  for (uint64_t i = 0; i < repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    fn.call(args, results);
+    std::chrono::duration<double, std::milli> elapsed =
+        std::chrono::steady_clock::now() - start;
+    times.push_back(elapsed.count());
+  }
+  std::sort(times.begin(), times.end());
+  size_t mid = times.size() / 2;
+  return times.size() % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
+}
+
+void writeOutputs(const std::string &dir, const FunctionSpec &fn,
+                  const std::vector<Tensor> &args,
+                  const std::vector<ArgOrigin> &origins,
+                  const std::vector<Tensor> &results, bool quiet) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    fail(dir, ": cannot create the output directory: ", ec.message());
+  size_t written = 0;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (origins[i].generated) {
+      writeNpy(dir + "/" + fn.args[i].name + ".npy", args[i]);
+      ++written;
+    }
+  for (size_t i = 0; i < results.size(); ++i) {
+    writeNpy(dir + "/" + fn.results[i].name + ".npy", results[i]);
+    ++written;
+  }
+  if (!quiet)
+    std::cout << "wrote " << written << (written == 1 ? " file" : " files")
+              << " to " << dir << "\n";
+}
+
+std::string formatThreshold(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
+
+/// Reports results that still hold NaN; returns whether any does.
+bool reportNaNs(const FunctionSpec &fn, const std::vector<Tensor> &results) {
+  bool found = false;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!isFloat(results[i].getDType()))
+      continue;
+    int64_t nans = countNaN(results[i].toDoubles());
+    if (nans == 0)
+      continue;
+    std::cout << "FAIL: result " << fn.results[i].name << " holds " << nans
+              << " NaN values of " << results[i].getNumElements()
+              << " (left unwritten or computed as NaN)\n";
+    found = true;
+  }
+  return found;
+}
+
+/// Prints one line per expectation and a FAIL line per violated threshold;
+/// returns whether any threshold is violated.
+bool reportChecks(const FunctionSpec &fn, const std::vector<Tensor> &args,
+                  const std::vector<Tensor> &results, const Options &opts) {
+  bool failed = false;
+  for (const Expectation &expected : expectedResults(fn, args)) {
+    ErrorMetrics metrics =
+        compare(results[expected.result].toDoubles(), expected.values);
+    std::string what =
+        "result " + fn.results[expected.result].name + " vs " + expected.source;
+    std::cout << what << ": " << formatMetrics(metrics) << "\n";
+    // Negated comparisons, so that NaN metrics fail.
+    if (opts.maxRelError && !(metrics.relFro <= *opts.maxRelError)) {
+      std::cout << "FAIL: " << what << ": rel_fro violates --max-rel-error "
+                << formatThreshold(*opts.maxRelError) << "\n";
+      failed = true;
+    }
+    if (opts.minSqnr && !(metrics.sqnrDb >= *opts.minSqnr)) {
+      std::cout << "FAIL: " << what << ": sqnr violates --min-sqnr "
+                << formatThreshold(*opts.minSqnr) << " dB\n";
+      failed = true;
+    }
+  }
+  return failed;
+}
+
+void printHeader(const Options &opts, const Manifest &manifest,
+                 const FunctionSpec &fn,
+                 const std::vector<ArgOrigin> &origins) {
+  std::cout << "artifact " << opts.artifactDir << " (target " << manifest.target
+            << "), function " << fn.name << ", seed " << opts.seed << "\n";
+  for (size_t i = 0; i < fn.args.size(); ++i)
+    std::cout << "  arg " << fn.args[i].name << ": " << describeSpec(fn.args[i])
+              << ", " << origins[i].description << "\n";
+  for (const TensorSpec &result : fn.results)
+    std::cout << "  result " << result.name << ": " << describeSpec(result)
+              << "\n";
+}
+
+int run(const Options &opts) {
+  std::unique_ptr<Artifact> artifact = loadArtifact(opts.artifactDir);
+  Function &fn = selectFunction(*artifact, opts);
+  const FunctionSpec &spec = fn.getSpec();
+  checkArgumentOptions(spec, opts);
+  if ((opts.maxRelError || opts.minSqnr) &&
+      spec.reference.kind == Reference::Kind::None)
+    usageError("function \"" + spec.name +
+               "\" has no reference to check --max-rel-error or --min-sqnr "
+               "against");
+
+  std::vector<ArgOrigin> origins;
+  std::vector<Tensor> args = prepareArguments(spec, opts, origins);
+  std::vector<Tensor> results = allocateResults(spec);
+  if (!opts.quiet)
+    printHeader(opts, artifact->getManifest(), spec, origins);
+
+  double medianMs = runTimed(fn, args, results, opts.repeat.value_or(1));
+  if (opts.outputDir)
+    writeOutputs(*opts.outputDir, spec, args, origins, results, opts.quiet);
+
+  bool failed = reportNaNs(spec, results);
+  failed = reportChecks(spec, args, results, opts) || failed;
+  if (opts.repeat) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.4f", medianMs);
+    std::cout << "time: median " << text << " ms over " << *opts.repeat
+              << " runs\n";
+  }
+  return failed ? kExitCheckFailed : kExitOk;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    Options opts = parseOptions(argc, argv);
+    if (opts.help) {
+      std::cout << kHelp;
+      return kExitOk;
+    }
+    return run(opts);
+  } catch (const Error &error) {
+    std::cout.flush();
+    std::cerr << "qattn-run: error: " << error.what() << "\n";
+  } catch (const std::bad_alloc &) {
+    std::cout.flush();
+    std::cerr << "qattn-run: error: out of memory\n";
+  } catch (const std::exception &error) {
+    // Not an input problem the runtime diagnosed, but still no reason to
+    // abort without a word.
+    std::cout.flush();
+    std::cerr << "qattn-run: error: " << error.what() << "\n";
+  }
+  return kExitError;
+}
