@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qattn/Conversion/FormatMath.h"
+#include "qattn/Conversion/LoweringUtils.h"
 #include "qattn/Conversion/Passes.h"
 #include "qattn/Dialect/QAttn/IR/QAttnOps.h"
 
@@ -32,77 +33,6 @@ using namespace mlir::qattn::format;
 //===----------------------------------------------------------------------===//
 // Loop and buffer helpers
 //===----------------------------------------------------------------------===//
-
-namespace {
-using BodyFn = function_ref<void(Value)>;
-using ReduceFn = function_ref<SmallVector<Value>(Value, ValueRange)>;
-} // namespace
-
-/// for iv in [lb, ub) { body(iv) }
-static void forRange(ImplicitLocOpBuilder &b, Value lb, Value ub, BodyFn body) {
-  auto loop = scf::ForOp::create(b, lb, ub, indexConst(b, 1));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(loop.getBody()->getTerminator());
-  body(loop.getInductionVar());
-}
-
-/// acc = init; for iv in [lb, ub) { acc = body(iv, acc) }; return acc
-static SmallVector<Value> reduceRange(ImplicitLocOpBuilder &b, Value lb,
-                                      Value ub, ValueRange init,
-                                      ReduceFn body) {
-  auto loop = scf::ForOp::create(
-      b, lb, ub, indexConst(b, 1), init,
-      [&](OpBuilder &nested, Location loc, Value iv, ValueRange acc) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nested.getInsertionBlock(),
-                            nested.getInsertionPoint());
-        scf::YieldOp::create(b, body(iv, acc));
-      });
-  return loop.getResults();
-}
-
-static Value reduceRange1(ImplicitLocOpBuilder &b, Value lb, Value ub,
-                          Value init, function_ref<Value(Value, Value)> body) {
-  return reduceRange(b, lb, ub, init,
-                     [&](Value iv, ValueRange acc) -> SmallVector<Value> {
-                       return {body(iv, acc.front())};
-                     })
-      .front();
-}
-
-/// A loop nest over [0, sizes[i]) calling body with all induction variables.
-static void forEachIndex(ImplicitLocOpBuilder &b, ArrayRef<int64_t> sizes,
-                         function_ref<void(ValueRange)> body,
-                         SmallVector<Value> ivs = {}) {
-  if (ivs.size() == sizes.size())
-    return body(ivs);
-  forRange(b, indexConst(b, 0), indexConst(b, sizes[ivs.size()]),
-           [&](Value iv) {
-             SmallVector<Value> inner = ivs;
-             inner.push_back(iv);
-             forEachIndex(b, sizes, body, inner);
-           });
-}
-
-static MemRefType memrefOf(RankedTensorType type) {
-  return MemRefType::get(type.getShape(), type.getElementType());
-}
-
-static Value toBuffer(ImplicitLocOpBuilder &b, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  return bufferization::ToBufferOp::create(b, memrefOf(type), tensor,
-                                           /*read_only=*/true);
-}
-
-static Value allocFor(ImplicitLocOpBuilder &b, Type tensorType) {
-  return memref::AllocOp::create(b, memrefOf(cast<RankedTensorType>(tensorType)));
-}
-
-static Value toTensor(ImplicitLocOpBuilder &b, Value buffer, Type tensorType) {
-  return bufferization::ToTensorOp::create(b, tensorType, buffer,
-                                           /*restrict=*/true,
-                                           /*writable=*/true);
-}
 
 static Value load(ImplicitLocOpBuilder &b, Value buffer, ValueRange idx) {
   return memref::LoadOp::create(b, buffer, idx);

@@ -143,4 +143,22 @@ def QAttn_SoftmaxAttr : QAttn_Attr<"Softmax", "softmax"> {
   let genVerifyDecl = 1;
 }
 
+def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
+  let summary = "how a qattn.attention maps onto a GPU grid";
+  let description = [{
+    Chosen by `qattn-tile`, consumed by `convert-qattn-to-gpu`. Each warp
+    owns one query row; a CTA holds `warps` rows that share a KV head (so
+    grouped-query heads share each key and value load through L1), and the
+    keys are cut into `splits` slices processed by separate CTAs, merged by a
+    combine kernel (flash-decoding) when `splits > 1`.
+
+    ```mlir
+    #qattn.gpu_tiling<warps = 4, splits = 16>
+    ```
+  }];
+  let parameters = (ins "int64_t":$warps, "int64_t":$splits);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // QATTN_DIALECT_QATTN_IR_QATTNATTRS_TD

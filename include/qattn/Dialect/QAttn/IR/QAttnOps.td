@@ -207,6 +207,8 @@ def QAttn_AttentionOp : QAttn_Op<"attention", [Pure, AttrSizedOperandSegments]> 
     Query head `h` reads KV head `h / (Hq / Hkv)` (grouped-query attention).
     With `causal`, query `i` sees keys `j <= i + (Nk + Nb - Nq)`. `scale`
     defaults to `1 / sqrt(d)`; `softmax` to `#qattn.softmax<exact>`.
+    `gpu_tiling`, set by `qattn-tile`, says how the GPU lowering maps the op
+    onto a grid; it does not change the result.
 
     ```mlir
     %o = qattn.attention %q keys(%kp, %ks1, %ks2, %kz2) values(%vp, %vs1, %vs2, %vz2)
@@ -231,7 +233,8 @@ def QAttn_AttentionOp : QAttn_Op<"attention", [Pure, AttrSizedOperandSegments]> 
     QAttn_Stage1Attr:$k_stage1, OptionalAttr<QAttn_Stage2Attr>:$k_stage2,
     QAttn_Stage1Attr:$v_stage1, OptionalAttr<QAttn_Stage2Attr>:$v_stage2,
     OptionalAttr<F32Attr>:$scale, UnitAttr:$causal,
-    OptionalAttr<QAttn_SoftmaxAttr>:$softmax);
+    OptionalAttr<QAttn_SoftmaxAttr>:$softmax,
+    OptionalAttr<QAttn_GpuTilingAttr>:$gpu_tiling);
   let results = (outs QAttn_FloatTensor:$result);
   let assemblyFormat = [{
     $q (`[` $q_scales^ `]`)?

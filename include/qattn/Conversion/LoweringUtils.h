@@ -1,0 +1,45 @@
+//===- LoweringUtils.h - loop and buffer builders -------------*- C++ -*-===//
+//
+// Part of the qattn project.
+//
+// Small builders for the loop nests and buffers the lowerings emit, so
+// pattern bodies read as the math they implement.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QATTN_CONVERSION_LOWERINGUTILS_H
+#define QATTN_CONVERSION_LOWERINGUTILS_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::qattn {
+
+/// for iv in [lb, ub) { body(iv) }
+void forRange(ImplicitLocOpBuilder &b, Value lb, Value ub,
+              function_ref<void(Value)> body);
+
+/// acc = init; for iv in [lb, ub) { acc = body(iv, acc) }; return acc
+SmallVector<Value> reduceRange(
+    ImplicitLocOpBuilder &b, Value lb, Value ub, ValueRange init,
+    function_ref<SmallVector<Value>(Value, ValueRange)> body);
+
+/// reduceRange with a single accumulator.
+Value reduceRange1(ImplicitLocOpBuilder &b, Value lb, Value ub, Value init,
+                   function_ref<Value(Value, Value)> body);
+
+/// A loop nest over [0, sizes[i]) calling body with all induction variables.
+void forEachIndex(ImplicitLocOpBuilder &b, ArrayRef<int64_t> sizes,
+                  function_ref<void(ValueRange)> body);
+
+MemRefType memrefOf(RankedTensorType type);
+/// A read-only buffer view of a tensor (bufferization.to_buffer).
+Value toBuffer(ImplicitLocOpBuilder &b, Value tensor);
+/// A fresh buffer shaped like `tensorType`.
+Value allocFor(ImplicitLocOpBuilder &b, Type tensorType);
+/// The tensor of a buffer this lowering filled (restrict, writable).
+Value toTensor(ImplicitLocOpBuilder &b, Value buffer, Type tensorType);
+
+} // namespace mlir::qattn
+
+#endif // QATTN_CONVERSION_LOWERINGUTILS_H

@@ -1,0 +1,36 @@
+//===- Passes.td - qattn dialect transforms ----------------*- tablegen -*-===//
+//
+// Part of the qattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QATTN_DIALECT_QATTN_TRANSFORMS_PASSES_TD
+#define QATTN_DIALECT_QATTN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
+  let summary = "Choose the GPU tiling of each qattn.attention";
+  let description = [{
+    Attaches `#qattn.gpu_tiling<warps, splits>` to every `qattn.attention`
+    that has none: one warp per query row, `warps` rows (that share a KV head)
+    per CTA, and the keys split over several CTAs when there are too few rows
+    to fill the GPU (decode, flash-decoding style). With `splits = 0` the
+    pass picks the split count so that the grid reaches `ctas-per-sm` CTAs
+    per SM without slices shorter than `min-keys-per-split` keys.
+  }];
+  let options = [
+    Option<"warps", "warps", "int64_t", /*default=*/"4",
+           "Query rows (warps) per CTA">,
+    Option<"splits", "splits", "int64_t", /*default=*/"0",
+           "Key splits per row; 0 picks them from the shape">,
+    Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
+           "Streaming multiprocessors of the target (H100/H200 SXM: 132)">,
+    Option<"ctasPerSM", "ctas-per-sm", "int64_t", /*default=*/"4",
+           "CTAs per SM the split heuristic aims for">,
+    Option<"minKeysPerSplit", "min-keys-per-split", "int64_t",
+           /*default=*/"256", "Shortest key slice worth a CTA">,
+  ];
+}
+
+#endif // QATTN_DIALECT_QATTN_TRANSFORMS_PASSES_TD

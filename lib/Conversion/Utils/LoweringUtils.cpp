@@ -1,0 +1,89 @@
+//===- LoweringUtils.cpp - loop and buffer builders ---------------------===//
+//
+// Part of the qattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qattn/Conversion/LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+
+void mlir::qattn::forRange(ImplicitLocOpBuilder &b, Value lb, Value ub,
+                           function_ref<void(Value)> body) {
+  auto loop =
+      scf::ForOp::create(b, lb, ub, arith::ConstantIndexOp::create(b, 1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  body(loop.getInductionVar());
+}
+
+SmallVector<Value> mlir::qattn::reduceRange(
+    ImplicitLocOpBuilder &b, Value lb, Value ub, ValueRange init,
+    function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto loop = scf::ForOp::create(
+      b, lb, ub, arith::ConstantIndexOp::create(b, 1), init,
+      [&](OpBuilder &nested, Location, Value iv, ValueRange acc) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        scf::YieldOp::create(b, body(iv, acc));
+      });
+  return loop.getResults();
+}
+
+Value mlir::qattn::reduceRange1(ImplicitLocOpBuilder &b, Value lb, Value ub,
+                                Value init,
+                                function_ref<Value(Value, Value)> body) {
+  return reduceRange(b, lb, ub, init,
+                     [&](Value iv, ValueRange acc) -> SmallVector<Value> {
+                       return {body(iv, acc.front())};
+                     })
+      .front();
+}
+
+static void forEachIndexFrom(ImplicitLocOpBuilder &b, ArrayRef<int64_t> sizes,
+                             function_ref<void(ValueRange)> body,
+                             SmallVector<Value> &ivs) {
+  if (ivs.size() == sizes.size())
+    return body(ivs);
+  mlir::qattn::forRange(b, arith::ConstantIndexOp::create(b, 0),
+           arith::ConstantIndexOp::create(b, sizes[ivs.size()]),
+           [&](Value iv) {
+             ivs.push_back(iv);
+             forEachIndexFrom(b, sizes, body, ivs);
+             ivs.pop_back();
+           });
+}
+
+void mlir::qattn::forEachIndex(ImplicitLocOpBuilder &b, ArrayRef<int64_t> sizes,
+                               function_ref<void(ValueRange)> body) {
+  SmallVector<Value> ivs;
+  forEachIndexFrom(b, sizes, body, ivs);
+}
+
+MemRefType mlir::qattn::memrefOf(RankedTensorType type) {
+  return MemRefType::get(type.getShape(), type.getElementType());
+}
+
+Value mlir::qattn::toBuffer(ImplicitLocOpBuilder &b, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return bufferization::ToBufferOp::create(b, memrefOf(type), tensor,
+                                           /*read_only=*/true);
+}
+
+Value mlir::qattn::allocFor(ImplicitLocOpBuilder &b, Type tensorType) {
+  return memref::AllocOp::create(b,
+                                 memrefOf(cast<RankedTensorType>(tensorType)));
+}
+
+Value mlir::qattn::toTensor(ImplicitLocOpBuilder &b, Value buffer,
+                            Type tensorType) {
+  return bufferization::ToTensorOp::create(b, tensorType, buffer,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}

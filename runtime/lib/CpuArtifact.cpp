@@ -1,0 +1,152 @@
+//===- CpuArtifact.cpp - Artifacts for target "cpu" -----------------------===//
+//
+// Part of the qattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qattn/Runtime/CpuArtifact.h"
+
+#include "qattn/Runtime/Error.h"
+
+#include <array>
+#include <cstring>
+#include <dlfcn.h>
+#include <utility>
+
+using namespace qattn::rt;
+
+namespace {
+//===----------------------------------------------------------------------===//
+// Calling a C function with N pointer arguments
+//===----------------------------------------------------------------------===//
+
+/// How the symbol is held until it is cast to its real type at the call.
+using EntryPoint = void (*)();
+/// Calls an entry point with the pointers in an array.
+using Invoker = void (*)(EntryPoint, void *const *);
+
+template <size_t> using VoidPtr = void *;
+
+/// Calls `entry` as a `void (*)(void *, ... N times)` with ptrs[0..N). The
+/// callee is a plain C function with N pointer parameters, so the pointer
+/// must have exactly that type: calling it through a varargs prototype
+/// would pass arguments the way varargs are passed, which need not match.
+template <size_t... I>
+void invokeWith(EntryPoint entry, [[maybe_unused]] void *const *ptrs,
+                std::index_sequence<I...>) {
+  using Fn = void (*)(VoidPtr<I>...);
+  reinterpret_cast<Fn>(entry)(ptrs[I]...);
+}
+
+template <size_t N> void invokeArity(EntryPoint entry, void *const *ptrs) {
+  invokeWith(entry, ptrs, std::make_index_sequence<N>());
+}
+
+template <size_t... N>
+constexpr std::array<Invoker, sizeof...(N)>
+makeInvokers(std::index_sequence<N...>) {
+  return {&invokeArity<N>...};
+}
+
+/// kInvokers[n] calls an entry point with n pointers.
+constexpr std::array<Invoker, kCpuMaxMemrefs + 1> kInvokers =
+    makeInvokers(std::make_index_sequence<kCpuMaxMemrefs + 1>());
+
+//===----------------------------------------------------------------------===//
+// Memref descriptors
+//===----------------------------------------------------------------------===//
+
+static_assert(sizeof(void *) == sizeof(int64_t),
+              "memref descriptors are laid out for 64-bit pointers");
+
+/// The MLIR ranked memref descriptor of a rank-r tensor as 3 + 2r words:
+/// allocated pointer, aligned pointer, offset, sizes[r], strides[r].
+std::vector<int64_t> makeDescriptor(const Tensor &tensor) {
+  const Shape &shape = tensor.getShape();
+  size_t rank = shape.size();
+  std::vector<int64_t> desc(3 + 2 * rank);
+  // The callee only writes through the results' descriptors; arguments are
+  // passed with the same non-const type because C has no other.
+  void *data = const_cast<void *>(tensor.data());
+  std::memcpy(&desc[0], &data, sizeof(data));
+  std::memcpy(&desc[1], &data, sizeof(data));
+  desc[2] = 0;
+  int64_t stride = 1;
+  for (size_t i = rank; i-- > 0;) {
+    desc[3 + i] = shape[i];
+    desc[3 + rank + i] = stride;
+    stride *= shape[i];
+  }
+  return desc;
+}
+
+//===----------------------------------------------------------------------===//
+// Artifact and functions
+//===----------------------------------------------------------------------===//
+
+struct LibraryCloser {
+  void operator()(void *handle) const { dlclose(handle); }
+};
+using LibraryHandle = std::unique_ptr<void, LibraryCloser>;
+
+class CpuFunction : public Function {
+public:
+  CpuFunction(const FunctionSpec &spec, EntryPoint entry)
+      : Function(spec), entry(entry) {}
+
+private:
+  void invoke(const std::vector<Tensor> &args,
+              std::vector<Tensor> &results) override {
+    std::vector<std::vector<int64_t>> descriptors;
+    for (const Tensor &arg : args)
+      descriptors.push_back(makeDescriptor(arg));
+    for (const Tensor &result : results)
+      descriptors.push_back(makeDescriptor(result));
+    std::vector<void *> pointers;
+    for (std::vector<int64_t> &desc : descriptors)
+      pointers.push_back(desc.data());
+    kInvokers[pointers.size()](entry, pointers.data());
+  }
+
+  EntryPoint entry;
+};
+
+class CpuArtifact : public Artifact {
+public:
+  CpuArtifact(Manifest manifest, LibraryHandle library)
+      : Artifact(std::move(manifest)), library(std::move(library)) {
+    for (const FunctionSpec &spec : this->manifest.functions)
+      functions.push_back(std::make_unique<CpuFunction>(spec, resolve(spec)));
+  }
+
+private:
+  EntryPoint resolve(const FunctionSpec &spec) const {
+    size_t memrefs = spec.args.size() + spec.results.size();
+    if (memrefs > kCpuMaxMemrefs)
+      fail("function \"", spec.name, "\" takes ", memrefs,
+           " arguments and results; target cpu calls at most ", kCpuMaxMemrefs);
+    void *symbol = dlsym(library.get(), spec.symbol.c_str());
+    if (!symbol)
+      fail(manifest.libraryPath(), ": no symbol \"", spec.symbol,
+           "\" for function \"", spec.name, "\"");
+    return reinterpret_cast<EntryPoint>(symbol);
+  }
+
+  LibraryHandle library;
+};
+} // namespace
+
+std::unique_ptr<Artifact> qattn::rt::loadCpuArtifact(Manifest manifest) {
+  std::string path = manifest.libraryPath();
+  // A path with a '/' keeps dlopen from searching the library path, so the
+  // artifact's own library is the one loaded.
+  if (path.find('/') == std::string::npos)
+    path = "./" + path;
+  LibraryHandle library(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL));
+  if (!library) {
+    const char *reason = dlerror();
+    fail("cannot load the artifact's library: ",
+         reason ? reason : path + ": unknown error");
+  }
+  return std::make_unique<CpuArtifact>(std::move(manifest), std::move(library));
+}
