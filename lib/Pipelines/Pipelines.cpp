@@ -6,6 +6,7 @@
 
 #include "qattn/Pipelines/Pipelines.h"
 #include "qattn/Conversion/Passes.h"
+#include "qattn/Dialect/QAttn/Transforms/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
 
@@ -30,13 +31,40 @@ LogicalResult mlir::qattn::buildReferenceToLLVMPipeline(OpPassManager &pm) {
   return parsePassPipeline(kReferenceToLLVM, pm);
 }
 
+LogicalResult
+mlir::qattn::buildQAttnToGPUPipeline(OpPassManager &pm,
+                                     const GpuPipelineOptions &options) {
+  std::string pipeline =
+      "qattn-tile,qattn-convert-to-gpu,canonicalize,"
+      "one-shot-bufferize{bufferize-function-boundaries "
+      "function-boundary-type-conversion=identity-layout-map},"
+      "buffer-results-to-out-params{hoist-static-allocs=true "
+      "modify-public-functions=true},canonicalize,"
+      "nvvm-attach-target{chip=" + options.chip + " features=" +
+      options.features + " O=3},"
+      // Kernel parameters are bare pointers: shapes are static, and the
+      // manifest's calling convention passes one address per tensor.
+      "gpu.module(convert-scf-to-cf,"
+      "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true},"
+      "canonicalize,cse),reconcile-unrealized-casts";
+  return parsePassPipeline(pipeline, pm);
+}
+
 void mlir::qattn::registerQAttnPassesAndPipelines() {
   registerQAttnConversionPasses();
+  registerQAttnTransformsPasses();
   PassPipelineRegistration<>(
       "qattn-reference-to-llvm",
       "Lower qattn ops through the CPU reference to the LLVM dialect",
       [](OpPassManager &pm) {
         if (failed(buildReferenceToLLVMPipeline(pm)))
           llvm::report_fatal_error("qattn-reference-to-llvm failed to build");
+      });
+  PassPipelineRegistration<>(
+      "qattn-to-gpu",
+      "Lower qattn.attention to sm_90a kernels in NVVM plus host launches",
+      [](OpPassManager &pm) {
+        if (failed(buildQAttnToGPUPipeline(pm, GpuPipelineOptions())))
+          llvm::report_fatal_error("qattn-to-gpu failed to build");
       });
 }

@@ -64,13 +64,17 @@ static void optimize(llvm::Module &module, llvm::TargetMachine &tm) {
       .run(module, mam);
 }
 
-static LogicalResult writeFile(Location loc, StringRef path,
-                               function_ref<void(llvm::raw_pwrite_stream &)> fn) {
+static LogicalResult emitObject(Location loc, llvm::Module &module,
+                                llvm::TargetMachine &tm, StringRef path) {
   std::error_code ec;
   llvm::ToolOutputFile file(path, ec, llvm::sys::fs::OF_None);
   if (ec)
     return emitError(loc) << "cannot write " << path << ": " << ec.message();
-  fn(file.os());
+  llvm::legacy::PassManager codegen;
+  if (tm.addPassesToEmitFile(codegen, file.os(), nullptr,
+                             llvm::CodeGenFileType::ObjectFile))
+    return emitError(loc) << "the target cannot emit object files";
+  codegen.run(module);
   file.keep();
   return success();
 }
@@ -99,13 +103,7 @@ LogicalResult mlir::qattn::emitCpuArtifact(ModuleOp module,
     return failure();
 
   // Names live on in the manifest; LLVM would only warn about them.
-  StringAttr nameAttr = StringAttr::get(module.getContext(), "qattn.name");
-  for (auto func : module.getOps<func::FuncOp>()) {
-    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-      func.removeArgAttr(i, nameAttr);
-    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-      func.removeResultAttr(i, nameAttr);
-  }
+  stripNameAttributes(module);
 
   PassManager pm(module.getContext());
   if (failed(buildReferenceToLLVMPipeline(pm)) || failed(pm.run(module)))
@@ -133,21 +131,13 @@ LogicalResult mlir::qattn::emitCpuArtifact(ModuleOp module,
     llvm::sys::path::append(p, name);
     return std::string(p);
   };
+  StringRef dir = options.outputDir;
   if (options.emitLLVMIR &&
-      failed(writeFile(loc, path("module.ll"), [&](llvm::raw_pwrite_stream &os) {
+      failed(writeArtifactFile(loc, dir, "module.ll", [&](raw_ostream &os) {
         llvmModule->print(os, nullptr);
       })))
     return failure();
-  LogicalResult emitted = success();
-  if (failed(writeFile(loc, path("module.o"), [&](llvm::raw_pwrite_stream &os) {
-        llvm::legacy::PassManager codegen;
-        if (tm->addPassesToEmitFile(codegen, os, nullptr,
-                                    llvm::CodeGenFileType::ObjectFile))
-          emitted = emitError(loc) << "the target cannot emit object files";
-        else
-          codegen.run(*llvmModule);
-      })) ||
-      failed(emitted))
+  if (failed(emitObject(loc, *llvmModule, *tm, path("module.o"))))
     return failure();
   if (failed(link(loc, options.linker, path("module.o"), path("module.so"))))
     return failure();
@@ -158,7 +148,7 @@ LogicalResult mlir::qattn::emitCpuArtifact(ModuleOp module,
                               {"target", "cpu"},
                               {"library", "module.so"},
                               {"functions", std::move(*functions)}};
-  return writeFile(loc, path("manifest.json"), [&](llvm::raw_pwrite_stream &os) {
+  return writeArtifactFile(loc, dir, "manifest.json", [&](raw_ostream &os) {
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest)))
        << "\n";
   });

@@ -8,12 +8,15 @@
 #include "qattn/Target/Artifact.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
 using namespace mlir::qattn;
 namespace json = llvm::json;
 
-static std::optional<StringRef> dtypeName(Type type) {
+std::optional<StringRef> mlir::qattn::getDtypeName(Type type) {
   if (type.isF64()) return StringRef("f64");
   if (type.isF32()) return StringRef("f32");
   if (type.isF16()) return StringRef("f16");
@@ -30,7 +33,7 @@ static FailureOr<json::Object> describeTensor(func::FuncOp func, Type type,
                                               StringAttr name) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   std::optional<StringRef> dtype =
-      tensor ? dtypeName(tensor.getElementType()) : std::nullopt;
+      tensor ? getDtypeName(tensor.getElementType()) : std::nullopt;
   if (!tensor || !tensor.hasStaticShape() || !dtype) {
     func.emitError() << "cannot export " << what << " " << index << " of type "
                      << type
@@ -137,4 +140,28 @@ FailureOr<json::Array> mlir::qattn::describeFunctions(ModuleOp module) {
     return failure();
   }
   return functions;
+}
+
+void mlir::qattn::stripNameAttributes(ModuleOp module) {
+  StringAttr name = StringAttr::get(module.getContext(), "qattn.name");
+  for (auto func : module.getOps<func::FuncOp>()) {
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      func.removeArgAttr(i, name);
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+      func.removeResultAttr(i, name);
+  }
+}
+
+LogicalResult
+mlir::qattn::writeArtifactFile(Location loc, StringRef dir, StringRef name,
+                               function_ref<void(raw_ostream &)> contents) {
+  SmallString<128> path(dir);
+  llvm::sys::path::append(path, name);
+  std::error_code ec;
+  llvm::ToolOutputFile file(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return emitError(loc) << "cannot write " << path << ": " << ec.message();
+  contents(file.os());
+  file.keep();
+  return success();
 }

@@ -10,5 +10,5 @@ func.func @f(%x: tensor<4xf32>, %i: index) -> tensor<4xf32> {
 }
 
 // MISSING: qattn-compile: error: cannot open input file '{{.*}}.missing'
-// TARGET: qattn-compile: error: unknown target 'tpu' (available: cpu)
+// TARGET: qattn-compile: error: unknown target 'tpu' (available: cpu, cuda)
 // EMPTY: error: no public function to export

@@ -31,8 +31,17 @@ static llvm::cl::opt<std::string>
     outputDir("o", llvm::cl::desc("Artifact directory to write"),
               llvm::cl::value_desc("dir"), llvm::cl::Required);
 static llvm::cl::opt<std::string>
-    target("target", llvm::cl::desc("What to compile for: cpu (the reference)"),
+    target("target",
+           llvm::cl::desc("What to compile for: cpu (the reference lowering, a "
+                          "shared library) or cuda (PTX/cubin for the GPU)"),
            llvm::cl::init("cpu"));
+static llvm::cl::opt<std::string>
+    chip("chip", llvm::cl::desc("GPU architecture for --target=cuda"),
+         llvm::cl::init("sm_90a"));
+static llvm::cl::opt<bool>
+    noCubin("no-cubin",
+            llvm::cl::desc("--target=cuda: write PTX only, skip ptxas"),
+            llvm::cl::init(false));
 static llvm::cl::opt<bool> emitLLVM("emit-llvm",
                                     llvm::cl::desc("Also write module.ll"),
                                     llvm::cl::init(false));
@@ -63,9 +72,21 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
+  if (target == "cuda") {
+    qattn::CudaArtifactOptions options;
+    options.outputDir = outputDir;
+    options.gpu.chip = chip;
+    options.emitCubin = !noCubin;
+    if (failed(qattn::emitCudaArtifact(*module, options)))
+      return 1;
+    llvm::outs() << "wrote " << outputDir << "/manifest.json and the kernels ("
+                 << outputDir << "/module.ptx"
+                 << (noCubin ? "" : ", module.cubin if ptxas ran") << ")\n";
+    return 0;
+  }
   if (target != "cpu") {
     llvm::errs() << "qattn-compile: error: unknown target '" << target
-                 << "' (available: cpu)\n";
+                 << "' (available: cpu, cuda)\n";
     return 1;
   }
   qattn::CpuArtifactOptions options;

@@ -38,4 +38,26 @@ def QAttnExportCInterface : Pass<"qattn-export-c-interface", "mlir::ModuleOp"> {
   }];
 }
 
+def QAttnConvertToGPU : Pass<"qattn-convert-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Lower qattn.attention to GPU kernels and host launches";
+  let description = [{
+    Replaces each tiled `qattn.attention` (see `qattn-tile`) with
+    `gpu.launch_func`s of kernels it builds in `gpu.module @qattn_kernels`:
+    one warp per query row, lanes over the head dimension, keys streamed with
+    an online softmax and dequantized in registers (stage 2 in integers, then
+    the stage-1 scale), a warp shuffle reduction for each score; with several
+    key splits, each CTA writes a partial row (output, max, sum) to scratch
+    buffers and a combine kernel merges them (flash-decoding).
+
+    Operands enter and leave through `bufferization.to_buffer` / `to_tensor`,
+    so the host function bufferizes with one-shot bufferization; the host
+    side then only allocates scratch buffers and launches kernels, which is
+    what the artifact manifest records.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+}
+
 #endif // QATTN_CONVERSION_PASSES_TD

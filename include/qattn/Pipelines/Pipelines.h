@@ -19,6 +19,19 @@ namespace mlir::qattn {
 /// points taking memref descriptors, results as trailing out-parameters.
 LogicalResult buildReferenceToLLVMPipeline(OpPassManager &pm);
 
+/// Options of the GPU pipeline.
+struct GpuPipelineOptions {
+  std::string chip = "sm_90a";
+  std::string features = "+ptx80";
+};
+
+/// `qattn-to-gpu`: qattn.attention on tensors -> a host function on buffers
+/// that only allocates scratch and launches kernels, plus `gpu.module
+/// @qattn_kernels` lowered to NVVM and attached to an NVVM target. The
+/// artifact emitter then serializes the module (gpu-module-to-binary).
+LogicalResult buildQAttnToGPUPipeline(OpPassManager &pm,
+                                      const GpuPipelineOptions &options);
+
 /// Registers the dialect's passes and the pipelines above.
 void registerQAttnPassesAndPipelines();
 

@@ -10,6 +10,8 @@
 #ifndef QATTN_TARGET_ARTIFACT_H
 #define QATTN_TARGET_ARTIFACT_H
 
+#include "qattn/Pipelines/Pipelines.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/JSON.h"
 
@@ -23,6 +25,17 @@ namespace mlir::qattn {
 /// anything the calling convention cannot express.
 FailureOr<llvm::json::Array> describeFunctions(ModuleOp module);
 
+/// The manifest's name of an element type ("f32", "i8", ...), if it has one.
+std::optional<StringRef> getDtypeName(Type type);
+
+/// Drops the `qattn.name` argument/result attributes, once the manifest has
+/// them: the lowerings have no use for them.
+void stripNameAttributes(ModuleOp module);
+
+/// Writes `contents` to `dir/name`, reporting failures at `loc`.
+LogicalResult writeArtifactFile(Location loc, StringRef dir, StringRef name,
+                                function_ref<void(raw_ostream &)> contents);
+
 struct CpuArtifactOptions {
   std::string outputDir;
   /// Also write the optimized LLVM IR as module.ll.
@@ -34,6 +47,21 @@ struct CpuArtifactOptions {
 /// Lowers `module` (tensor level, qattn ops) through the CPU reference
 /// pipeline and writes module.so and manifest.json into the output directory.
 LogicalResult emitCpuArtifact(ModuleOp module, const CpuArtifactOptions &options);
+
+struct CudaArtifactOptions {
+  std::string outputDir;
+  GpuPipelineOptions gpu;
+  /// Also assemble a cubin with ptxas (through gpu-module-to-binary). When
+  /// that fails the artifact carries PTX only, which the driver can JIT.
+  bool emitCubin = true;
+  /// CUDA toolkit root for ptxas and libdevice ("" = $CUDA_HOME or
+  /// /usr/local/cuda).
+  std::string toolkitPath;
+};
+
+/// Lowers `module` through the GPU pipeline and writes module.ptx,
+/// module.cubin (when it can) and manifest.json into the output directory.
+LogicalResult emitCudaArtifact(ModuleOp module, const CudaArtifactOptions &options);
 
 } // namespace mlir::qattn
 

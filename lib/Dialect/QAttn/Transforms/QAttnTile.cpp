@@ -27,14 +27,22 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   /// a decode row alone would otherwise stream its whole cache through 1 SM.
   int64_t chooseSplits(AttentionOp op) const {
     int64_t rows = op.getBatch() * op.getNumQueryHeads() * op.getNumQueries();
-    int64_t ctas = llvm::divideCeilSigned(rows, warps);
+    int64_t ctas = llvm::divideCeilSigned(rows, int64_t(warps));
     int64_t keys = op.getNumCacheKeys() + op.getNumBufferKeys();
-    int64_t wanted = llvm::divideCeilSigned(numSMs * ctasPerSM, ctas);
+    int64_t wanted =
+        llvm::divideCeilSigned(int64_t(numSMs * ctasPerSM), ctas);
     int64_t affordable = std::max<int64_t>(1, keys / minKeysPerSplit);
     return std::max<int64_t>(1, std::min(wanted, affordable));
   }
 
   void runOnOperation() override {
+    if (failed(GpuTilingAttr::verifyInvariants(
+            [&] { return getOperation().emitError("qattn-tile: "); }, warps,
+            splits > 0 ? int64_t(splits) : 1)) ||
+        numSMs < 1 || ctasPerSM < 1 || minKeysPerSplit < 1) {
+      getOperation().emitError("qattn-tile: invalid options");
+      return signalPassFailure();
+    }
     getOperation()->walk([&](AttentionOp op) {
       if (op.getGpuTilingAttr())
         return;

@@ -1,0 +1,566 @@
+//===- QAttnToGPU.cpp - qattn.attention as GPU kernels --------------------===//
+//
+// Part of the qattn project.
+//
+// The first GPU lowering: correctness first, on CUDA cores. One warp per query
+// row; lane l holds channels [l * d/32, (l+1) * d/32) of the query, the output
+// accumulator and each key/value row it dequantizes; a butterfly shuffle sums
+// each score. Keys stream with an online softmax; several key splits per row
+// (flash-decoding) write partial rows that a combine kernel merges.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qattn/Conversion/FormatMath.h"
+#include "qattn/Conversion/LoweringUtils.h"
+#include "qattn/Conversion/Passes.h"
+#include "qattn/Dialect/QAttn/IR/QAttnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include <cmath>
+
+namespace mlir::qattn {
+#define GEN_PASS_DEF_QATTNCONVERTTOGPU
+#include "qattn/Conversion/Passes.h.inc"
+} // namespace mlir::qattn
+
+using namespace mlir;
+using namespace mlir::qattn;
+using namespace mlir::qattn::format;
+
+// A warp is the unit that owns a query row.
+static constexpr int64_t kWarpSize = 32;
+
+static constexpr StringLiteral kKernelModuleName = "qattn_kernels";
+
+//===----------------------------------------------------------------------===//
+// Small IR helpers
+//===----------------------------------------------------------------------===//
+
+static Value load(ImplicitLocOpBuilder &b, Value buffer, ValueRange idx) {
+  return memref::LoadOp::create(b, buffer, idx);
+}
+static void store(ImplicitLocOpBuilder &b, Value v, Value buffer,
+                  ValueRange idx) {
+  memref::StoreOp::create(b, v, buffer, idx);
+}
+static Value add(ImplicitLocOpBuilder &b, Value x, Value y) {
+  return arith::AddIOp::create(b, x, y);
+}
+static Value mul(ImplicitLocOpBuilder &b, Value x, int64_t c) {
+  return arith::MulIOp::create(b, x, indexConst(b, c));
+}
+static Value div(ImplicitLocOpBuilder &b, Value x, int64_t c) {
+  return arith::DivUIOp::create(b, x, indexConst(b, c));
+}
+static Value rem(ImplicitLocOpBuilder &b, Value x, int64_t c) {
+  return arith::RemUIOp::create(b, x, indexConst(b, c));
+}
+static Value minIdx(ImplicitLocOpBuilder &b, Value x, Value y) {
+  return arith::MinUIOp::create(b, x, y);
+}
+static Value maxIdx(ImplicitLocOpBuilder &b, Value x, Value y) {
+  return arith::MaxUIOp::create(b, x, y);
+}
+static Value intToF32(ImplicitLocOpBuilder &b, Value v) {
+  return arith::SIToFPOp::create(b, b.getF32Type(), v);
+}
+
+/// Sum over the 32 lanes of a warp; every lane gets the total.
+static Value warpSum(ImplicitLocOpBuilder &b, Value v) {
+  for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
+    auto shuffle = gpu::ShuffleOp::create(b, v, offset, kWarpSize,
+                                          gpu::ShuffleMode::XOR);
+    v = arith::AddFOp::create(b, v, shuffle.getShuffleResult());
+  }
+  return v;
+}
+
+//===----------------------------------------------------------------------===//
+// The operands of an attention op, by role
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// One of K and V inside a kernel, with its format.
+struct KVView {
+  Value data, scales, groupScales, zeros, buffer, bufferScale;
+  Stage1Attr stage1;
+  Stage2Attr stage2;
+};
+
+/// Kernel-side values of an attention op's operands (null when absent).
+struct AttentionView {
+  Value q, qScales;
+  KVView k, v;
+  Stage1Attr qStage1;
+};
+
+/// Sizes and tiling shared by the kernels of one attention op.
+struct AttentionShape {
+  int64_t batch, qHeads, kvHeads, queries, cacheKeys, bufferKeys, headDim;
+  int64_t warps, splits;
+  bool causal;
+  float scale;
+  int64_t keys() const { return cacheKeys + bufferKeys; }
+  int64_t rows() const { return batch * qHeads * queries; }
+  int64_t channelsPerLane() const { return headDim / kWarpSize; }
+  int64_t rowCtas() const { return llvm::divideCeilSigned(rows(), warps); }
+  int64_t keysPerSplit() const { return llvm::divideCeilSigned(keys(), splits); }
+};
+} // namespace
+
+/// Maps the kernel's block arguments (one per present operand, in operand
+/// order) back to their roles.
+static AttentionView viewOperands(AttentionOp op, ValueRange args) {
+  DenseMap<Value, Value> map;
+  for (auto [operand, arg] : llvm::zip(op->getOperands(), args))
+    map[operand] = arg;
+  auto get = [&](Value v) { return v ? map.lookup(v) : Value(); };
+  AttentionView view;
+  view.q = get(op.getQ());
+  view.qScales = get(op.getQScales());
+  view.qStage1 = op.getQStage1Attr();
+  view.k = {get(op.getK()), get(op.getKScales()), get(op.getKGroupScales()),
+            get(op.getKZeros()), get(op.getKBuffer()), get(op.getKBufferScale()),
+            op.getKStage1(), op.getKStage2Attr()};
+  view.v = {get(op.getV()), get(op.getVScales()), get(op.getVGroupScales()),
+            get(op.getVZeros()), get(op.getVBuffer()), get(op.getVBufferScale()),
+            op.getVStage1(), op.getVStage2Attr()};
+  return view;
+}
+
+//===----------------------------------------------------------------------===//
+// Dequantization in registers
+//===----------------------------------------------------------------------===//
+
+/// Stage-1 scale of token `j`, channel `c` as f32.
+static Value stage1ScaleAt(ImplicitLocOpBuilder &b, Value scales,
+                           Stage1Attr scheme, Value bi, Value h, Value j,
+                           Value c) {
+  SmallVector<Value> idx = {bi, h, div(b, j, scheme.getBlock())};
+  if (scheme.getGranularity() == Granularity::channel)
+    idx.push_back(c);
+  return toF32(b, load(b, scales, idx));
+}
+
+/// Cached key/value element (bi, hk, j, c) dequantized to f32. `headBits`
+/// and `headOffset` describe head hk's codes when stage 2 is present.
+static Value dequantizeCached(ImplicitLocOpBuilder &b, const KVView &kv,
+                              Value bi, Value hk, Value j, Value c,
+                              int64_t headBits, Value headOffset) {
+  Value q8;
+  if (kv.stage2) {
+    Value g = div(b, j, kv.stage2.getGroup());
+    Value s2 = arith::ExtUIOp::create(b, b.getI32Type(),
+                                      load(b, kv.groupScales, {bi, hk, g, c}));
+    Value z2 = arith::ExtSIOp::create(b, b.getI32Type(),
+                                      load(b, kv.zeros, {bi, hk, g, c}));
+    Value code = unpackCode(b, c, headBits, kv.stage2.getOrder(), [&](Value byte) {
+      Value v = load(b, kv.data, {bi, j, add(b, headOffset, byte)});
+      return arith::ExtUIOp::create(b, b.getI32Type(), v);
+    });
+    q8 = stage2Decode(b, code, s2, z2);
+  } else {
+    q8 = arith::ExtSIOp::create(b, b.getI32Type(), load(b, kv.data, {bi, hk, j, c}));
+  }
+  Value s1 = stage1ScaleAt(b, kv.scales, kv.stage1, bi, hk, j, c);
+  return arith::MulFOp::create(b, intToF32(b, q8), s1);
+}
+
+/// Decode-buffer element (bi, hk, j, c): int8 times the head's fixed scale.
+static Value dequantizeBuffered(ImplicitLocOpBuilder &b, const KVView &kv,
+                                Value bi, Value hk, Value j, Value c) {
+  Value q8 = arith::ExtSIOp::create(b, b.getI32Type(),
+                                    load(b, kv.buffer, {bi, hk, j, c}));
+  Value s = load(b, kv.bufferScale, {bi, hk});
+  return arith::MulFOp::create(b, intToF32(b, q8), s);
+}
+
+//===----------------------------------------------------------------------===//
+// The attention kernel
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Online-softmax state of one warp's row: running max, sum, accumulators.
+struct RowState {
+  Value max, sum;
+  SmallVector<Value> acc;
+  SmallVector<Value> flat() const {
+    SmallVector<Value> v = {max, sum};
+    v.append(acc.begin(), acc.end());
+    return v;
+  }
+  static RowState unflat(ValueRange v) {
+    return {v[0], v[1], SmallVector<Value>(v.drop_front(2))};
+  }
+};
+
+using LoadFn = function_ref<Value(Value j, Value c)>;
+
+class AttentionKernelEmitter {
+public:
+  AttentionKernelEmitter(ImplicitLocOpBuilder &b, const AttentionShape &shape,
+                         const AttentionView &view, Type outType)
+      : b(b), shape(shape), view(view), outType(outType) {}
+
+  /// Body of the main kernel; `outputs` is {out} or {partialAcc, partialMaxSum}.
+  void emitMain(ValueRange outputs) {
+    Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+    Value lane = rem(b, tid, kWarpSize);
+    Value row = add(b, mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::y),
+                           shape.warps),
+                    div(b, tid, kWarpSize));
+    Value split = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
+                                          indexConst(b, shape.rows()));
+    auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+
+    Value i = rem(b, row, shape.queries);
+    Value bh = div(b, row, shape.queries);
+    Value h = rem(b, bh, shape.qHeads);
+    Value bi = div(b, bh, shape.qHeads);
+    Value hk = div(b, h, shape.qHeads / shape.kvHeads);
+    SmallVector<Value> channels;
+    for (int64_t t = 0; t < shape.channelsPerLane(); ++t)
+      channels.push_back(add(b, mul(b, lane, shape.channelsPerLane()),
+                             indexConst(b, t)));
+    RowIndex idx{bi, h, hk, i, row, split, lane, channels};
+
+    // Mixed per-head bit widths: specialize the row per KV head, so every
+    // head's code width and byte offset are constants (the branch is
+    // warp-uniform).
+    if (!isMixed(view.k.stage2) && !isMixed(view.v.stage2))
+      return emitRow(idx, std::nullopt, outputs);
+    SmallVector<int64_t> cases = llvm::to_vector(llvm::seq<int64_t>(0, shape.kvHeads));
+    auto sw = scf::IndexSwitchOp::create(b, TypeRange{}, hk, cases,
+                                         cases.size());
+    for (int64_t head : cases) {
+      b.setInsertionPointToStart(&sw.getCaseRegions()[head].emplaceBlock());
+      emitRow(idx, head, outputs);
+      scf::YieldOp::create(b);
+    }
+    b.setInsertionPointToStart(&sw.getDefaultRegion().emplaceBlock());
+    scf::YieldOp::create(b);
+  }
+
+  /// Body of the combine kernel merging `splits` partial rows.
+  void emitCombine(Value partialAcc, Value partialMaxSum, Value out) {
+    Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+    Value lane = rem(b, tid, kWarpSize);
+    Value row = add(b, mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                           shape.warps),
+                    div(b, tid, kWarpSize));
+    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
+                                          indexConst(b, shape.rows()));
+    auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+
+    Value zero = indexConst(b, 0), one = indexConst(b, 1);
+    Value splits = indexConst(b, shape.splits);
+    Value rowMax = reduceRange1(b, zero, splits, f32Const(b, -INFINITY),
+                                [&](Value s, Value m) {
+      return arith::MaximumFOp::create(b, m, load(b, partialMaxSum, {row, s, zero}));
+    });
+    SmallVector<Value> init(1 + shape.channelsPerLane(), f32Const(b, 0.0));
+    SmallVector<Value> merged = reduceRange(
+        b, zero, splits, init, [&](Value s, ValueRange acc) {
+          Value m = load(b, partialMaxSum, {row, s, zero});
+          Value w = math::ExpOp::create(b, arith::SubFOp::create(b, m, rowMax));
+          Value l = load(b, partialMaxSum, {row, s, one});
+          SmallVector<Value> next = {arith::AddFOp::create(
+              b, acc[0], arith::MulFOp::create(b, w, l))};
+          for (int64_t t = 0; t < shape.channelsPerLane(); ++t) {
+            Value a = load(b, partialAcc, {row, s, channel(lane, t)});
+            next.push_back(arith::AddFOp::create(
+                b, acc[1 + t], arith::MulFOp::create(b, w, a)));
+          }
+          return next;
+        });
+    Value i = rem(b, row, shape.queries);
+    Value bh = div(b, row, shape.queries);
+    Value h = rem(b, bh, shape.qHeads);
+    Value bi = div(b, bh, shape.qHeads);
+    for (int64_t t = 0; t < shape.channelsPerLane(); ++t) {
+      Value o = arith::DivFOp::create(b, merged[1 + t], merged[0]);
+      store(b, fromF32(b, o, outType), out, {bi, h, i, channel(lane, t)});
+    }
+  }
+
+private:
+  struct RowIndex {
+    Value bi, h, hk, i, row, split, lane;
+    SmallVector<Value> channels;
+  };
+
+  static bool isMixed(Stage2Attr s) { return s && s.getBits().size() > 1; }
+
+  Value channel(Value lane, int64_t t) {
+    return add(b, mul(b, lane, shape.channelsPerLane()), indexConst(b, t));
+  }
+
+  /// Head hk's code width and first byte in a packed row.
+  std::pair<int64_t, Value> headCodes(Stage2Attr s, Value hk,
+                                      std::optional<int64_t> head) {
+    if (!s)
+      return {0, Value()};
+    if (head)
+      return {s.getBitsOfHead(*head),
+              indexConst(b, s.getHeadByteOffset(*head, shape.headDim))};
+    int64_t bits = s.getBits().front();
+    return {bits, mul(b, hk, shape.headDim * bits / 8)};
+  }
+
+  /// Streams keys [lo, hi) through the online softmax.
+  RowState streamKeys(Value lo, Value hi, const RowState &init,
+                      ArrayRef<Value> q, ArrayRef<Value> channels, LoadFn loadK,
+                      LoadFn loadV) {
+    SmallVector<Value> out = reduceRange(
+        b, lo, hi, init.flat(), [&](Value j, ValueRange flat) {
+          RowState st = RowState::unflat(flat);
+          Value part = f32Const(b, 0.0);
+          for (auto [qt, c] : llvm::zip(q, channels))
+            part = arith::AddFOp::create(
+                b, part, arith::MulFOp::create(b, qt, loadK(j, c)));
+          Value score = warpSum(b, part);
+          Value newMax = arith::MaximumFOp::create(b, st.max, score);
+          Value correction = math::ExpOp::create(
+              b, arith::SubFOp::create(b, st.max, newMax));
+          Value p = math::ExpOp::create(b, arith::SubFOp::create(b, score, newMax));
+          RowState next;
+          next.max = newMax;
+          next.sum = arith::AddFOp::create(
+              b, arith::MulFOp::create(b, st.sum, correction), p);
+          for (auto [a, c] : llvm::zip(st.acc, channels))
+            next.acc.push_back(arith::AddFOp::create(
+                b, arith::MulFOp::create(b, a, correction),
+                arith::MulFOp::create(b, p, loadV(j, c))));
+          return next.flat();
+        });
+    return RowState::unflat(out);
+  }
+
+  void emitRow(const RowIndex &x, std::optional<int64_t> head,
+               ValueRange outputs) {
+    // The query row, pre-multiplied by the softmax scale.
+    Value scale = f32Const(b, shape.scale);
+    SmallVector<Value> q;
+    for (Value c : x.channels) {
+      Value v;
+      if (view.qScales) {
+        Value q8 = intToF32(b, load(b, view.q, {x.bi, x.h, x.i, c}));
+        v = arith::MulFOp::create(
+            b, q8, stage1ScaleAt(b, view.qScales, view.qStage1, x.bi, x.h, x.i, c));
+      } else {
+        v = toF32(b, load(b, view.q, {x.bi, x.h, x.i, c}));
+      }
+      q.push_back(arith::MulFOp::create(b, v, scale));
+    }
+
+    // This split's keys, cut at the causal diagonal.
+    Value lo = mul(b, x.split, shape.keysPerSplit());
+    Value hi = minIdx(b, add(b, lo, indexConst(b, shape.keysPerSplit())),
+                      indexConst(b, shape.keys()));
+    if (shape.causal)
+      hi = minIdx(b, hi, add(b, x.i, indexConst(b, shape.keys() -
+                                                         shape.queries + 1)));
+    lo = minIdx(b, lo, hi);
+
+    RowState st{f32Const(b, -INFINITY), f32Const(b, 0.0),
+                SmallVector<Value>(q.size(), f32Const(b, 0.0))};
+    auto [kBits, kOffset] = headCodes(view.k.stage2, x.hk, head);
+    auto [vBits, vOffset] = headCodes(view.v.stage2, x.hk, head);
+    Value cacheEnd = indexConst(b, shape.cacheKeys);
+    st = streamKeys(
+        lo, minIdx(b, hi, cacheEnd), st, q, x.channels,
+        [&](Value j, Value c) {
+          return dequantizeCached(b, view.k, x.bi, x.hk, j, c, kBits, kOffset);
+        },
+        [&](Value j, Value c) {
+          return dequantizeCached(b, view.v, x.bi, x.hk, j, c, vBits, vOffset);
+        });
+    if (view.k.buffer) {
+      // Buffer tokens follow the cache's: key j is buffer row j - Nk.
+      Value bLo = arith::SubIOp::create(b, maxIdx(b, lo, cacheEnd), cacheEnd);
+      Value bHi = arith::SubIOp::create(b, maxIdx(b, hi, cacheEnd), cacheEnd);
+      st = streamKeys(
+          bLo, bHi, st, q, x.channels,
+          [&](Value j, Value c) {
+            return dequantizeBuffered(b, view.k, x.bi, x.hk, j, c);
+          },
+          [&](Value j, Value c) {
+            return dequantizeBuffered(b, view.v, x.bi, x.hk, j, c);
+          });
+    }
+    writeRow(x, st, outputs);
+  }
+
+  void writeRow(const RowIndex &x, const RowState &st, ValueRange outputs) {
+    if (shape.splits == 1) {
+      for (auto [a, c] : llvm::zip(st.acc, x.channels)) {
+        Value o = arith::DivFOp::create(b, a, st.sum);
+        store(b, fromF32(b, o, outType), outputs[0], {x.bi, x.h, x.i, c});
+      }
+      return;
+    }
+    for (auto [a, c] : llvm::zip(st.acc, x.channels))
+      store(b, a, outputs[0], {x.row, x.split, c});
+    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x.lane,
+                                        indexConst(b, 0));
+    auto ifOp = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    store(b, st.max, outputs[1], {x.row, x.split, indexConst(b, 0)});
+    store(b, st.sum, outputs[1], {x.row, x.split, indexConst(b, 1)});
+  }
+
+  ImplicitLocOpBuilder &b;
+  const AttentionShape &shape;
+  const AttentionView &view;
+  Type outType;
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Kernel creation and the host side
+//===----------------------------------------------------------------------===//
+
+static FailureOr<AttentionShape> getShape(AttentionOp op) {
+  GpuTilingAttr tiling = op.getGpuTilingAttr();
+  if (!tiling)
+    return op.emitOpError("has no #qattn.gpu_tiling: run qattn-tile first");
+  if (op.getSoftmaxOrDefault().getMode() != SoftmaxMode::exact)
+    return op.emitOpError(
+        "SAS softmax is not supported by the GPU lowering yet");
+  if (op.getHeadDim() % kWarpSize != 0)
+    return op.emitOpError() << "expected a head dimension that is a multiple of "
+                            << kWarpSize << " on the GPU, got "
+                            << op.getHeadDim();
+  return AttentionShape{op.getBatch(),        op.getNumQueryHeads(),
+                        op.getNumKVHeads(),   op.getNumQueries(),
+                        op.getNumCacheKeys(), op.getNumBufferKeys(),
+                        op.getHeadDim(),      tiling.getWarps(),
+                        tiling.getSplits(),   op.getCausal(),
+                        op.getSoftmaxScale()};
+}
+
+/// A kernel in the module's kernel gpu.module, with its entry block ready.
+static gpu::GPUFuncOp createKernel(gpu::GPUModuleOp module, Location loc,
+                                   StringRef name, TypeRange argTypes,
+                                   int64_t threads) {
+  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+  auto type = FunctionType::get(module.getContext(), argTypes, {});
+  auto kernel = gpu::GPUFuncOp::create(mb, loc, name, type);
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(
+      mb.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  SymbolTable(module).insert(kernel); // uniquifies the name
+  OpBuilder eb = OpBuilder::atBlockBegin(&kernel.front());
+  gpu::ReturnOp::create(eb, loc);
+  return kernel;
+}
+
+static gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module) {
+  if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName))
+    return existing;
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  UnitAttr::get(module.getContext()));
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  return gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModuleName);
+}
+
+static gpu::KernelDim3 dims(ImplicitLocOpBuilder &b, int64_t x, int64_t y) {
+  return {indexConst(b, x), indexConst(b, y), indexConst(b, 1)};
+}
+
+static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
+                                    StringRef prefix) {
+  FailureOr<AttentionShape> shape = getShape(op);
+  if (failed(shape))
+    return failure();
+  OpBuilder builder(op);
+  ImplicitLocOpBuilder b(op.getLoc(), builder);
+  RankedTensorType outType = op.getResult().getType();
+  int64_t threads = shape->warps * kWarpSize;
+
+  // Host: operand buffers, the output, and scratch for split partials.
+  SmallVector<Value> operands;
+  for (Value v : op->getOperands())
+    operands.push_back(toBuffer(b, v));
+  Value out = allocFor(b, outType);
+  SmallVector<Value> outputs = {out};
+  if (shape->splits > 1) {
+    int64_t rows = shape->rows(), splits = shape->splits;
+    outputs = {memref::AllocOp::create(
+                   b, MemRefType::get({rows, splits, shape->headDim},
+                                      b.getF32Type())),
+               memref::AllocOp::create(
+                   b, MemRefType::get({rows, splits, 2}, b.getF32Type()))};
+  }
+
+  SmallVector<Value> mainArgs(operands);
+  mainArgs.append(outputs);
+  auto main = createKernel(kernels, op.getLoc(), (prefix + "_attention").str(),
+                           ValueRange(mainArgs).getTypes(), threads);
+  {
+    OpBuilder kb = OpBuilder::atBlockBegin(&main.front());
+    ImplicitLocOpBuilder k(op.getLoc(), kb);
+    AttentionView view = viewOperands(op, main.getArguments());
+    AttentionKernelEmitter(k, *shape, view, outType.getElementType())
+        .emitMain(main.getArguments().take_back(outputs.size()));
+  }
+  gpu::LaunchFuncOp::create(b, main, dims(b, shape->splits, shape->rowCtas()),
+                            dims(b, threads, 1), Value(), mainArgs);
+
+  if (shape->splits > 1) {
+    SmallVector<Value> combineArgs = {outputs[0], outputs[1], out};
+    auto combine = createKernel(kernels, op.getLoc(), (prefix + "_combine").str(),
+                                ValueRange(combineArgs).getTypes(), threads);
+    OpBuilder kb = OpBuilder::atBlockBegin(&combine.front());
+    ImplicitLocOpBuilder k(op.getLoc(), kb);
+    AttentionView view;
+    AttentionKernelEmitter(k, *shape, view, outType.getElementType())
+        .emitCombine(combine.getArgument(0), combine.getArgument(1),
+                     combine.getArgument(2));
+    gpu::LaunchFuncOp::create(b, combine, dims(b, shape->rowCtas(), 1),
+                              dims(b, threads, 1), Value(), combineArgs);
+  }
+  op.replaceAllUsesWith(toTensor(b, out, outType));
+  op.erase();
+  return success();
+}
+
+namespace {
+struct QAttnConvertToGPUPass
+    : qattn::impl::QAttnConvertToGPUBase<QAttnConvertToGPUPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    WalkResult unsupported = module.walk([](Operation *op) {
+      if (isa<QAttnDialect>(op->getDialect()) && !isa<AttentionOp>(op)) {
+        op->emitOpError("is not supported by the GPU lowering yet; quantize "
+                        "on the host (the CPU artifact) and pass the "
+                        "quantized tensors");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (unsupported.wasInterrupted())
+      return signalPassFailure();
+
+    SmallVector<AttentionOp> ops;
+    module.walk([&](AttentionOp op) { ops.push_back(op); });
+    if (ops.empty())
+      return;
+    gpu::GPUModuleOp kernels = getOrCreateKernelModule(module);
+    for (AttentionOp op : ops) {
+      auto func = op->getParentOfType<func::FuncOp>();
+      StringRef prefix = func ? func.getSymName() : StringRef("qattn");
+      if (failed(lowerAttention(op, kernels, prefix)))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace
