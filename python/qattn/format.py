@@ -27,7 +27,6 @@ __all__ = [
     "round_half_away",
     "bf16_to_f32",
     "f32_to_bf16",
-    "round_to_output",
     "stage1_quantize",
     "stage1_dequantize",
     "stage2_params",
@@ -98,19 +97,6 @@ def f32_to_bf16(x):
     return np.where(nan, (u >> 16) | 0x40, rounded).astype(np.uint16)
 
 
-def round_to_output(x, dtype):
-    """Round f32 values to an output type ('f32', 'f16', 'bf16'; nearest even) and return them
-    as float64 values (bf16 via ``f32_to_bf16``)."""
-    x = np.asarray(x, F32)
-    if dtype == "f32":
-        return x.astype(np.float64)
-    if dtype == "f16":
-        return x.astype(np.float16).astype(np.float64)
-    if dtype == "bf16":
-        return bf16_to_f32(f32_to_bf16(x)).astype(np.float64)
-    raise ValueError(f"output dtype must be 'f32', 'f16' or 'bf16', got {dtype!r}")
-
-
 def _as_f32(x):
     """Input conversion of FORMAT.md: f32 stays, f16 is widened exactly.
 
@@ -172,7 +158,8 @@ def stage1_quantize(x, block, scale_dtype="f32", granularity="block"):
     m = np.maximum.reduceat(np.abs(x), _starts(n, block), axis=2)  # [B, H, NB, d]
     if granularity == "block":
         m = m.max(axis=3)  # [B, H, NB]
-    s1 = (m / F32(127)).astype(_SCALE_DTYPES[scale_dtype])
+    with np.errstate(over="ignore"):  # an f16 scale above 65504 becomes inf (FORMAT.md)
+        s1 = (m / F32(127)).astype(_SCALE_DTYPES[scale_dtype])
     q8 = _quantize_symmetric(x, _scale_per_element(s1, block, n))
     return q8, s1
 
@@ -207,7 +194,8 @@ def stage1_dequantize(q8, s1, block, granularity=None):
     expected = {"block": 3, "channel": 4}
     if granularity is not None and expected.get(granularity) != s1.ndim:
         raise ValueError(f"granularity {granularity!r} does not match scales of shape {s1.shape}")
-    return q8.astype(F32) * _scale_per_element(s1, block, q8.shape[2])
+    with np.errstate(invalid="ignore"):  # 0 * inf = NaN for an overflowed f16 scale
+        return q8.astype(F32) * _scale_per_element(s1, block, q8.shape[2])
 
 
 # --------------------------------------------------------------------------------------------

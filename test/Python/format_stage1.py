@@ -181,4 +181,25 @@ for bad in (
         pass
     else:
         raise AssertionError("expected ValueError")
+# ---- f32_to_bf16 (output rounding, nearest even) -------------------------------------------------
+x = np.array([1.0, 1 + 2.0**-8, 1 + 3 * 2.0**-8, 1 + 2.0**-8 + 2.0**-20, -3.14159, 0.0, -0.0,
+              np.inf, -np.inf, 3.4e38, 2.0**-133 + 2.0**-140, np.nan], np.float32)
+back = F.bf16_to_f32(F.f32_to_bf16(x))
+want_vals = [1.0, 1.0, 1 + 2.0**-6, 1 + 2.0**-7, -3.140625, 0.0, -0.0, np.inf, -np.inf, np.inf,
+             2.0**-133]
+assert back[:11].tolist() == want_vals, back
+assert np.signbit(back[6]) and np.isnan(back[11])
+# exhaustive over bf16 values: a bf16 value converts to itself
+allv = F.bf16_to_f32(np.arange(65536, dtype=np.uint16))
+fin = ~np.isnan(allv)
+assert np.array_equal(F.f32_to_bf16(allv)[fin], np.arange(65536, dtype=np.uint16)[fin])
+# random f32 values: the result is one of the two neighbours and the nearer (ties to even)
+r = rng.standard_normal(100000).astype(np.float32) * np.float32(1e3)
+b = F.bf16_to_f32(F.f32_to_bf16(r)).astype(np.float64)
+u = r.view(np.uint32)
+lo = ((u >> 16) << 16).view(np.float32).astype(np.float64)
+hi = (((u >> 16) + 1) << 16).astype(np.uint32).view(np.float32).astype(np.float64)
+assert np.all((b == lo) | (b == hi))
+assert np.all(np.abs(b - r) <= np.minimum(np.abs(lo - r), np.abs(hi - r)))
+print("stage1: f32_to_bf16 (nearest even, exhaustive identity on bf16 values) OK")
 print("format_stage1: PASS")

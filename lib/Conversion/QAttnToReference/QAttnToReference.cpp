@@ -305,16 +305,22 @@ struct LowerBufferAppend : OpRewritePattern<BufferAppendOp> {
   }
 };
 
-/// Inserts `src` into `dest` at `offsets` (a full-size, unit-stride slice).
+/// `dest` (a fresh buffer when null) with `src` written at `offsets`, as
+/// loops: a strided memref.copy would need MLIR's runner library at run time.
 static Value insertAt(ImplicitLocOpBuilder &b, Value src, Value dest,
-                      ArrayRef<OpFoldResult> offsets) {
-  auto type = cast<RankedTensorType>(src.getType());
-  SmallVector<OpFoldResult> sizes, strides;
-  for (int64_t s : type.getShape()) {
-    sizes.push_back(b.getIndexAttr(s));
-    strides.push_back(b.getIndexAttr(1));
-  }
-  return tensor::InsertSliceOp::create(b, src, dest, offsets, sizes, strides);
+                      RankedTensorType resultType, ArrayRef<Value> offsets) {
+  Value out = allocFor(b, resultType);
+  if (dest)
+    memref::CopyOp::create(b, toBuffer(b, dest), out);
+  Value from = toBuffer(b, src);
+  forEachIndex(b, cast<RankedTensorType>(src.getType()).getShape(),
+               [&](ValueRange ivs) {
+    SmallVector<Value> to;
+    for (auto [iv, off] : llvm::zip(ivs, offsets))
+      to.push_back(addIdx(b, iv, off));
+    store(b, load(b, from, ivs), out, to);
+  });
+  return toTensor(b, out, resultType);
 }
 
 struct LowerBufferFlush : OpRewritePattern<BufferFlushOp> {
@@ -349,13 +355,15 @@ struct LowerBufferFlush : OpRewritePattern<BufferFlushOp> {
     auto groupType = RankedTensorType::get({batch, heads, groups, headDim}, i8);
     auto packed = ProgressiveQuantizeOp::create(
         b, codesType, groupType, groupType, op.getBuffer(), stage2);
-    OpFoldResult zero = b.getIndexAttr(0);
+    Value zero = indexConst(b, 0);
     Value groupPos = divIdx(b, pos, stage2.getGroup());
     Value newCodes = insertAt(b, packed.getCodes(), op.getCodes(),
-                              {zero, pos, zero});
-    Value newScales = insertAt(b, packed.getScales(), op.getScales(),
-                               {zero, zero, groupPos, zero});
+                              op.getCodes().getType(), {zero, pos, zero});
+    Value newScales =
+        insertAt(b, packed.getScales(), op.getScales(),
+                 op.getScales().getType(), {zero, zero, groupPos, zero});
     Value newZeros = insertAt(b, packed.getZeros(), op.getZeros(),
+                              op.getZeros().getType(),
                               {zero, zero, groupPos, zero});
 
     // The flushed blocks' stage-1 scales are the buffer's fixed scale.
@@ -417,11 +425,11 @@ static Value concatTokens(ImplicitLocOpBuilder &b, Value cache, Value buffer) {
   SmallVector<int64_t> shape(cacheType.getShape());
   int64_t cacheTokens = shape[2];
   shape[2] += cast<RankedTensorType>(buffer.getType()).getDimSize(2);
-  Value all = tensor::EmptyOp::create(b, shape, b.getF32Type());
-  OpFoldResult zero = b.getIndexAttr(0);
-  all = insertAt(b, cache, all, {zero, zero, zero, zero});
-  return insertAt(b, buffer, all,
-                  {zero, zero, b.getIndexAttr(cacheTokens), zero});
+  auto type = RankedTensorType::get(shape, b.getF32Type());
+  Value zero = indexConst(b, 0);
+  Value all = insertAt(b, cache, Value(), type, {zero, zero, zero, zero});
+  return insertAt(b, buffer, all, type,
+                  {zero, zero, indexConst(b, cacheTokens), zero});
 }
 
 struct LowerAttention : OpRewritePattern<AttentionOp> {
