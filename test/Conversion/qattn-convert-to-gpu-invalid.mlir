@@ -1,0 +1,34 @@
+// RUN: qattn-opt %s -split-input-file --qattn-convert-to-gpu -verify-diagnostics
+
+func.func @untiled(%q: tensor<1x1x1x64xf32>, %k: tensor<1x1x64x64xi8>, %ks: tensor<1x1x1xf32>) -> tensor<1x1x1x64xf32> {
+  // expected-error@+1 {{has no #qattn.gpu_tiling: run qattn-tile first}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
+      : (tensor<1x1x1x64xf32>, tensor<1x1x64x64xi8>, tensor<1x1x1xf32>, tensor<1x1x64x64xi8>, tensor<1x1x1xf32>) -> tensor<1x1x1x64xf32>
+  return %o : tensor<1x1x1x64xf32>
+}
+
+// -----
+
+func.func @narrow(%q: tensor<1x1x1x16xf32>, %k: tensor<1x1x64x16xi8>, %ks: tensor<1x1x1xf32>) -> tensor<1x1x1x16xf32> {
+  // expected-error@+1 {{expected a head dimension that is a multiple of 32 on the GPU, got 16}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1>}
+      : (tensor<1x1x1x16xf32>, tensor<1x1x64x16xi8>, tensor<1x1x1xf32>, tensor<1x1x64x16xi8>, tensor<1x1x1xf32>) -> tensor<1x1x1x16xf32>
+  return %o : tensor<1x1x1x16xf32>
+}
+
+// -----
+
+func.func @sas(%q: tensor<1x1x1x32xf32>, %k: tensor<1x1x64x32xi8>, %ks: tensor<1x1x1xf32>) -> tensor<1x1x1x32xf32> {
+  // expected-error@+1 {{SAS softmax is not supported by the GPU lowering yet}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, softmax = #qattn.softmax<sas>, gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1>}
+      : (tensor<1x1x1x32xf32>, tensor<1x1x64x32xi8>, tensor<1x1x1xf32>, tensor<1x1x64x32xi8>, tensor<1x1x1xf32>) -> tensor<1x1x1x32xf32>
+  return %o : tensor<1x1x1x32xf32>
+}
+
+// -----
+
+func.func @host_quantize(%x: tensor<1x1x8x32xf32>) -> tensor<1x1x8x32xi8> {
+  // expected-error@+1 {{is not supported by the GPU lowering yet; quantize on the host (the CPU artifact) and pass the quantized tensors}}
+  %q, %s = qattn.quantize %x {scheme = #qattn.stage1<block = 8>} : tensor<1x1x8x32xf32> -> tensor<1x1x8x32xi8>, tensor<1x1x1xf32>
+  return %q : tensor<1x1x8x32xi8>
+}

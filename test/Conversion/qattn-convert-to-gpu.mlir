@@ -1,0 +1,56 @@
+// RUN: qattn-opt %s -split-input-file --qattn-convert-to-gpu --canonicalize | FileCheck %s
+
+// Split keys: the main kernel writes partial rows to two scratch buffers
+// (8 rows x 3 splits), then the combine kernel merges them into the output.
+// CHECK-LABEL: func.func @decode_split
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<1x8x1x64xf16>
+// CHECK: %[[ACC:.*]] = memref.alloc() : memref<8x3x64xf32>
+// CHECK: %[[ML:.*]] = memref.alloc() : memref<8x3x2xf32>
+// CHECK: gpu.launch_func @qattn_kernels::@decode_split_attention blocks in (%[[C3]], %[[C2]], %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}}) args({{.*}}, %[[ACC]] : memref<8x3x64xf32>, %[[ML]] : memref<8x3x2xf32>)
+// CHECK: gpu.launch_func @qattn_kernels::@decode_split_combine blocks in (%[[C2]], %{{.*}}, %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}}) args(%[[ACC]] : memref<8x3x64xf32>, %[[ML]] : memref<8x3x2xf32>, %[[OUT]] : memref<1x8x1x64xf16>)
+// CHECK: bufferization.to_tensor %[[OUT]]
+// CHECK: gpu.module @qattn_kernels
+// CHECK: gpu.func @decode_split_attention({{.*}}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// Stage-2 codes are unpacked in registers and decoded in integers...
+// CHECK: arith.shrui
+// CHECK: arith.subi %{{.*}}, %{{.*}} : i32
+// CHECK: arith.muli %{{.*}}, %{{.*}} : i32
+// ...each score is a butterfly sum over the warp, then the online softmax.
+// CHECK: gpu.shuffle  xor %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: gpu.func @decode_split_combine
+// CHECK: math.exp
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+func.func @decode_split(%q: tensor<1x8x1x64xf16>, %kp: tensor<1x300x64xi8>, %ks: tensor<1x2x5xf32>, %kg: tensor<1x2x19x64xi8>, %kz: tensor<1x2x19x64xi8>,
+                        %vp: tensor<1x300x64xi8>, %vs: tensor<1x2x5xf32>, %vg: tensor<1x2x19x64xi8>, %vz: tensor<1x2x19x64xi8>) -> tensor<1x8x1x64xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %kg, %kz) values(%vp, %vs, %vg, %vz)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>,
+       v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>, causal,
+       gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 3>}
+      : (tensor<1x8x1x64xf16>, tensor<1x300x64xi8>, tensor<1x2x5xf32>, tensor<1x2x19x64xi8>, tensor<1x2x19x64xi8>, tensor<1x300x64xi8>, tensor<1x2x5xf32>, tensor<1x2x19x64xi8>, tensor<1x2x19x64xi8>) -> tensor<1x8x1x64xf16>
+  return %o : tensor<1x8x1x64xf16>
+}
+
+// -----
+
+// One split: the kernel writes the output itself. Mixed per-head widths
+// specialize the row per KV head with an index switch.
+// CHECK-LABEL: func.func @mixed
+// CHECK: gpu.launch_func @qattn_kernels::@mixed_attention
+// CHECK-NOT: gpu.launch_func
+// CHECK: gpu.func @mixed_attention
+// CHECK: scf.index_switch
+// CHECK: case 0 {
+// CHECK: case 1 {
+func.func @mixed(%q: tensor<1x2x1x64xf32>, %kp: tensor<1x64x48xi8>, %ks: tensor<1x2x1xf32>, %kg: tensor<1x2x4x64xi8>, %kz: tensor<1x2x4x64xi8>) -> tensor<1x2x1x64xf32> {
+  %o = qattn.attention %q keys(%kp, %ks, %kg, %kz) values(%kp, %ks, %kg, %kz)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4, 2], group = 16>,
+       v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4, 2], group = 16>,
+       gpu_tiling = #qattn.gpu_tiling<warps = 2, splits = 1>}
+      : (tensor<1x2x1x64xf32>, tensor<1x64x48xi8>, tensor<1x2x1xf32>, tensor<1x2x4x64xi8>, tensor<1x2x4x64xi8>, tensor<1x64x48xi8>, tensor<1x2x1xf32>, tensor<1x2x4x64xi8>, tensor<1x2x4x64xi8>) -> tensor<1x2x1x64xf32>
+  return %o : tensor<1x2x1x64xf32>
+}

@@ -1,0 +1,48 @@
+// RUN: rm -rf %t && qattn-compile %s -o %t --target=cuda --no-cubin | FileCheck %s --check-prefix=OUT
+// RUN: FileCheck %s --input-file=%t/manifest.json
+// RUN: FileCheck %s --input-file=%t/module.ptx --check-prefix=PTX
+
+// OUT: wrote {{.*}}/manifest.json and the kernels ({{.*}}/module.ptx)
+
+// The host side became the launch list: scratch for the split partials, the
+// main kernel over (splits, row CTAs), then the combine kernel.
+// CHECK: "chip": "sm_90a",
+// CHECK: "buffers": [
+// CHECK-NEXT: {
+// CHECK-NEXT: "dtype": "f32",
+// CHECK-NEXT: "name": "scratch0",
+// CHECK-NEXT: "shape": [
+// CHECK-NEXT: 32,
+// CHECK-NEXT: 5,
+// CHECK-NEXT: 128
+// CHECK: "launches": [
+// CHECK: "grid": [
+// CHECK-NEXT: 5,
+// CHECK-NEXT: 8,
+// CHECK: "kernel": "decode_attention",
+// CHECK: "params": [
+// CHECK-NEXT: {
+// CHECK-NEXT: "arg": 0
+// CHECK: "buffer": 0
+// CHECK: "buffer": 1
+// CHECK: "kernel": "decode_combine",
+// CHECK: "result": 0
+// CHECK: "shared_bytes": 0
+// CHECK: "library": "module.ptx",
+// CHECK: "ptx": "module.ptx",
+// CHECK: "target": "cuda",
+
+// PTX: .target sm_90a
+// PTX: .entry decode_attention(
+// PTX: shfl.sync.bfly.b32
+// PTX: ex2.approx
+// PTX: .entry decode_combine(
+
+func.func @decode(%q: tensor<1x32x1x128xbf16> {qattn.name = "q"}, %kp: tensor<1x2000x512xi8>, %ks: tensor<1x8x32xf32>, %kg: tensor<1x8x125x128xi8>, %kz: tensor<1x8x125x128xi8>,
+                  %vp: tensor<1x2000x512xi8>, %vs: tensor<1x8x32xf32>, %vg: tensor<1x8x125x128xi8>, %vz: tensor<1x8x125x128xi8>) -> tensor<1x32x1x128xbf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %kg, %kz) values(%vp, %vs, %vg, %vz)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>,
+       v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>}
+      : (tensor<1x32x1x128xbf16>, tensor<1x2000x512xi8>, tensor<1x8x32xf32>, tensor<1x8x125x128xi8>, tensor<1x8x125x128xi8>, tensor<1x2000x512xi8>, tensor<1x8x32xf32>, tensor<1x8x125x128xi8>, tensor<1x8x125x128xi8>) -> tensor<1x32x1x128xbf16>
+  return %o : tensor<1x32x1x128xbf16>
+}

@@ -1,0 +1,38 @@
+// RUN: qattn-opt %s -split-input-file --qattn-tile | FileCheck %s --check-prefix=AUTO
+// RUN: qattn-opt %s -split-input-file --qattn-tile="warps=8 splits=3" | FileCheck %s --check-prefix=FIXED
+// RUN: not qattn-opt %s -split-input-file --qattn-tile="warps=64" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// Decode: 8 query rows are 2 CTAs of 4 warps; 528 wanted CTAs would need 264
+// splits, but 2000 keys afford only 7 slices of >= 256 keys.
+// AUTO-LABEL: func.func @decode
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 7>
+// FIXED-LABEL: func.func @decode
+// FIXED: gpu_tiling = #qattn.gpu_tiling<warps = 8, splits = 3>
+// BAD: error: qattn-tile: expected 1 to 32 warps per CTA, got 64
+func.func @decode(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks: tensor<1x2x32xf32>) -> tensor<1x8x1x64xf32> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
+      : (tensor<1x8x1x64xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x32xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x32xf32>) -> tensor<1x8x1x64xf32>
+  return %o : tensor<1x8x1x64xf32>
+}
+
+// -----
+
+// Prefill fills the GPU with rows alone: 4 * 4096 rows / 4 = 4096 CTAs.
+// AUTO-LABEL: func.func @prefill
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1>
+func.func @prefill(%q: tensor<1x4x4096x64xf32>, %k: tensor<1x4x4096x64xi8>, %ks: tensor<1x4x64xf32>) -> tensor<1x4x4096x64xf32> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, causal}
+      : (tensor<1x4x4096x64xf32>, tensor<1x4x4096x64xi8>, tensor<1x4x64xf32>, tensor<1x4x4096x64xi8>, tensor<1x4x64xf32>) -> tensor<1x4x4096x64xf32>
+  return %o : tensor<1x4x4096x64xf32>
+}
+
+// -----
+
+// A tiling already present is kept.
+// AUTO-LABEL: func.func @pretiled
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 2, splits = 5>
+func.func @pretiled(%q: tensor<1x1x1x64xf32>, %k: tensor<1x1x64x64xi8>, %ks: tensor<1x1x1xf32>) -> tensor<1x1x1x64xf32> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, gpu_tiling = #qattn.gpu_tiling<warps = 2, splits = 5>}
+      : (tensor<1x1x1x64xf32>, tensor<1x1x64x64xi8>, tensor<1x1x1xf32>, tensor<1x1x64x64xi8>, tensor<1x1x1xf32>) -> tensor<1x1x1x64xf32>
+  return %o : tensor<1x1x1x64xf32>
+}
