@@ -6,13 +6,18 @@
 
 #include "qattn/Runtime/Artifact.h"
 
+#include <algorithm>
+
 #include "qattn/Runtime/CpuArtifact.h"
+#include "qattn/Runtime/CudaArtifact.h"
 #include "qattn/Runtime/Error.h"
+
+#include "Checks.h"
 
 using namespace qattn::rt;
 
 namespace {
-using Loader = std::unique_ptr<Artifact> (*)(Manifest);
+using Loader = std::unique_ptr<Artifact> (*)(Manifest, const LoadOptions &);
 
 struct TargetEntry {
   const char *target;
@@ -22,25 +27,38 @@ struct TargetEntry {
 /// Every target this runtime loads. A new target adds its line here.
 const TargetEntry kTargets[] = {
     {"cpu", loadCpuArtifact},
+    {"cuda", loadCudaArtifact},
 };
 
 void checkTensors(const char *kind, const std::vector<TensorSpec> &specs,
                   const std::vector<Tensor> &tensors,
                   const std::string &function) {
-  if (specs.size() != tensors.size())
-    fail("function \"", function, "\" takes ", specs.size(), " ", kind,
-         "s, got ", tensors.size());
+  checkCount(kind, specs.size(), tensors.size(), function);
   for (size_t i = 0; i < specs.size(); ++i) {
-    const TensorSpec &spec = specs[i];
-    const Tensor &tensor = tensors[i];
-    if (spec.dtype != tensor.getDType() || spec.shape != tensor.getShape())
-      fail(kind, " \"", spec.name, "\" of function \"", function,
-           "\": expected ", dtypeName(spec.dtype), " ", formatShape(spec.shape),
-           ", got ", dtypeName(tensor.getDType()), " ",
-           formatShape(tensor.getShape()));
+    const Shape &shape = tensors[i].getShape();
+    checkTensor(kind, specs[i], tensors[i].getDType(), shape.data(),
+                shape.size(), function);
   }
 }
 } // namespace
+
+void qattn::rt::checkCount(const char *kind, size_t expected, size_t got,
+                           const std::string &function) {
+  if (expected != got)
+    fail("function \"", function, "\" takes ", expected, " ", kind, "s, got ",
+         got);
+}
+
+void qattn::rt::checkTensor(const char *kind, const TensorSpec &spec,
+                            DType dtype, const int64_t *shape, size_t rank,
+                            const std::string &function) {
+  if (spec.dtype == dtype && spec.shape.size() == rank &&
+      std::equal(spec.shape.begin(), spec.shape.end(), shape))
+    return;
+  fail(kind, " \"", spec.name, "\" of function \"", function, "\": expected ",
+       dtypeName(spec.dtype), " ", formatShape(spec.shape), ", got ",
+       dtypeName(dtype), " ", formatShape(Shape(shape, shape + rank)));
+}
 
 Function::~Function() = default;
 
@@ -71,11 +89,12 @@ std::string qattn::rt::knownTargets() {
 }
 
 std::unique_ptr<Artifact>
-qattn::rt::loadArtifact(const std::string &directory) {
+qattn::rt::loadArtifact(const std::string &directory,
+                        const LoadOptions &options) {
   Manifest manifest = loadManifest(directory);
   for (const TargetEntry &entry : kTargets)
     if (manifest.target == entry.target)
-      return entry.load(std::move(manifest));
+      return entry.load(std::move(manifest), options);
   fail(directory, "/manifest.json: target: unknown target \"", manifest.target,
        "\" (this runtime loads: ", knownTargets(), ")");
 }

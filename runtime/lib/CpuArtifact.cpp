@@ -11,6 +11,7 @@
 #include <array>
 #include <cstring>
 #include <dlfcn.h>
+#include <ostream>
 #include <utility>
 
 using namespace qattn::rt;
@@ -136,7 +137,8 @@ private:
 };
 } // namespace
 
-std::unique_ptr<Artifact> qattn::rt::loadCpuArtifact(Manifest manifest) {
+std::unique_ptr<Artifact>
+qattn::rt::loadCpuArtifact(Manifest manifest, const LoadOptions &options) {
   std::string path = manifest.libraryPath();
   // A path with a '/' keeps dlopen from searching the library path, so the
   // artifact's own library is the one loaded.
@@ -148,5 +150,7 @@ std::unique_ptr<Artifact> qattn::rt::loadCpuArtifact(Manifest manifest) {
     fail("cannot load the artifact's library: ",
          reason ? reason : path + ": unknown error");
   }
+  if (options.log)
+    *options.log << "cpu: loaded " << path << "\n";
   return std::make_unique<CpuArtifact>(std::move(manifest), std::move(library));
 }

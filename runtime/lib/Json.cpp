@@ -9,6 +9,7 @@
 #include "qattn/Runtime/Error.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 
 using namespace qattn::rt;

@@ -12,6 +12,7 @@
 
 #include "Files.h"
 
+#include <cctype>
 #include <cmath>
 #include <sstream>
 
@@ -28,6 +29,22 @@ const FunctionSpec *Manifest::findFunction(std::string_view name) const {
 
 std::string Manifest::libraryPath() const {
   return directory.empty() ? library : directory + "/" + library;
+}
+
+std::string Manifest::ptxPath() const {
+  return directory.empty() ? ptx : directory + "/" + ptx;
+}
+
+const TensorSpec &FunctionSpec::getParamTensor(const LaunchParam &param) const {
+  switch (param.kind) {
+  case LaunchParam::Kind::Arg:
+    return args[param.index];
+  case LaunchParam::Kind::Result:
+    return results[param.index];
+  case LaunchParam::Kind::Buffer:
+    break;
+  }
+  return buffers[param.index];
 }
 
 namespace {
@@ -71,6 +88,18 @@ public:
     manifest.library = getString(root, "", "library");
     if (manifest.library[0] == '/')
       error("library", "must be relative to the manifest's directory");
+    isCuda = manifest.target == "cuda";
+    if (isCuda) {
+      manifest.chip = getString(root, "", "chip");
+      if (!isChipName(manifest.chip))
+        error("chip", "expected a CUDA architecture such as \"sm_90a\", got "
+                      "\"" + manifest.chip + "\"");
+      if (root.find("ptx")) {
+        manifest.ptx = getString(root, "", "ptx");
+        if (manifest.ptx[0] == '/')
+          error("ptx", "must be relative to the manifest's directory");
+      }
+    }
     const Value &functions = get(root, "", "functions");
     expectKind(functions, Kind::Array, "functions");
     if (functions.getArray().empty())
@@ -138,13 +167,139 @@ private:
     expectKind(value, Kind::Object, path);
     FunctionSpec fn;
     fn.name = getString(value, path, "name");
-    fn.symbol = getString(value, path, "symbol");
+    // Target "cuda" calls kernels, named by its launches, not a symbol.
+    if (!isCuda)
+      fn.symbol = getString(value, path, "symbol");
     fn.args = readTensors(value, path, "args");
     fn.results = readTensors(value, path, "results");
+    if (isCuda && value.find("buffers"))
+      fn.buffers = readTensors(value, path, "buffers");
     checkUniqueTensorNames(fn, path);
     if (const Value *reference = value.find("reference"))
       fn.reference = readReference(*reference, member(path, "reference"), fn);
+    if (isCuda)
+      fn.launches = readLaunches(value, path, fn);
     return fn;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Target "cuda"
+  //===--------------------------------------------------------------------===//
+
+  /// "sm_" followed by digits and an optional 'a' or 'f' suffix.
+  static bool isChipName(const std::string &chip) {
+    if (chip.rfind("sm_", 0) != 0)
+      return false;
+    size_t end = chip.size();
+    if (chip.back() == 'a' || chip.back() == 'f')
+      --end;
+    if (end == 3 || end - 3 > 4)
+      return false;
+    for (size_t i = 3; i < end; ++i)
+      if (!std::isdigit((unsigned char)chip[i]))
+        return false;
+    return true;
+  }
+
+  std::vector<LaunchSpec> readLaunches(const Value &object,
+                                       const std::string &path,
+                                       const FunctionSpec &fn) {
+    const Value &list = get(object, path, "launches");
+    std::string listPath = member(path, "launches");
+    expectKind(list, Kind::Array, listPath);
+    if (list.getArray().empty())
+      error(listPath, "a cuda function needs at least one launch");
+    std::vector<LaunchSpec> launches;
+    for (size_t i = 0; i < list.getArray().size(); ++i)
+      launches.push_back(
+          readLaunch(list.getArray()[i], element(listPath, i), fn));
+    // A result that no kernel sees cannot be written.
+    for (size_t r = 0; r < fn.results.size(); ++r) {
+      bool used = false;
+      for (const LaunchSpec &launch : launches)
+        for (const LaunchParam &param : launch.params)
+          used |= param.kind == LaunchParam::Kind::Result && param.index == r;
+      if (!used)
+        error(listPath, "result \"" + fn.results[r].name +
+                            "\" is passed to no kernel, so nothing writes it");
+    }
+    return launches;
+  }
+
+  LaunchSpec readLaunch(const Value &value, const std::string &path,
+                        const FunctionSpec &fn) {
+    expectKind(value, Kind::Object, path);
+    LaunchSpec launch;
+    launch.kernel = getString(value, path, "kernel");
+    // CUDA's limits on every current device: grid.x < 2^31, grid.y and
+    // grid.z <= 65535; block.x, block.y <= 1024, block.z <= 64, and at most
+    // 1024 threads in a block.
+    launch.grid = readDims(value, path, "grid", {0x7fffffff, 65535, 65535});
+    launch.block = readDims(value, path, "block", {1024, 1024, 64});
+    uint64_t threads = uint64_t(launch.block[0]) * launch.block[1] *
+                       launch.block[2];
+    if (threads > 1024)
+      error(member(path, "block"), std::to_string(threads) +
+                                       " threads; a block has at most 1024");
+    if (value.find("shared_bytes")) {
+      int64_t bytes = getInteger(value, path, "shared_bytes");
+      if (bytes < 0 || bytes > 0xffffffffLL)
+        error(member(path, "shared_bytes"),
+              "expected a byte count, got " + std::to_string(bytes));
+      launch.sharedBytes = uint32_t(bytes);
+    }
+    const Value &params = get(value, path, "params");
+    std::string paramsPath = member(path, "params");
+    expectKind(params, Kind::Array, paramsPath);
+    for (size_t i = 0; i < params.getArray().size(); ++i)
+      launch.params.push_back(
+          readParam(params.getArray()[i], element(paramsPath, i), fn));
+    return launch;
+  }
+
+  std::array<uint32_t, 3> readDims(const Value &object, const std::string &path,
+                                   std::string_view key,
+                                   const std::array<int64_t, 3> &limits) {
+    const Value &list = get(object, path, key);
+    std::string listPath = member(path, key);
+    expectKind(list, Kind::Array, listPath);
+    if (list.getArray().size() != 3)
+      error(listPath, "expected 3 sizes (x, y, z), got " +
+                          std::to_string(list.getArray().size()));
+    std::array<uint32_t, 3> dims;
+    for (size_t i = 0; i < 3; ++i) {
+      int64_t size = toInteger(list.getArray()[i], element(listPath, i));
+      if (size <= 0 || size > limits[i])
+        error(element(listPath, i), "expected a size in [1, " +
+                                        std::to_string(limits[i]) + "], got " +
+                                        std::to_string(size));
+      dims[i] = uint32_t(size);
+    }
+    return dims;
+  }
+
+  LaunchParam readParam(const Value &value, const std::string &path,
+                        const FunctionSpec &fn) {
+    expectKind(value, Kind::Object, path);
+    if (value.getObject().size() != 1)
+      error(path, "expected one of {\"arg\": i}, {\"result\": i}, "
+                  "{\"buffer\": i}");
+    LaunchParam param;
+    const std::string &key = value.getObject()[0].key;
+    if (key == "arg") {
+      param.kind = LaunchParam::Kind::Arg;
+      param.index = getIndex(value, path, key, fn.args.size(), "argument");
+    } else if (key == "result") {
+      param.kind = LaunchParam::Kind::Result;
+      param.index = getIndex(value, path, key, fn.results.size(), "result");
+    } else if (key == "buffer") {
+      param.kind = LaunchParam::Kind::Buffer;
+      param.index = getIndex(value, path, key, fn.buffers.size(), "buffer");
+    } else {
+      error(path, "unknown parameter kind \"" + key +
+                      "\" (known: arg, result, buffer)");
+    }
+    return param;
   }
 
   std::vector<TensorSpec> readTensors(const Value &object,
@@ -202,11 +357,15 @@ private:
       all.push_back(&tensor);
     for (const TensorSpec &tensor : fn.results)
       all.push_back(&tensor);
+    for (const TensorSpec &tensor : fn.buffers)
+      all.push_back(&tensor);
     for (size_t i = 0; i < all.size(); ++i)
       for (size_t j = 0; j < i; ++j)
         if (all[i]->name == all[j]->name)
-          error(path,
-                "two arguments or results are named \"" + all[i]->name + "\"");
+          error(path, std::string(fn.buffers.empty()
+                                      ? "two arguments or results"
+                                      : "two arguments, results or buffers") +
+                          " are named \"" + all[i]->name + "\"");
   }
 
   void checkUniqueFunctionNames(const Manifest &manifest) const {
@@ -315,6 +474,7 @@ private:
   }
 
   const std::string &filename;
+  bool isCuda = false;
 };
 } // namespace
 

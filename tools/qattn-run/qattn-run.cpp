@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qattn/Runtime/Artifact.h"
+#include "qattn/Runtime/CudaArtifact.h"
 #include "qattn/Runtime/Error.h"
 #include "qattn/Runtime/Metrics.h"
 #include "qattn/Runtime/Npy.h"
@@ -41,6 +42,7 @@ constexpr int kExitError = 1;
 constexpr int kExitCheckFailed = 2;
 
 constexpr const char *kHelp = R"(usage: qattn-run ARTIFACT_DIR [options]
+       qattn-run --list-devices
 
 Runs a function of a qattn artifact (a directory with manifest.json, see
 docs/ARTIFACT.md) and checks its results against the float64 reference that
@@ -64,8 +66,17 @@ Options:
                          generated argument to DIR/<argument>.npy
   --max-rel-error X      fail if a result's rel_fro exceeds X
   --min-sqnr DB          fail if a result's SQNR is below DB decibels
-  --repeat N             run N times and report the median wall time
+  --repeat N             time N runs: cpu, the median wall time of a
+                         call; cuda, the median and minimum kernel time
+                         (CUDA events around each run's launches, after 3
+                         warm-up runs), in microseconds
+  --device N             cuda: run on device N (default: 0)
+  --verbose              describe loading and launching on stderr (cuda:
+                         driver, device, module image or PTX fallback,
+                         kernel attributes; waits after each kernel, so
+                         that a fault names it)
   --quiet                print only result, time and FAIL lines
+  --list-devices         print the CUDA driver and devices, then exit
   --help                 print this help
 
 Arguments without --input get seeded random data; integer arguments have no
@@ -77,8 +88,9 @@ generator and must be given with --input. Distributions:
            [-5, 5) per channel, like the outlier channels of real K caches
 
 Results are filled with NaN (floats) or 0x5A bytes (integers) before the
-call; a float result that still holds NaN afterwards fails the run. Each
-result with a reference gets a line
+call (cuda: the device memory of results and scratch buffers with 0xFF
+bytes, NaN for floats); a float result that still holds NaN afterwards
+fails the run. Each result with a reference gets a line
   result NAME vs SOURCE: max_abs=A rel_fro=R sqnr=S dB
 with max_abs = max|O-R|, rel_fro = ||O-R|| / ||R|| (Frobenius) and
 sqnr = 10 log10(sum R^2 / sum (O-R)^2), "inf" for an exact result.
@@ -103,9 +115,16 @@ struct Options {
   std::optional<double> maxRelError;
   std::optional<double> minSqnr;
   std::optional<uint64_t> repeat;
+  int device = 0;
   bool quiet = false;
+  bool verbose = false;
+  bool listDevices = false;
   bool help = false;
 };
+
+/// Warm-up runs before cuda timing: the first launches pay for module and
+/// cache warm-up that the timed runs should not see.
+constexpr unsigned kCudaWarmups = 3;
 
 [[noreturn]] void usageError(const std::string &what) {
   fail(what, " (see qattn-run --help)");
@@ -201,6 +220,15 @@ const ValuedOption kValuedOptions[] = {
        opts.repeat = parseCount(value, "--repeat");
        if (*opts.repeat == 0)
          usageError("--repeat expects at least 1");
+       if (*opts.repeat > 1000000)
+         usageError("--repeat expects at most 1000000");
+     }},
+    {"device",
+     [](Options &opts, const std::string &value) {
+       uint64_t device = parseCount(value, "--device");
+       if (device > 1024)
+         usageError("--device expects a device ordinal, got " + value);
+       opts.device = int(device);
      }},
 };
 
@@ -221,6 +249,14 @@ Options parseOptions(int argc, char **argv) {
     }
     if (arg == "--quiet") {
       opts.quiet = true;
+      continue;
+    }
+    if (arg == "--verbose") {
+      opts.verbose = true;
+      continue;
+    }
+    if (arg == "--list-devices") {
+      opts.listDevices = true;
       continue;
     }
     if (arg.rfind("--", 0) != 0) {
@@ -246,7 +282,7 @@ Options parseOptions(int argc, char **argv) {
       usageError("option \"" + arg + "\" needs a value");
     option->apply(opts, value);
   }
-  if (opts.artifactDir.empty())
+  if (opts.artifactDir.empty() && !opts.listDevices)
     usageError("no artifact directory given");
   return opts;
 }
@@ -408,9 +444,15 @@ std::vector<Tensor> allocateResults(const FunctionSpec &fn) {
 // Running and reporting
 //===----------------------------------------------------------------------===//
 
-/// Runs `fn` `repeat` times and returns the median wall time in ms.
-double runTimed(Function &fn, const std::vector<Tensor> &args,
-                std::vector<Tensor> &results, uint64_t repeat) {
+double median(std::vector<double> times) {
+  std::sort(times.begin(), times.end());
+  size_t mid = times.size() / 2;
+  return times.size() % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
+}
+
+/// Runs `fn` `repeat` times and returns the wall time of each call in ms.
+std::vector<double> runTimed(Function &fn, const std::vector<Tensor> &args,
+                             std::vector<Tensor> &results, uint64_t repeat) {
   std::vector<double> times;
   for (uint64_t i = 0; i < repeat; ++i) {
     auto start = std::chrono::steady_clock::now();
@@ -419,9 +461,27 @@ double runTimed(Function &fn, const std::vector<Tensor> &args,
         std::chrono::steady_clock::now() - start;
     times.push_back(elapsed.count());
   }
-  std::sort(times.begin(), times.end());
-  size_t mid = times.size() / 2;
-  return times.size() % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
+  return times;
+}
+
+/// What --repeat prints at the end.
+std::string timeLine(Function &fn, const std::vector<Tensor> &args,
+                     std::vector<Tensor> &results, uint64_t repeat) {
+  char text[160];
+  if (auto *cuda = dynamic_cast<CudaFunction *>(&fn)) {
+    // Kernel time only: the checked results come from the call before.
+    std::vector<double> micros = cuda->time(args, kCudaWarmups, unsigned(repeat));
+    std::snprintf(text, sizeof(text),
+                  "time: median %.2f us, min %.2f us over %llu runs (CUDA "
+                  "events, after %u warm-up runs)",
+                  median(micros), *std::min_element(micros.begin(), micros.end()),
+                  (unsigned long long)repeat, kCudaWarmups);
+    return text;
+  }
+  std::vector<double> ms = runTimed(fn, args, results, repeat);
+  std::snprintf(text, sizeof(text), "time: median %.4f ms over %llu runs",
+                median(ms), (unsigned long long)repeat);
+  return text;
 }
 
 void writeOutputs(const std::string &dir, const FunctionSpec &fn,
@@ -497,10 +557,12 @@ bool reportChecks(const FunctionSpec &fn, const std::vector<Tensor> &args,
 }
 
 void printHeader(const Options &opts, const Manifest &manifest,
-                 const FunctionSpec &fn,
+                 const std::string &where, const FunctionSpec &fn,
                  const std::vector<ArgOrigin> &origins) {
   std::cout << "artifact " << opts.artifactDir << " (target " << manifest.target
             << "), function " << fn.name << ", seed " << opts.seed << "\n";
+  if (!where.empty())
+    std::cout << "  " << where << "\n";
   for (size_t i = 0; i < fn.args.size(); ++i)
     std::cout << "  arg " << fn.args[i].name << ": " << describeSpec(fn.args[i])
               << ", " << origins[i].description << "\n";
@@ -510,7 +572,10 @@ void printHeader(const Options &opts, const Manifest &manifest,
 }
 
 int run(const Options &opts) {
-  std::unique_ptr<Artifact> artifact = loadArtifact(opts.artifactDir);
+  LoadOptions load;
+  load.device = opts.device;
+  load.log = opts.verbose ? &std::cerr : nullptr;
+  std::unique_ptr<Artifact> artifact = loadArtifact(opts.artifactDir, load);
   Function &fn = selectFunction(*artifact, opts);
   const FunctionSpec &spec = fn.getSpec();
   checkArgumentOptions(spec, opts);
@@ -524,21 +589,34 @@ int run(const Options &opts) {
   std::vector<Tensor> args = prepareArguments(spec, opts, origins);
   std::vector<Tensor> results = allocateResults(spec);
   if (!opts.quiet)
-    printHeader(opts, artifact->getManifest(), spec, origins);
+    printHeader(opts, artifact->getManifest(), artifact->describe(), spec,
+                origins);
 
-  double medianMs = runTimed(fn, args, results, opts.repeat.value_or(1));
+  // A cpu function is timed by calling it, and the checks use the last
+  // call. A cuda function is called once for the checks, then timed on the
+  // device.
+  std::string time;
+  if (opts.repeat && !dynamic_cast<CudaFunction *>(&fn)) {
+    time = timeLine(fn, args, results, *opts.repeat);
+  } else {
+    fn.call(args, results);
+    if (opts.repeat)
+      time = timeLine(fn, args, results, *opts.repeat);
+  }
   if (opts.outputDir)
     writeOutputs(*opts.outputDir, spec, args, origins, results, opts.quiet);
 
   bool failed = reportNaNs(spec, results);
   failed = reportChecks(spec, args, results, opts) || failed;
-  if (opts.repeat) {
-    char text[64];
-    std::snprintf(text, sizeof(text), "%.4f", medianMs);
-    std::cout << "time: median " << text << " ms over " << *opts.repeat
-              << " runs\n";
-  }
+  if (opts.repeat)
+    std::cout << time << "\n";
   return failed ? kExitCheckFailed : kExitOk;
+}
+
+int listDevices() {
+  for (const std::string &line : describeCudaDevices())
+    std::cout << line << "\n";
+  return kExitOk;
 }
 } // namespace
 
@@ -549,6 +627,8 @@ int main(int argc, char **argv) {
       std::cout << kHelp;
       return kExitOk;
     }
+    if (opts.listDevices)
+      return listDevices();
     return run(opts);
   } catch (const Error &error) {
     std::cout.flush();

@@ -5,9 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // The target-independent face of a loaded artifact: its manifest and its
-// functions, callable on host tensors. Each target ("cpu", later "cuda")
-// implements Artifact and Function in its own file and registers its loader
-// in the table in Artifact.cpp; nothing else needs to know about it.
+// functions, callable on host tensors. Each target ("cpu", "cuda") implements
+// Artifact and Function in its own file and registers its loader in the table
+// in Artifact.cpp; nothing else needs to know about it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +17,7 @@
 #include "qattn/Runtime/Manifest.h"
 #include "qattn/Runtime/Tensor.h"
 
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -47,12 +48,25 @@ private:
   const FunctionSpec &spec;
 };
 
+/// How to load an artifact; targets ignore what does not concern them.
+struct LoadOptions {
+  /// Target "cuda": the ordinal of the device to run on.
+  int device = 0;
+  /// If set, the loader and the functions describe what they do there
+  /// (which module image loaded, kernel attributes, ...), one line each.
+  std::ostream *log = nullptr;
+};
+
 /// A loaded artifact. It owns its functions, which refer to its manifest.
 class Artifact {
 public:
   virtual ~Artifact();
 
   const Manifest &getManifest() const { return manifest; }
+
+  /// One line on where the artifact runs, for reports (target "cuda": the
+  /// device and the module image loaded); empty if there is nothing to say.
+  virtual std::string describe() const { return ""; }
 
   /// The function called `name`. Throws Error listing the artifact's
   /// functions if there is none.
@@ -69,9 +83,11 @@ protected:
 /// Loads the artifact in `directory`: reads and validates its manifest.json,
 /// then hands it to the loader of its target. Throws Error on an unknown
 /// target or anything the target's loader rejects.
-std::unique_ptr<Artifact> loadArtifact(const std::string &directory);
+std::unique_ptr<Artifact> loadArtifact(const std::string &directory,
+                                       const LoadOptions &options = {});
 
-/// The targets this runtime can load, e.g. "cpu".
+/// The targets this runtime knows, e.g. "cpu, cuda". A runtime built without
+/// CUDA knows "cuda" too, and says so when asked to load such an artifact.
 std::string knownTargets();
 
 } // namespace qattn::rt

@@ -26,7 +26,8 @@ constexpr size_t kCpuMaxMemrefs = 64;
 /// dlopens the manifest's library and resolves every function's symbol.
 /// Throws Error if the library does not load, a symbol is missing, or a
 /// function takes more than kCpuMaxMemrefs memrefs.
-std::unique_ptr<Artifact> loadCpuArtifact(Manifest manifest);
+std::unique_ptr<Artifact> loadCpuArtifact(Manifest manifest,
+                                          const LoadOptions &options);
 
 } // namespace qattn::rt
 

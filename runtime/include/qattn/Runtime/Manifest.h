@@ -5,9 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // The contents of an artifact's manifest.json (docs/ARTIFACT.md, version 1):
-// the target, the library, and each function's symbol, signature and what it
-// should compute. Parsing validates everything the runtime relies on later,
-// so loaders and runners can trust a Manifest.
+// the target, the library, and each function's signature, what it should
+// compute and how to call it (target "cpu": a symbol; target "cuda": scratch
+// buffers and kernel launches). Parsing validates everything the runtime
+// relies on later, so loaders and runners can trust a Manifest.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,8 @@
 
 #include "qattn/Runtime/Types.h"
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,12 +46,37 @@ struct Reference {
   std::vector<RoundtripPair> pairs; // For Kind::Roundtrip.
 };
 
+/// One parameter of a cuda kernel launch: the device address of an
+/// argument, a result or a scratch buffer of the function.
+struct LaunchParam {
+  enum class Kind { Arg, Result, Buffer };
+  Kind kind = Kind::Arg;
+  size_t index = 0;
+};
+
+/// One entry of a cuda function's `launches`.
+struct LaunchSpec {
+  std::string kernel;
+  std::array<uint32_t, 3> grid = {1, 1, 1};
+  std::array<uint32_t, 3> block = {1, 1, 1};
+  uint32_t sharedBytes = 0;
+  std::vector<LaunchParam> params;
+};
+
 struct FunctionSpec {
   std::string name;
+  /// Target "cpu": the C entry point. Empty for target "cuda".
   std::string symbol;
   std::vector<TensorSpec> args;
   std::vector<TensorSpec> results;
   Reference reference;
+  /// Target "cuda": scratch tensors in device memory, and the kernels to
+  /// launch in order. Empty for target "cpu".
+  std::vector<TensorSpec> buffers;
+  std::vector<LaunchSpec> launches;
+
+  /// The tensor a launch parameter names.
+  const TensorSpec &getParamTensor(const LaunchParam &param) const;
 };
 
 struct Manifest {
@@ -58,6 +86,11 @@ struct Manifest {
   std::string target;
   /// The library's path relative to `directory`.
   std::string library;
+  /// Target "cuda": the architecture the module was built for ("sm_90a"),
+  /// and the PTX to JIT when `library` does not load (relative to
+  /// `directory`; empty if the manifest names none).
+  std::string chip;
+  std::string ptx;
   std::vector<FunctionSpec> functions;
   /// The directory that holds manifest.json.
   std::string directory;
@@ -66,6 +99,8 @@ struct Manifest {
   const FunctionSpec *findFunction(std::string_view name) const;
   /// `library` resolved against `directory`.
   std::string libraryPath() const;
+  /// `ptx` resolved against `directory`.
+  std::string ptxPath() const;
 };
 
 /// Reads and validates DIRECTORY/manifest.json. Throws Error naming the file
