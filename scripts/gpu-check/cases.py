@@ -154,7 +154,8 @@ def quantize_func(c, o):
         for x in "kv":
             body.append(f"  %{x}b, %{x}bs3 = qattn.quantize %{x}bf {{scheme = {s1b}}} : {o.bf} -> {o.b8}, {o.bs3}")
             body.append(f"  %{x}bs = tensor.collapse_shape %{x}bs3 [[0], [1, 2]] : {o.bs3} into {o.bs}")
-    results = o.all()
+    # A float Q is an input of both functions, not a quantize result.
+    results = [(n, t) for n, t in o.all() if n != "q"]
     names = ", ".join("%" + n for n, _ in results)
     rtypes = ", ".join(f'{t} {{qattn.name = "{n}"}}' for n, t in results)
     plain = ", ".join(t for _, t in results)
