@@ -52,6 +52,9 @@ def matrix():
         Case("decode_bf16_out_outlier_k", 1, 8, 2, 1, 1500, 128, [4], out="bf16", dist="outlier"),
         Case("decode_with_buffer", 2, 16, 4, 1, 960, 128, [4], buffer=40),
         Case("decode_long_split", 1, 32, 8, 1, 16000, 128, [4], cpu_reference=False),
+        # The reference decode shape of docs (DESIGN.md): B8 Hq32 Hkv8 N32K d128.
+        Case("decode_b8_h32x8_n32768_d128_4bit", 8, 32, 8, 1, 32768, 128, [4],
+             causal=False, cpu_reference=False),
         # Prefill (Nq = Nk), causal and not, ragged lengths.
         Case("prefill_n300_causal_d64", 1, 8, 2, 300, 300, 64, [4]),
         Case("prefill_n257_noncausal_d128", 2, 4, 4, 257, 257, 128, [2], causal=False),

@@ -5,7 +5,7 @@
 // OUT: wrote {{.*}}/manifest.json and the kernels ({{.*}}/module.ptx)
 
 // The host side became the launch list: scratch for the split partials (32
-// rows, 7 splits: 2000 keys afford 7 slices of >= 256), the main kernel over
+// rows, 15 splits: 2000 keys afford 15 slices of >= 128), the main kernel over
 // (splits, row CTAs), then the combine kernel.
 // CHECK: "chip": "sm_90a",
 // CHECK: "buffers": [
@@ -14,11 +14,11 @@
 // CHECK-NEXT: "name": "scratch0",
 // CHECK-NEXT: "shape": [
 // CHECK-NEXT: 32,
-// CHECK-NEXT: 7,
+// CHECK-NEXT: 15,
 // CHECK-NEXT: 128
 // CHECK: "launches": [
 // CHECK: "grid": [
-// CHECK-NEXT: 7,
+// CHECK-NEXT: 15,
 // CHECK-NEXT: 8,
 // CHECK: "kernel": "decode_attention",
 // CHECK: "params": [

@@ -1,13 +1,13 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile | FileCheck %s --check-prefix=AUTO
-// RUN: qattn-opt %s -split-input-file --qattn-tile="warps=8 splits=3" | FileCheck %s --check-prefix=FIXED
+// RUN: qattn-opt %s -split-input-file --qattn-tile="warps=8 splits=3 keys-per-step=4" | FileCheck %s --check-prefix=FIXED
 // RUN: not qattn-opt %s -split-input-file --qattn-tile="warps=64" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// Decode: 8 query rows are 2 CTAs of 4 warps; 528 wanted CTAs would need 264
-// splits, but 2000 keys afford only 7 slices of >= 256 keys.
+// Decode: 8 query rows are 2 CTAs of 4 warps; 8 CTAs on each of 132 SMs would
+// need 528 splits, but 2000 keys afford only 15 slices of >= 128 keys.
 // AUTO-LABEL: func.func @decode
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 7>
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
 // FIXED-LABEL: func.func @decode
-// FIXED: gpu_tiling = #qattn.gpu_tiling<warps = 8, splits = 3>
+// FIXED: gpu_tiling = #qattn.gpu_tiling<warps = 8, splits = 3, keys_per_step = 4>
 // BAD: error: qattn-tile: expected 1 to 32 warps per CTA, got 64
 func.func @decode(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks: tensor<1x2x32xf32>) -> tensor<1x8x1x64xf32> {
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}

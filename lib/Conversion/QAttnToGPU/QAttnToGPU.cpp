@@ -99,7 +99,7 @@ struct AttentionView {
 /// Sizes and tiling shared by the kernels of one attention op.
 struct AttentionShape {
   int64_t batch, qHeads, kvHeads, queries, cacheKeys, bufferKeys, headDim;
-  int64_t warps, splits;
+  int64_t warps, splits, keysPerStep;
   bool causal;
   float scale;
   int64_t keys() const { return cacheKeys + bufferKeys; }
@@ -314,33 +314,66 @@ private:
     return {bits, mul(b, hk, shape.headDim * bits / 8)};
   }
 
-  /// Streams keys [lo, hi) through the online softmax.
+  /// One online-softmax step over `count` keys from `first`: all their key
+  /// and value loads are issued before any score is reduced, so a warp has
+  /// `count` rows of loads in flight instead of one.
+  RowState step(Value first, int64_t count, const RowState &st,
+                ArrayRef<Value> q, ArrayRef<Value> channels, LoadFn loadK,
+                LoadFn loadV) {
+    SmallVector<SmallVector<Value>> k(count), v(count);
+    for (int64_t u = 0; u < count; ++u) {
+      Value j = add(b, first, indexConst(b, u));
+      for (Value c : channels) {
+        k[u].push_back(loadK(j, c));
+        v[u].push_back(loadV(j, c));
+      }
+    }
+    SmallVector<Value> scores;
+    Value stepMax = st.max;
+    for (int64_t u = 0; u < count; ++u) {
+      Value part = f32Const(b, 0.0);
+      for (auto [qt, kt] : llvm::zip(q, k[u]))
+        part = arith::AddFOp::create(b, part, arith::MulFOp::create(b, qt, kt));
+      scores.push_back(warpSum(b, part));
+      stepMax = arith::MaximumFOp::create(b, stepMax, scores.back());
+    }
+    Value correction =
+        math::ExpOp::create(b, arith::SubFOp::create(b, st.max, stepMax));
+    RowState next{stepMax, arith::MulFOp::create(b, st.sum, correction), {}};
+    for (Value a : st.acc)
+      next.acc.push_back(arith::MulFOp::create(b, a, correction));
+    for (int64_t u = 0; u < count; ++u) {
+      Value p = math::ExpOp::create(
+          b, arith::SubFOp::create(b, scores[u], stepMax));
+      next.sum = arith::AddFOp::create(b, next.sum, p);
+      for (auto [a, vt] : llvm::zip(next.acc, v[u]))
+        a = arith::AddFOp::create(b, a, arith::MulFOp::create(b, p, vt));
+    }
+    return next;
+  }
+
+  /// Streams keys [lo, hi) through the online softmax: whole steps of
+  /// `keysPerStep` keys, then the remainder one key at a time.
   RowState streamKeys(Value lo, Value hi, const RowState &init,
                       ArrayRef<Value> q, ArrayRef<Value> channels, LoadFn loadK,
                       LoadFn loadV) {
-    SmallVector<Value> out = reduceRange(
-        b, lo, hi, init.flat(), [&](Value j, ValueRange flat) {
-          RowState st = RowState::unflat(flat);
-          Value part = f32Const(b, 0.0);
-          for (auto [qt, c] : llvm::zip(q, channels))
-            part = arith::AddFOp::create(
-                b, part, arith::MulFOp::create(b, qt, loadK(j, c)));
-          Value score = warpSum(b, part);
-          Value newMax = arith::MaximumFOp::create(b, st.max, score);
-          Value correction = math::ExpOp::create(
-              b, arith::SubFOp::create(b, st.max, newMax));
-          Value p = math::ExpOp::create(b, arith::SubFOp::create(b, score, newMax));
-          RowState next;
-          next.max = newMax;
-          next.sum = arith::AddFOp::create(
-              b, arith::MulFOp::create(b, st.sum, correction), p);
-          for (auto [a, c] : llvm::zip(st.acc, channels))
-            next.acc.push_back(arith::AddFOp::create(
-                b, arith::MulFOp::create(b, a, correction),
-                arith::MulFOp::create(b, p, loadV(j, c))));
-          return next.flat();
-        });
-    return RowState::unflat(out);
+    int64_t perStep = shape.keysPerStep;
+    Value steps = div(b, arith::SubIOp::create(b, hi, lo), perStep);
+    auto run = [&](Value from, Value count, int64_t keys, const RowState &st) {
+      return RowState::unflat(reduceRange(
+          b, indexConst(b, 0), count, st.flat(),
+          [&](Value it, ValueRange flat) {
+            Value first = add(b, from, mul(b, it, keys));
+            return step(first, keys, RowState::unflat(flat), q, channels,
+                        loadK, loadV)
+                .flat();
+          }));
+    };
+    RowState st = run(lo, steps, perStep, init);
+    if (perStep == 1)
+      return st;
+    Value tail = add(b, lo, mul(b, steps, perStep));
+    return run(tail, arith::SubIOp::create(b, hi, tail), 1, st);
   }
 
   void emitRow(const RowIndex &x, std::optional<int64_t> head,
@@ -443,8 +476,8 @@ static FailureOr<AttentionShape> getShape(AttentionOp op) {
                         op.getNumKVHeads(),   op.getNumQueries(),
                         op.getNumCacheKeys(), op.getNumBufferKeys(),
                         op.getHeadDim(),      tiling.getWarps(),
-                        tiling.getSplits(),   op.getCausal(),
-                        op.getSoftmaxScale()};
+                        tiling.getSplits(),   tiling.getKeysPerStep(),
+                        op.getCausal(),       op.getSoftmaxScale()};
 }
 
 /// A kernel in the module's kernel gpu.module, with its entry block ready.

@@ -119,12 +119,17 @@ int64_t Stage2Attr::getRowBytes(int64_t numHeads, int64_t headDim) const {
 //===----------------------------------------------------------------------===//
 
 LogicalResult GpuTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                    int64_t warps, int64_t splits) {
+                                    int64_t warps, int64_t splits,
+                                    int64_t keysPerStep) {
   // A CTA holds at most 1024 threads.
   if (warps < 1 || warps > 32)
     return emitError() << "expected 1 to 32 warps per CTA, got " << warps;
   if (splits < 1)
     return emitError() << "expected at least one key split, got " << splits;
+  // Each key in flight holds its dequantized values in registers.
+  if (keysPerStep < 1 || keysPerStep > 32)
+    return emitError() << "expected 1 to 32 keys per step, got "
+                       << keysPerStep;
   return success();
 }
 

@@ -38,7 +38,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   void runOnOperation() override {
     if (failed(GpuTilingAttr::verifyInvariants(
             [&] { return getOperation().emitError("qattn-tile: "); }, warps,
-            splits > 0 ? int64_t(splits) : 1)) ||
+            splits > 0 ? int64_t(splits) : 1, keysPerStep)) ||
         numSMs < 1 || ctasPerSM < 1 || minKeysPerSplit < 1) {
       getOperation().emitError("qattn-tile: invalid options");
       return signalPassFailure();
@@ -49,7 +49,8 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       int64_t s = splits > 0 ? static_cast<int64_t>(splits) : chooseSplits(op);
       LLVM_DEBUG(llvm::dbgs() << "qattn-tile: " << op.getLoc() << " warps="
                               << warps << " splits=" << s << "\n");
-      op.setGpuTilingAttr(GpuTilingAttr::get(&getContext(), warps, s));
+      op.setGpuTilingAttr(
+          GpuTilingAttr::get(&getContext(), warps, s, keysPerStep));
     });
   }
 };

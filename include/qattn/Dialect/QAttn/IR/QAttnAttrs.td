@@ -156,7 +156,8 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     #qattn.gpu_tiling<warps = 4, splits = 16>
     ```
   }];
-  let parameters = (ins "int64_t":$warps, "int64_t":$splits);
+  let parameters = (ins "int64_t":$warps, "int64_t":$splits,
+                        DefaultValuedParameter<"int64_t", "8">:$keys_per_step);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

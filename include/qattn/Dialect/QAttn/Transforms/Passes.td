@@ -26,10 +26,12 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            "Key splits per row; 0 picks them from the shape">,
     Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
            "Streaming multiprocessors of the target (H100/H200 SXM: 132)">,
-    Option<"ctasPerSM", "ctas-per-sm", "int64_t", /*default=*/"4",
+    Option<"ctasPerSM", "ctas-per-sm", "int64_t", /*default=*/"8",
            "CTAs per SM the split heuristic aims for">,
     Option<"minKeysPerSplit", "min-keys-per-split", "int64_t",
-           /*default=*/"256", "Shortest key slice worth a CTA">,
+           /*default=*/"128", "Shortest key slice worth a CTA">,
+    Option<"keysPerStep", "keys-per-step", "int64_t", /*default=*/"8",
+           "Keys a warp loads before reducing their scores">,
   ];
 }
 
