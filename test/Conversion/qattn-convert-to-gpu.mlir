@@ -1,15 +1,17 @@
 // RUN: qattn-opt %s -split-input-file --qattn-convert-to-gpu --canonicalize | FileCheck %s
 
-// Split keys: the main kernel writes partial rows to two scratch buffers
-// (8 rows x 3 splits), then the combine kernel merges them into the output.
+// Split keys: the main kernel (one warp per KV head, serving its 4 query
+// heads: 2 warps, 1 CTA) writes partial rows to two scratch buffers (8 rows x
+// 3 splits), then the combine kernel merges them into the output.
 // CHECK-LABEL: func.func @decode_split
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
 // CHECK: %[[OUT:.*]] = memref.alloc() : memref<1x8x1x64xf16>
 // CHECK: %[[ACC:.*]] = memref.alloc() : memref<8x3x64xf32>
 // CHECK: %[[ML:.*]] = memref.alloc() : memref<8x3x2xf32>
-// CHECK: gpu.launch_func @qattn_kernels::@decode_split_attention blocks in (%[[C3]], %[[C2]], %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}}) args({{.*}}, %[[ACC]] : memref<8x3x64xf32>, %[[ML]] : memref<8x3x2xf32>)
+// CHECK: gpu.launch_func @qattn_kernels::@decode_split_attention blocks in (%[[C3]], %[[C1]], %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}}) args({{.*}}, %[[ACC]] : memref<8x3x64xf32>, %[[ML]] : memref<8x3x2xf32>)
 // CHECK: gpu.launch_func @qattn_kernels::@decode_split_combine blocks in (%[[C2]], %{{.*}}, %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}}) args(%[[ACC]] : memref<8x3x64xf32>, %[[ML]] : memref<8x3x2xf32>, %[[OUT]] : memref<1x8x1x64xf16>)
 // CHECK: bufferization.to_tensor %[[OUT]]
 // CHECK: gpu.module @qattn_kernels

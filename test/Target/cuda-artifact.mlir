@@ -6,7 +6,7 @@
 
 // The host side became the launch list: scratch for the split partials (32
 // rows, 15 splits: 2000 keys afford 15 slices of >= 128), the main kernel over
-// (splits, row CTAs), then the combine kernel.
+// (splits, CTAs of 4 warps for the 8 KV heads), then the combine kernel.
 // CHECK: "chip": "sm_90a",
 // CHECK: "buffers": [
 // CHECK-NEXT: {
@@ -19,7 +19,7 @@
 // CHECK: "launches": [
 // CHECK: "grid": [
 // CHECK-NEXT: 15,
-// CHECK-NEXT: 8,
+// CHECK-NEXT: 2,
 // CHECK: "kernel": "decode_attention",
 // CHECK: "params": [
 // CHECK-NEXT: {

@@ -43,8 +43,9 @@ def QAttnConvertToGPU : Pass<"qattn-convert-to-gpu", "mlir::ModuleOp"> {
   let description = [{
     Replaces each tiled `qattn.attention` (see `qattn-tile`) with
     `gpu.launch_func`s of kernels it builds in `gpu.module @qattn_kernels`:
-    one warp per query row, lanes over the head dimension, keys streamed with
-    an online softmax and dequantized in registers (stage 2 in integers, then
+    one warp per query and KV head, serving all the query heads that share
+    it, lanes over the head dimension, keys streamed with an online softmax
+    (`keys_per_step` keys loaded per step) and dequantized in registers (stage 2 in integers, then
     the stage-1 scale), a warp shuffle reduction for each score; with several
     key splits, each CTA writes a partial row (output, max, sum) to scratch
     buffers and a combine kernel merges them (flash-decoding).

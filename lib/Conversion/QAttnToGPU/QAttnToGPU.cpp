@@ -3,8 +3,9 @@
 // Part of the qattn project.
 //
 // The first GPU lowering: correctness first, on CUDA cores. One warp per query
-// row; lane l holds channels [l * d/32, (l+1) * d/32) of the query, the output
-// accumulator and each key/value row it dequantizes; a butterfly shuffle sums
+// and KV head, serving every query head of the group; lane l holds channels
+// [l * d/32, (l+1) * d/32) of the queries, the output accumulators and each
+// key/value row it dequantizes (once for the group); a butterfly shuffle sums
 // each score. Keys stream with an online softmax; several key splits per row
 // (flash-decoding) write partial rows that a combine kernel merges.
 //
@@ -103,9 +104,15 @@ struct AttentionShape {
   bool causal;
   float scale;
   int64_t keys() const { return cacheKeys + bufferKeys; }
+  /// Output rows (batch, query head, query).
   int64_t rows() const { return batch * qHeads * queries; }
+  /// Query heads that share a KV head: one warp serves them all.
+  int64_t groupSize() const { return qHeads / kvHeads; }
+  /// Warps of the main kernel: (batch, KV head, query).
+  int64_t warpTasks() const { return batch * kvHeads * queries; }
   int64_t channelsPerLane() const { return headDim / kWarpSize; }
   int64_t rowCtas() const { return llvm::divideCeilSigned(rows(), warps); }
+  int64_t taskCtas() const { return llvm::divideCeilSigned(warpTasks(), warps); }
   int64_t keysPerSplit() const { return llvm::divideCeilSigned(keys(), splits); }
 };
 } // namespace
@@ -196,6 +203,21 @@ struct RowState {
   }
 };
 
+/// The states of the query heads one warp serves, flattened for loops.
+static SmallVector<Value> flatten(ArrayRef<RowState> states) {
+  SmallVector<Value> flat;
+  for (const RowState &st : states)
+    llvm::append_range(flat, st.flat());
+  return flat;
+}
+static SmallVector<RowState> unflatten(ValueRange flat, int64_t heads) {
+  int64_t each = flat.size() / heads;
+  SmallVector<RowState> states;
+  for (int64_t g = 0; g < heads; ++g)
+    states.push_back(RowState::unflat(flat.slice(g * each, each)));
+  return states;
+}
+
 using LoadFn = function_ref<Value(Value j, Value c)>;
 
 class AttentionKernelEmitter {
@@ -208,26 +230,34 @@ public:
   void emitMain(ValueRange outputs) {
     Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     Value lane = rem(b, tid, kWarpSize);
-    Value row = add(b, mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::y),
-                           shape.warps),
-                    div(b, tid, kWarpSize));
+    Value task = add(b, mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::y),
+                            shape.warps),
+                     div(b, tid, kWarpSize));
     Value split = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
-                                          indexConst(b, shape.rows()));
+    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, task,
+                                          indexConst(b, shape.warpTasks()));
     auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
 
-    Value i = rem(b, row, shape.queries);
-    Value bh = div(b, row, shape.queries);
-    Value h = rem(b, bh, shape.qHeads);
-    Value bi = div(b, bh, shape.qHeads);
-    Value hk = div(b, h, shape.qHeads / shape.kvHeads);
-    SmallVector<Value> channels;
+    // A warp serves query i of every query head that reads KV head hk, so
+    // each key and value is loaded and dequantized once for the group.
+    RowIndex idx;
+    idx.i = rem(b, task, shape.queries);
+    Value bk = div(b, task, shape.queries);
+    idx.hk = rem(b, bk, shape.kvHeads);
+    idx.bi = div(b, bk, shape.kvHeads);
+    idx.split = split;
+    idx.lane = lane;
+    for (int64_t g = 0; g < shape.groupSize(); ++g) {
+      Value h = add(b, mul(b, idx.hk, shape.groupSize()), indexConst(b, g));
+      idx.heads.push_back(h);
+      idx.rows.push_back(add(
+          b, mul(b, add(b, mul(b, idx.bi, shape.qHeads), h), shape.queries),
+          idx.i));
+    }
     for (int64_t t = 0; t < shape.channelsPerLane(); ++t)
-      channels.push_back(add(b, mul(b, lane, shape.channelsPerLane()),
-                             indexConst(b, t)));
-    RowIndex idx{bi, h, hk, i, row, split, lane, channels};
+      idx.channels.push_back(channel(lane, t));
 
     // Mixed per-head bit widths: specialize the row per KV head, so every
     // head's code width and byte offset are constants (the branch is
@@ -235,7 +265,7 @@ public:
     if (!isMixed(view.k.stage2) && !isMixed(view.v.stage2))
       return emitRow(idx, std::nullopt, outputs);
     SmallVector<int64_t> cases = llvm::to_vector(llvm::seq<int64_t>(0, shape.kvHeads));
-    auto sw = scf::IndexSwitchOp::create(b, TypeRange{}, hk, cases,
+    auto sw = scf::IndexSwitchOp::create(b, TypeRange{}, idx.hk, cases,
                                          cases.size());
     for (int64_t head : cases) {
       b.setInsertionPointToStart(&sw.getCaseRegions()[head].emplaceBlock());
@@ -292,7 +322,8 @@ public:
 
 private:
   struct RowIndex {
-    Value bi, h, hk, i, row, split, lane;
+    Value bi, hk, i, split, lane;
+    SmallVector<Value> heads, rows; // per query head of the group
     SmallVector<Value> channels;
   };
 
@@ -317,9 +348,11 @@ private:
   /// One online-softmax step over `count` keys from `first`: all their key
   /// and value loads are issued before any score is reduced, so a warp has
   /// `count` rows of loads in flight instead of one.
-  RowState step(Value first, int64_t count, const RowState &st,
-                ArrayRef<Value> q, ArrayRef<Value> channels, LoadFn loadK,
-                LoadFn loadV) {
+  SmallVector<RowState> step(Value first, int64_t count,
+                             ArrayRef<RowState> states,
+                             ArrayRef<SmallVector<Value>> q,
+                             ArrayRef<Value> channels, LoadFn loadK,
+                             LoadFn loadV) {
     SmallVector<SmallVector<Value>> k(count), v(count);
     for (int64_t u = 0; u < count; ++u) {
       Value j = add(b, first, indexConst(b, u));
@@ -328,11 +361,21 @@ private:
         v[u].push_back(loadV(j, c));
       }
     }
+    SmallVector<RowState> next;
+    for (auto [st, qh] : llvm::zip(states, q))
+      next.push_back(update(st, qh, k, v));
+    return next;
+  }
+
+  /// The online-softmax update of one query head with `k.size()` keys.
+  RowState update(const RowState &st, ArrayRef<Value> q,
+                  ArrayRef<SmallVector<Value>> k,
+                  ArrayRef<SmallVector<Value>> v) {
     SmallVector<Value> scores;
     Value stepMax = st.max;
-    for (int64_t u = 0; u < count; ++u) {
+    for (ArrayRef<Value> ku : k) {
       Value part = f32Const(b, 0.0);
-      for (auto [qt, kt] : llvm::zip(q, k[u]))
+      for (auto [qt, kt] : llvm::zip(q, ku))
         part = arith::AddFOp::create(b, part, arith::MulFOp::create(b, qt, kt));
       scores.push_back(warpSum(b, part));
       stepMax = arith::MaximumFOp::create(b, stepMax, scores.back());
@@ -342,11 +385,10 @@ private:
     RowState next{stepMax, arith::MulFOp::create(b, st.sum, correction), {}};
     for (Value a : st.acc)
       next.acc.push_back(arith::MulFOp::create(b, a, correction));
-    for (int64_t u = 0; u < count; ++u) {
-      Value p = math::ExpOp::create(
-          b, arith::SubFOp::create(b, scores[u], stepMax));
+    for (auto [score, vu] : llvm::zip(scores, v)) {
+      Value p = math::ExpOp::create(b, arith::SubFOp::create(b, score, stepMax));
       next.sum = arith::AddFOp::create(b, next.sum, p);
-      for (auto [a, vt] : llvm::zip(next.acc, v[u]))
+      for (auto [a, vt] : llvm::zip(next.acc, vu))
         a = arith::AddFOp::create(b, a, arith::MulFOp::create(b, p, vt));
     }
     return next;
@@ -354,43 +396,51 @@ private:
 
   /// Streams keys [lo, hi) through the online softmax: whole steps of
   /// `keysPerStep` keys, then the remainder one key at a time.
-  RowState streamKeys(Value lo, Value hi, const RowState &init,
-                      ArrayRef<Value> q, ArrayRef<Value> channels, LoadFn loadK,
-                      LoadFn loadV) {
-    int64_t perStep = shape.keysPerStep;
+  SmallVector<RowState> streamKeys(Value lo, Value hi,
+                                   ArrayRef<RowState> init,
+                                   ArrayRef<SmallVector<Value>> q,
+                                   ArrayRef<Value> channels, LoadFn loadK,
+                                   LoadFn loadV) {
+    int64_t perStep = shape.keysPerStep, heads = init.size();
     Value steps = div(b, arith::SubIOp::create(b, hi, lo), perStep);
-    auto run = [&](Value from, Value count, int64_t keys, const RowState &st) {
-      return RowState::unflat(reduceRange(
-          b, indexConst(b, 0), count, st.flat(),
-          [&](Value it, ValueRange flat) {
-            Value first = add(b, from, mul(b, it, keys));
-            return step(first, keys, RowState::unflat(flat), q, channels,
-                        loadK, loadV)
-                .flat();
-          }));
+    auto run = [&](Value from, Value count, int64_t keys,
+                   ArrayRef<RowState> states) {
+      return unflatten(
+          reduceRange(b, indexConst(b, 0), count, flatten(states),
+                      [&](Value it, ValueRange flat) {
+                        Value first = add(b, from, mul(b, it, keys));
+                        return flatten(step(first, keys,
+                                            unflatten(flat, heads), q,
+                                            channels, loadK, loadV));
+                      }),
+          heads);
     };
-    RowState st = run(lo, steps, perStep, init);
+    SmallVector<RowState> states = run(lo, steps, perStep, init);
     if (perStep == 1)
-      return st;
+      return states;
     Value tail = add(b, lo, mul(b, steps, perStep));
-    return run(tail, arith::SubIOp::create(b, hi, tail), 1, st);
+    return run(tail, arith::SubIOp::create(b, hi, tail), 1, states);
   }
 
   void emitRow(const RowIndex &x, std::optional<int64_t> head,
                ValueRange outputs) {
-    // The query row, pre-multiplied by the softmax scale.
+    // Each head's query row, pre-multiplied by the softmax scale.
     Value scale = f32Const(b, shape.scale);
-    SmallVector<Value> q;
-    for (Value c : x.channels) {
-      Value v;
-      if (view.qScales) {
-        Value q8 = intToF32(b, load(b, view.q, {x.bi, x.h, x.i, c}));
-        v = arith::MulFOp::create(
-            b, q8, stage1ScaleAt(b, view.qScales, view.qStage1, x.bi, x.h, x.i, c));
-      } else {
-        v = toF32(b, load(b, view.q, {x.bi, x.h, x.i, c}));
+    SmallVector<SmallVector<Value>> q;
+    for (Value h : x.heads) {
+      SmallVector<Value> &qh = q.emplace_back();
+      for (Value c : x.channels) {
+        Value v;
+        if (view.qScales) {
+          Value q8 = intToF32(b, load(b, view.q, {x.bi, h, x.i, c}));
+          v = arith::MulFOp::create(
+              b, q8,
+              stage1ScaleAt(b, view.qScales, view.qStage1, x.bi, h, x.i, c));
+        } else {
+          v = toF32(b, load(b, view.q, {x.bi, h, x.i, c}));
+        }
+        qh.push_back(arith::MulFOp::create(b, v, scale));
       }
-      q.push_back(arith::MulFOp::create(b, v, scale));
     }
 
     // This split's keys, cut at the causal diagonal.
@@ -402,8 +452,9 @@ private:
                                                          shape.queries + 1)));
     lo = minIdx(b, lo, hi);
 
-    RowState st{f32Const(b, -INFINITY), f32Const(b, 0.0),
-                SmallVector<Value>(q.size(), f32Const(b, 0.0))};
+    RowState empty{f32Const(b, -INFINITY), f32Const(b, 0.0),
+                   SmallVector<Value>(x.channels.size(), f32Const(b, 0.0))};
+    SmallVector<RowState> st(x.heads.size(), empty);
     auto [kBits, kOffset] = headCodes(view.k.stage2, x.hk, head);
     auto [vBits, vOffset] = headCodes(view.v.stage2, x.hk, head);
     Value cacheEnd = indexConst(b, shape.cacheKeys);
@@ -428,26 +479,29 @@ private:
             return dequantizeBuffered(b, view.v, x.bi, x.hk, j, c);
           });
     }
-    writeRow(x, st, outputs);
+    for (int64_t g = 0, e = x.heads.size(); g < e; ++g)
+      writeRow(x, g, st[g], outputs);
   }
 
-  void writeRow(const RowIndex &x, const RowState &st, ValueRange outputs) {
+  void writeRow(const RowIndex &x, int64_t g, const RowState &st,
+                ValueRange outputs) {
+    Value h = x.heads[g], row = x.rows[g];
     if (shape.splits == 1) {
       for (auto [a, c] : llvm::zip(st.acc, x.channels)) {
         Value o = arith::DivFOp::create(b, a, st.sum);
-        store(b, fromF32(b, o, outType), outputs[0], {x.bi, x.h, x.i, c});
+        store(b, fromF32(b, o, outType), outputs[0], {x.bi, h, x.i, c});
       }
       return;
     }
     for (auto [a, c] : llvm::zip(st.acc, x.channels))
-      store(b, a, outputs[0], {x.row, x.split, c});
+      store(b, a, outputs[0], {row, x.split, c});
     Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x.lane,
                                         indexConst(b, 0));
     auto ifOp = scf::IfOp::create(b, first, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    store(b, st.max, outputs[1], {x.row, x.split, indexConst(b, 0)});
-    store(b, st.sum, outputs[1], {x.row, x.split, indexConst(b, 1)});
+    store(b, st.max, outputs[1], {row, x.split, indexConst(b, 0)});
+    store(b, st.sum, outputs[1], {row, x.split, indexConst(b, 1)});
   }
 
   ImplicitLocOpBuilder &b;
@@ -545,7 +599,7 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
     AttentionKernelEmitter(k, *shape, view, outType.getElementType())
         .emitMain(main.getArguments().take_back(outputs.size()));
   }
-  gpu::LaunchFuncOp::create(b, main, dims(b, shape->splits, shape->rowCtas()),
+  gpu::LaunchFuncOp::create(b, main, dims(b, shape->splits, shape->taskCtas()),
                             dims(b, threads, 1), Value(), mainArgs);
 
   if (shape->splits > 1) {

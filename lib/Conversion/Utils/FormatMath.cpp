@@ -123,6 +123,14 @@ BitPosition codeBitPosition(ImplicitLocOpBuilder &b, Value channel,
 
 Value unpackCode(ImplicitLocOpBuilder &b, Value channel, int64_t bits,
                  PackOrder order, function_ref<Value(Value)> loadByte) {
+  if (8 % bits == 0) {
+    // 2- and 4-bit codes never straddle bytes: one shift and mask. The code's
+    // lowest bit sits at its lsb_first slot, or bits-1 slots later for
+    // msb_first.
+    BitPosition low = codeBitPosition(b, channel, 0, bits, order);
+    Value v = arith::ShRUIOp::create(b, loadByte(low.byte), low.shift);
+    return arith::AndIOp::create(b, v, i32Const(b, (1 << bits) - 1));
+  }
   Value code = i32Const(b, 0);
   for (int64_t bit = 0; bit < bits; ++bit) {
     BitPosition pos = codeBitPosition(b, channel, bit, bits, order);

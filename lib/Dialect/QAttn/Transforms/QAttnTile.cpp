@@ -26,8 +26,9 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   /// Enough CTAs to fill the machine, but no slice shorter than the minimum:
   /// a decode row alone would otherwise stream its whole cache through 1 SM.
   int64_t chooseSplits(AttentionOp op) const {
-    int64_t rows = op.getBatch() * op.getNumQueryHeads() * op.getNumQueries();
-    int64_t ctas = llvm::divideCeilSigned(rows, int64_t(warps));
+    // One warp per (batch, KV head, query): it serves the whole GQA group.
+    int64_t tasks = op.getBatch() * op.getNumKVHeads() * op.getNumQueries();
+    int64_t ctas = llvm::divideCeilSigned(tasks, int64_t(warps));
     int64_t keys = op.getNumCacheKeys() + op.getNumBufferKeys();
     int64_t wanted =
         llvm::divideCeilSigned(int64_t(numSMs * ctasPerSM), ctas);

@@ -146,11 +146,12 @@ def QAttn_SoftmaxAttr : QAttn_Attr<"Softmax", "softmax"> {
 def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
   let summary = "how a qattn.attention maps onto a GPU grid";
   let description = [{
-    Chosen by `qattn-tile`, consumed by `convert-qattn-to-gpu`. Each warp
-    owns one query row; a CTA holds `warps` rows that share a KV head (so
-    grouped-query heads share each key and value load through L1), and the
-    keys are cut into `splits` slices processed by separate CTAs, merged by a
-    combine kernel (flash-decoding) when `splits > 1`.
+    Chosen by `qattn-tile`, consumed by `qattn-convert-to-gpu`. Each warp
+    owns query `i` of every query head that shares one KV head (so each key
+    and value is loaded and dequantized once for the grouped-query heads); a
+    CTA holds `warps` such warps, and the keys are cut into `splits` slices
+    processed by separate CTAs, merged by a combine kernel (flash-decoding)
+    when `splits > 1`.
 
     ```mlir
     #qattn.gpu_tiling<warps = 4, splits = 16>

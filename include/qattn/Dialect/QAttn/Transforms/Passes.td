@@ -12,16 +12,17 @@ include "mlir/Pass/PassBase.td"
 def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
   let summary = "Choose the GPU tiling of each qattn.attention";
   let description = [{
-    Attaches `#qattn.gpu_tiling<warps, splits>` to every `qattn.attention`
-    that has none: one warp per query row, `warps` rows (that share a KV head)
-    per CTA, and the keys split over several CTAs when there are too few rows
-    to fill the GPU (decode, flash-decoding style). With `splits = 0` the
+    Attaches `#qattn.gpu_tiling<warps, splits, keys_per_step>` to every
+    `qattn.attention` that has none: one warp per (batch, KV head, query)
+    serving all query heads of the group, `warps` warps per CTA, and the keys
+    split over several CTAs when there are too few warps to fill the GPU
+    (decode, flash-decoding style). With `splits = 0` the
     pass picks the split count so that the grid reaches `ctas-per-sm` CTAs
     per SM without slices shorter than `min-keys-per-split` keys.
   }];
   let options = [
     Option<"warps", "warps", "int64_t", /*default=*/"4",
-           "Query rows (warps) per CTA">,
+           "Warps per CTA (each serves one query of a KV head's query heads)">,
     Option<"splits", "splits", "int64_t", /*default=*/"0",
            "Key splits per row; 0 picks them from the shape">,
     Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
