@@ -44,7 +44,7 @@ mlir::qattn::buildQAttnToGPUPipeline(OpPassManager &pm,
       options.features + " O=3},"
       // Kernel parameters are bare pointers: shapes are static, and the
       // manifest's calling convention passes one address per tensor.
-      "gpu.module(convert-scf-to-cf,"
+      "gpu.module(convert-scf-to-cf,convert-nvgpu-to-nvvm,"
       "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true},"
       "canonicalize,cse),reconcile-unrealized-casts";
   return parsePassPipeline(pipeline, pm);

@@ -62,6 +62,9 @@ def matrix():
              cpu_reference=False),
         Case("prefill_n4100_causal_d64", 1, 8, 8, 4100, 4100, 64, [4], cpu_reference=False),
         Case("prefill_n8192_causal_d128", 1, 8, 2, 8192, 8192, 128, [4], cpu_reference=False),
+        # The prefill shape of the design brief: B4 H32 N4096 d128, non-causal.
+        Case("prefill_b4_h32_n4096_d128_noncausal", 4, 32, 32, 4096, 4096, 128, [4],
+             causal=False, cpu_reference=False),
     ]
     return cases
 

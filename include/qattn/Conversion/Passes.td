@@ -58,7 +58,8 @@ def QAttnConvertToGPU : Pass<"qattn-convert-to-gpu", "mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::gpu::GPUDialect", "::mlir::math::MathDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+    "::mlir::memref::MemRefDialect", "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
 }
 
 #endif // QATTN_CONVERSION_PASSES_TD

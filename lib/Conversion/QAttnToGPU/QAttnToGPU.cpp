@@ -14,6 +14,7 @@
 #include "qattn/Conversion/FormatMath.h"
 #include "qattn/Conversion/LoweringUtils.h"
 #include "qattn/Conversion/Passes.h"
+#include "KernelCommon.h"
 #include "qattn/Dialect/QAttn/IR/QAttnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,160 +30,9 @@ namespace mlir::qattn {
 using namespace mlir;
 using namespace mlir::qattn;
 using namespace mlir::qattn::format;
-
-// A warp is the unit that owns a query row.
-static constexpr int64_t kWarpSize = 32;
+using namespace mlir::qattn::kernels;
 
 static constexpr StringLiteral kKernelModuleName = "qattn_kernels";
-
-//===----------------------------------------------------------------------===//
-// Small IR helpers
-//===----------------------------------------------------------------------===//
-
-static Value load(ImplicitLocOpBuilder &b, Value buffer, ValueRange idx) {
-  return memref::LoadOp::create(b, buffer, idx);
-}
-static void store(ImplicitLocOpBuilder &b, Value v, Value buffer,
-                  ValueRange idx) {
-  memref::StoreOp::create(b, v, buffer, idx);
-}
-static Value add(ImplicitLocOpBuilder &b, Value x, Value y) {
-  return arith::AddIOp::create(b, x, y);
-}
-static Value mul(ImplicitLocOpBuilder &b, Value x, int64_t c) {
-  return arith::MulIOp::create(b, x, indexConst(b, c));
-}
-static Value div(ImplicitLocOpBuilder &b, Value x, int64_t c) {
-  return arith::DivUIOp::create(b, x, indexConst(b, c));
-}
-static Value rem(ImplicitLocOpBuilder &b, Value x, int64_t c) {
-  return arith::RemUIOp::create(b, x, indexConst(b, c));
-}
-static Value minIdx(ImplicitLocOpBuilder &b, Value x, Value y) {
-  return arith::MinUIOp::create(b, x, y);
-}
-static Value maxIdx(ImplicitLocOpBuilder &b, Value x, Value y) {
-  return arith::MaxUIOp::create(b, x, y);
-}
-static Value intToF32(ImplicitLocOpBuilder &b, Value v) {
-  return arith::SIToFPOp::create(b, b.getF32Type(), v);
-}
-
-/// Sum over the 32 lanes of a warp; every lane gets the total.
-static Value warpSum(ImplicitLocOpBuilder &b, Value v) {
-  for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
-    auto shuffle = gpu::ShuffleOp::create(b, v, offset, kWarpSize,
-                                          gpu::ShuffleMode::XOR);
-    v = arith::AddFOp::create(b, v, shuffle.getShuffleResult());
-  }
-  return v;
-}
-
-//===----------------------------------------------------------------------===//
-// The operands of an attention op, by role
-//===----------------------------------------------------------------------===//
-
-namespace {
-/// One of K and V inside a kernel, with its format.
-struct KVView {
-  Value data, scales, groupScales, zeros, buffer, bufferScale;
-  Stage1Attr stage1;
-  Stage2Attr stage2;
-};
-
-/// Kernel-side values of an attention op's operands (null when absent).
-struct AttentionView {
-  Value q, qScales;
-  KVView k, v;
-  Stage1Attr qStage1;
-};
-
-/// Sizes and tiling shared by the kernels of one attention op.
-struct AttentionShape {
-  int64_t batch, qHeads, kvHeads, queries, cacheKeys, bufferKeys, headDim;
-  int64_t warps, splits, keysPerStep;
-  bool causal;
-  float scale;
-  int64_t keys() const { return cacheKeys + bufferKeys; }
-  /// Output rows (batch, query head, query).
-  int64_t rows() const { return batch * qHeads * queries; }
-  /// Query heads that share a KV head: one warp serves them all.
-  int64_t groupSize() const { return qHeads / kvHeads; }
-  /// Warps of the main kernel: (batch, KV head, query).
-  int64_t warpTasks() const { return batch * kvHeads * queries; }
-  int64_t channelsPerLane() const { return headDim / kWarpSize; }
-  int64_t rowCtas() const { return llvm::divideCeilSigned(rows(), warps); }
-  int64_t taskCtas() const { return llvm::divideCeilSigned(warpTasks(), warps); }
-  int64_t keysPerSplit() const { return llvm::divideCeilSigned(keys(), splits); }
-};
-} // namespace
-
-/// Maps the kernel's block arguments (one per present operand, in operand
-/// order) back to their roles.
-static AttentionView viewOperands(AttentionOp op, ValueRange args) {
-  DenseMap<Value, Value> map;
-  for (auto [operand, arg] : llvm::zip(op->getOperands(), args))
-    map[operand] = arg;
-  auto get = [&](Value v) { return v ? map.lookup(v) : Value(); };
-  AttentionView view;
-  view.q = get(op.getQ());
-  view.qScales = get(op.getQScales());
-  view.qStage1 = op.getQStage1Attr();
-  view.k = {get(op.getK()), get(op.getKScales()), get(op.getKGroupScales()),
-            get(op.getKZeros()), get(op.getKBuffer()), get(op.getKBufferScale()),
-            op.getKStage1(), op.getKStage2Attr()};
-  view.v = {get(op.getV()), get(op.getVScales()), get(op.getVGroupScales()),
-            get(op.getVZeros()), get(op.getVBuffer()), get(op.getVBufferScale()),
-            op.getVStage1(), op.getVStage2Attr()};
-  return view;
-}
-
-//===----------------------------------------------------------------------===//
-// Dequantization in registers
-//===----------------------------------------------------------------------===//
-
-/// Stage-1 scale of token `j`, channel `c` as f32.
-static Value stage1ScaleAt(ImplicitLocOpBuilder &b, Value scales,
-                           Stage1Attr scheme, Value bi, Value h, Value j,
-                           Value c) {
-  SmallVector<Value> idx = {bi, h, div(b, j, scheme.getBlock())};
-  if (scheme.getGranularity() == Granularity::channel)
-    idx.push_back(c);
-  return toF32(b, load(b, scales, idx));
-}
-
-/// Cached key/value element (bi, hk, j, c) dequantized to f32. `headBits`
-/// and `headOffset` describe head hk's codes when stage 2 is present.
-static Value dequantizeCached(ImplicitLocOpBuilder &b, const KVView &kv,
-                              Value bi, Value hk, Value j, Value c,
-                              int64_t headBits, Value headOffset) {
-  Value q8;
-  if (kv.stage2) {
-    Value g = div(b, j, kv.stage2.getGroup());
-    Value s2 = arith::ExtUIOp::create(b, b.getI32Type(),
-                                      load(b, kv.groupScales, {bi, hk, g, c}));
-    Value z2 = arith::ExtSIOp::create(b, b.getI32Type(),
-                                      load(b, kv.zeros, {bi, hk, g, c}));
-    Value code = unpackCode(b, c, headBits, kv.stage2.getOrder(), [&](Value byte) {
-      Value v = load(b, kv.data, {bi, j, add(b, headOffset, byte)});
-      return arith::ExtUIOp::create(b, b.getI32Type(), v);
-    });
-    q8 = stage2Decode(b, code, s2, z2);
-  } else {
-    q8 = arith::ExtSIOp::create(b, b.getI32Type(), load(b, kv.data, {bi, hk, j, c}));
-  }
-  Value s1 = stage1ScaleAt(b, kv.scales, kv.stage1, bi, hk, j, c);
-  return arith::MulFOp::create(b, intToF32(b, q8), s1);
-}
-
-/// Decode-buffer element (bi, hk, j, c): int8 times the head's fixed scale.
-static Value dequantizeBuffered(ImplicitLocOpBuilder &b, const KVView &kv,
-                                Value bi, Value hk, Value j, Value c) {
-  Value q8 = arith::ExtSIOp::create(b, b.getI32Type(),
-                                    load(b, kv.buffer, {bi, hk, j, c}));
-  Value s = load(b, kv.bufferScale, {bi, hk});
-  return arith::MulFOp::create(b, intToF32(b, q8), s);
-}
 
 //===----------------------------------------------------------------------===//
 // The attention kernel
@@ -229,10 +79,10 @@ public:
   /// Body of the main kernel; `outputs` is {out} or {partialAcc, partialMaxSum}.
   void emitMain(ValueRange outputs) {
     Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-    Value lane = rem(b, tid, kWarpSize);
+    Value lane = rem(b, tid, kThreadsPerWarp);
     Value task = add(b, mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::y),
                             shape.warps),
-                     div(b, tid, kWarpSize));
+                     div(b, tid, kThreadsPerWarp));
     Value split = gpu::BlockIdOp::create(b, gpu::Dimension::x);
     Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, task,
                                           indexConst(b, shape.warpTasks()));
@@ -279,10 +129,10 @@ public:
   /// Body of the combine kernel merging `splits` partial rows.
   void emitCombine(Value partialAcc, Value partialMaxSum, Value out) {
     Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-    Value lane = rem(b, tid, kWarpSize);
+    Value lane = rem(b, tid, kThreadsPerWarp);
     Value row = add(b, mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
                            shape.warps),
-                    div(b, tid, kWarpSize));
+                    div(b, tid, kThreadsPerWarp));
     Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
                                           indexConst(b, shape.rows()));
     auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
@@ -522,9 +372,9 @@ static FailureOr<AttentionShape> getShape(AttentionOp op) {
   if (op.getSoftmaxOrDefault().getMode() != SoftmaxMode::exact)
     return op.emitOpError(
         "SAS softmax is not supported by the GPU lowering yet");
-  if (op.getHeadDim() % kWarpSize != 0)
+  if (op.getHeadDim() % kThreadsPerWarp != 0)
     return op.emitOpError() << "expected a head dimension that is a multiple of "
-                            << kWarpSize << " on the GPU, got "
+                            << kThreadsPerWarp << " on the GPU, got "
                             << op.getHeadDim();
   return AttentionShape{op.getBatch(),        op.getNumQueryHeads(),
                         op.getNumKVHeads(),   op.getNumQueries(),
@@ -563,6 +413,34 @@ static gpu::KernelDim3 dims(ImplicitLocOpBuilder &b, int64_t x, int64_t y) {
   return {indexConst(b, x), indexConst(b, y), indexConst(b, 1)};
 }
 
+/// The tensor-core kernel: one launch writes the output.
+static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
+                                       StringRef prefix,
+                                       const AttentionShape &shape,
+                                       ArrayRef<Value> operands, Value out) {
+  OpBuilder builder(op);
+  ImplicitLocOpBuilder b(op.getLoc(), builder);
+  RankedTensorType outType = op.getResult().getType();
+  SmallVector<Value> args(operands);
+  args.push_back(out);
+  int64_t threads = mmaThreads(shape);
+  auto kernel = createKernel(kernels, op.getLoc(), (prefix + "_attention_mma").str(),
+                             ValueRange(args).getTypes(), threads);
+  {
+    OpBuilder kb = OpBuilder::atBlockBegin(&kernel.front());
+    ImplicitLocOpBuilder k(op.getLoc(), kb);
+    AttentionView view = viewOperands(op, kernel.getArguments());
+    emitMmaAttention(k, shape, view, outType.getElementType(),
+                     kernel.getArguments().back(), kernel);
+  }
+  auto [gx, gy] = mmaGrid(shape);
+  gpu::LaunchFuncOp::create(b, kernel, dims(b, gx, gy), dims(b, threads, 1),
+                            Value(), args);
+  op.replaceAllUsesWith(toTensor(b, out, outType));
+  op.erase();
+  return success();
+}
+
 static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
                                     StringRef prefix) {
   FailureOr<AttentionShape> shape = getShape(op);
@@ -571,7 +449,7 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
   OpBuilder builder(op);
   ImplicitLocOpBuilder b(op.getLoc(), builder);
   RankedTensorType outType = op.getResult().getType();
-  int64_t threads = shape->warps * kWarpSize;
+  int64_t threads = shape->warps * kThreadsPerWarp;
 
   // Host: operand buffers, the output, and scratch for split partials.
   SmallVector<Value> operands;
@@ -587,6 +465,9 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
                memref::AllocOp::create(
                    b, MemRefType::get({rows, splits, 2}, b.getF32Type()))};
   }
+
+  if (op.getGpuTilingAttr().getKernel() == GpuKernel::mma)
+    return lowerMmaAttention(op, kernels, prefix, *shape, operands, out);
 
   SmallVector<Value> mainArgs(operands);
   mainArgs.append(outputs);

@@ -120,7 +120,7 @@ int64_t Stage2Attr::getRowBytes(int64_t numHeads, int64_t headDim) const {
 
 LogicalResult GpuTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                     int64_t warps, int64_t splits,
-                                    int64_t keysPerStep) {
+                                    int64_t keysPerStep, GpuKernel) {
   // A CTA holds at most 1024 threads.
   if (warps < 1 || warps > 32)
     return emitError() << "expected 1 to 32 warps per CTA, got " << warps;

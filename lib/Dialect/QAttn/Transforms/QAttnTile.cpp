@@ -23,6 +23,22 @@ namespace {
 struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   using QAttnTileBase::QAttnTileBase;
 
+  /// What the tensor-core kernel handles: BPQ int8 queries and keys with
+  /// block scales, exact softmax, no decode buffer, enough query rows for an
+  /// m16 tile, head dimensions its shared-memory tiles hold.
+  static bool fitsMmaKernel(AttentionOp op) {
+    auto blockScales = [](Stage1Attr s) {
+      return s && s.getGranularity() == Granularity::block;
+    };
+    auto uniform = [](Stage2Attr s) { return !s || s.getBits().size() == 1; };
+    int64_t d = op.getHeadDim();
+    return op.getQScales() && blockScales(op.getQStage1Attr()) &&
+           blockScales(op.getKStage1()) && uniform(op.getKStage2Attr()) &&
+           uniform(op.getVStage2Attr()) && !op.getKBuffer() &&
+           op.getSoftmaxOrDefault().getMode() == SoftmaxMode::exact &&
+           op.getNumQueries() >= 16 && d % 32 == 0 && d <= 128;
+  }
+
   /// Enough CTAs to fill the machine, but no slice shorter than the minimum:
   /// a decode row alone would otherwise stream its whole cache through 1 SM.
   int64_t chooseSplits(AttentionOp op) const {
@@ -39,7 +55,8 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   void runOnOperation() override {
     if (failed(GpuTilingAttr::verifyInvariants(
             [&] { return getOperation().emitError("qattn-tile: "); }, warps,
-            splits > 0 ? int64_t(splits) : 1, keysPerStep)) ||
+            splits > 0 ? int64_t(splits) : 1, keysPerStep,
+            GpuKernel::rows)) ||
         numSMs < 1 || ctasPerSM < 1 || minKeysPerSplit < 1) {
       getOperation().emitError("qattn-tile: invalid options");
       return signalPassFailure();
@@ -50,8 +67,12 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       int64_t s = splits > 0 ? static_cast<int64_t>(splits) : chooseSplits(op);
       LLVM_DEBUG(llvm::dbgs() << "qattn-tile: " << op.getLoc() << " warps="
                               << warps << " splits=" << s << "\n");
+      GpuKernel kernel =
+          useMma && fitsMmaKernel(op) ? GpuKernel::mma : GpuKernel::rows;
+      if (kernel == GpuKernel::mma)
+        s = 1;
       op.setGpuTilingAttr(
-          GpuTilingAttr::get(&getContext(), warps, s, keysPerStep));
+          GpuTilingAttr::get(&getContext(), warps, s, keysPerStep, kernel));
     });
   }
 };

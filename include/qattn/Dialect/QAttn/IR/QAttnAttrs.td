@@ -35,6 +35,12 @@ def QAttn_PackOrder : I32EnumAttr<"PackOrder",
   let genSpecializedAttr = 0;
 }
 
+def QAttn_GpuKernel : I32EnumAttr<"GpuKernel", "GPU attention kernel", [
+    I32EnumAttrCase<"rows", 0>, I32EnumAttrCase<"mma", 1>]> {
+  let cppNamespace = "::mlir::qattn";
+  let genSpecializedAttr = 0;
+}
+
 def QAttn_SoftmaxMode : I32EnumAttr<"SoftmaxMode", "softmax evaluation", [
     I32EnumAttrCase<"exact", 0>, I32EnumAttrCase<"sas", 1>]> {
   let cppNamespace = "::mlir::qattn";
@@ -158,7 +164,8 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     ```
   }];
   let parameters = (ins "int64_t":$warps, "int64_t":$splits,
-                        DefaultValuedParameter<"int64_t", "8">:$keys_per_step);
+                        DefaultValuedParameter<"int64_t", "8">:$keys_per_step,
+                        QAttn_DefaultEnumParameter<QAttn_GpuKernel, "rows">:$kernel);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

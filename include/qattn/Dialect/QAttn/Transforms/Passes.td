@@ -16,7 +16,8 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     `qattn.attention` that has none: one warp per (batch, KV head, query)
     serving all query heads of the group, `warps` warps per CTA, and the keys
     split over several CTAs when there are too few warps to fill the GPU
-    (decode, flash-decoding style). With `splits = 0` the
+    (decode, flash-decoding style). Prefill with BPQ int8 queries gets the
+    tensor-core kernel (`kernel = mma`) unless `mma=false`. With `splits = 0` the
     pass picks the split count so that the grid reaches `ctas-per-sm` CTAs
     per SM without slices shorter than `min-keys-per-split` keys.
   }];
@@ -33,6 +34,9 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            /*default=*/"128", "Shortest key slice worth a CTA">,
     Option<"keysPerStep", "keys-per-step", "int64_t", /*default=*/"8",
            "Keys a warp loads before reducing their scores">,
+    Option<"useMma", "mma", "bool", /*default=*/"true",
+           "Use the tensor-core kernel where it applies (BPQ int8 queries, "
+           "16 or more of them)">,
   ];
 }
 

@@ -1,0 +1,197 @@
+//===- KernelCommon.h - shared pieces of the GPU attention kernels -*- C++ -*-===//
+//
+// Part of the qattn project.
+//
+// The operand views, shapes and in-register dequantization shared by the
+// warp-per-row kernel (QAttnToGPU.cpp) and the tensor-core kernel
+// (MmaKernel.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QATTN_LIB_CONVERSION_QATTNTOGPU_KERNELCOMMON_H
+#define QATTN_LIB_CONVERSION_QATTNTOGPU_KERNELCOMMON_H
+
+#include "qattn/Conversion/FormatMath.h"
+#include "qattn/Conversion/LoweringUtils.h"
+#include "qattn/Dialect/QAttn/IR/QAttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace mlir::qattn::kernels {
+using namespace mlir::qattn::format;
+
+// A warp is the unit that owns a query row.
+inline constexpr int64_t kThreadsPerWarp = 32;
+
+
+//===----------------------------------------------------------------------===//
+// Small IR helpers
+//===----------------------------------------------------------------------===//
+
+inline Value load(ImplicitLocOpBuilder &b, Value buffer, ValueRange idx) {
+  return memref::LoadOp::create(b, buffer, idx);
+}
+inline void store(ImplicitLocOpBuilder &b, Value v, Value buffer,
+                  ValueRange idx) {
+  memref::StoreOp::create(b, v, buffer, idx);
+}
+inline Value add(ImplicitLocOpBuilder &b, Value x, Value y) {
+  return arith::AddIOp::create(b, x, y);
+}
+inline Value mul(ImplicitLocOpBuilder &b, Value x, int64_t c) {
+  return arith::MulIOp::create(b, x, indexConst(b, c));
+}
+inline Value div(ImplicitLocOpBuilder &b, Value x, int64_t c) {
+  return arith::DivUIOp::create(b, x, indexConst(b, c));
+}
+inline Value rem(ImplicitLocOpBuilder &b, Value x, int64_t c) {
+  return arith::RemUIOp::create(b, x, indexConst(b, c));
+}
+inline Value minIdx(ImplicitLocOpBuilder &b, Value x, Value y) {
+  return arith::MinUIOp::create(b, x, y);
+}
+inline Value maxIdx(ImplicitLocOpBuilder &b, Value x, Value y) {
+  return arith::MaxUIOp::create(b, x, y);
+}
+inline Value intToF32(ImplicitLocOpBuilder &b, Value v) {
+  return arith::SIToFPOp::create(b, b.getF32Type(), v);
+}
+
+/// Sum over the 32 lanes of a warp; every lane gets the total.
+inline Value warpSum(ImplicitLocOpBuilder &b, Value v) {
+  for (int32_t offset = kThreadsPerWarp / 2; offset > 0; offset /= 2) {
+    auto shuffle = gpu::ShuffleOp::create(b, v, offset, kThreadsPerWarp,
+                                          gpu::ShuffleMode::XOR);
+    v = arith::AddFOp::create(b, v, shuffle.getShuffleResult());
+  }
+  return v;
+}
+
+//===----------------------------------------------------------------------===//
+// The operands of an attention op, by role
+//===----------------------------------------------------------------------===//
+
+/// One of K and V inside a kernel, with its format.
+struct KVView {
+  Value data, scales, groupScales, zeros, buffer, bufferScale;
+  Stage1Attr stage1;
+  Stage2Attr stage2;
+};
+
+/// Kernel-side values of an attention op's operands (null when absent).
+struct AttentionView {
+  Value q, qScales;
+  KVView k, v;
+  Stage1Attr qStage1;
+};
+
+/// Sizes and tiling shared by the kernels of one attention op.
+struct AttentionShape {
+  int64_t batch, qHeads, kvHeads, queries, cacheKeys, bufferKeys, headDim;
+  int64_t warps, splits, keysPerStep;
+  bool causal;
+  float scale;
+  int64_t keys() const { return cacheKeys + bufferKeys; }
+  /// Output rows (batch, query head, query).
+  int64_t rows() const { return batch * qHeads * queries; }
+  /// Query heads that share a KV head: one warp serves them all.
+  int64_t groupSize() const { return qHeads / kvHeads; }
+  /// Warps of the main kernel: (batch, KV head, query).
+  int64_t warpTasks() const { return batch * kvHeads * queries; }
+  int64_t channelsPerLane() const { return headDim / kThreadsPerWarp; }
+  int64_t rowCtas() const { return llvm::divideCeilSigned(rows(), warps); }
+  int64_t taskCtas() const { return llvm::divideCeilSigned(warpTasks(), warps); }
+  int64_t keysPerSplit() const { return llvm::divideCeilSigned(keys(), splits); }
+};
+
+/// Maps the kernel's block arguments (one per present operand, in operand
+/// order) back to their roles.
+inline AttentionView viewOperands(AttentionOp op, ValueRange args) {
+  DenseMap<Value, Value> map;
+  for (auto [operand, arg] : llvm::zip(op->getOperands(), args))
+    map[operand] = arg;
+  auto get = [&](Value v) { return v ? map.lookup(v) : Value(); };
+  AttentionView view;
+  view.q = get(op.getQ());
+  view.qScales = get(op.getQScales());
+  view.qStage1 = op.getQStage1Attr();
+  view.k = {get(op.getK()), get(op.getKScales()), get(op.getKGroupScales()),
+            get(op.getKZeros()), get(op.getKBuffer()), get(op.getKBufferScale()),
+            op.getKStage1(), op.getKStage2Attr()};
+  view.v = {get(op.getV()), get(op.getVScales()), get(op.getVGroupScales()),
+            get(op.getVZeros()), get(op.getVBuffer()), get(op.getVBufferScale()),
+            op.getVStage1(), op.getVStage2Attr()};
+  return view;
+}
+
+//===----------------------------------------------------------------------===//
+// Dequantization in registers
+//===----------------------------------------------------------------------===//
+
+/// Stage-1 scale of token `j`, channel `c` as f32.
+inline Value stage1ScaleAt(ImplicitLocOpBuilder &b, Value scales,
+                           Stage1Attr scheme, Value bi, Value h, Value j,
+                           Value c) {
+  SmallVector<Value> idx = {bi, h, div(b, j, scheme.getBlock())};
+  if (scheme.getGranularity() == Granularity::channel)
+    idx.push_back(c);
+  return toF32(b, load(b, scales, idx));
+}
+
+/// Cached key/value element (bi, hk, j, c) as its int8 value (i32): stage 2
+/// decoded in integers, or the stage-1 data. `headBits` and `headOffset`
+/// describe head hk's codes when stage 2 is present.
+inline Value dequantizeToInt8(ImplicitLocOpBuilder &b, const KVView &kv,
+                              Value bi, Value hk, Value j, Value c,
+                              int64_t headBits, Value headOffset) {
+  Value q8;
+  if (kv.stage2) {
+    Value g = div(b, j, kv.stage2.getGroup());
+    Value s2 = arith::ExtUIOp::create(b, b.getI32Type(),
+                                      load(b, kv.groupScales, {bi, hk, g, c}));
+    Value z2 = arith::ExtSIOp::create(b, b.getI32Type(),
+                                      load(b, kv.zeros, {bi, hk, g, c}));
+    Value code = unpackCode(b, c, headBits, kv.stage2.getOrder(), [&](Value byte) {
+      Value v = load(b, kv.data, {bi, j, add(b, headOffset, byte)});
+      return arith::ExtUIOp::create(b, b.getI32Type(), v);
+    });
+    q8 = stage2Decode(b, code, s2, z2);
+  } else {
+    q8 = arith::ExtSIOp::create(b, b.getI32Type(), load(b, kv.data, {bi, hk, j, c}));
+  }
+  return q8;
+}
+
+/// Cached key/value element (bi, hk, j, c) dequantized to f32.
+inline Value dequantizeCached(ImplicitLocOpBuilder &b, const KVView &kv,
+                              Value bi, Value hk, Value j, Value c,
+                              int64_t headBits, Value headOffset) {
+  Value q8 = dequantizeToInt8(b, kv, bi, hk, j, c, headBits, headOffset);
+  Value s1 = stage1ScaleAt(b, kv.scales, kv.stage1, bi, hk, j, c);
+  return arith::MulFOp::create(b, intToF32(b, q8), s1);
+}
+
+/// Decode-buffer element (bi, hk, j, c): int8 times the head's fixed scale.
+inline Value dequantizeBuffered(ImplicitLocOpBuilder &b, const KVView &kv,
+                                Value bi, Value hk, Value j, Value c) {
+  Value q8 = arith::ExtSIOp::create(b, b.getI32Type(),
+                                    load(b, kv.buffer, {bi, hk, j, c}));
+  Value s = load(b, kv.bufferScale, {bi, hk});
+  return arith::MulFOp::create(b, intToF32(b, q8), s);
+}
+
+
+/// Emits the tensor-core attention kernel body (see MmaKernel.cpp);
+/// `outputs` is {out}.
+void emitMmaAttention(ImplicitLocOpBuilder &b, const AttentionShape &shape,
+                      const AttentionView &view, Type outType, Value out,
+                      gpu::GPUFuncOp kernel);
+/// Threads and grid of the tensor-core kernel.
+int64_t mmaThreads(const AttentionShape &shape);
+std::pair<int64_t, int64_t> mmaGrid(const AttentionShape &shape);
+
+} // namespace mlir::qattn::kernels
+
+#endif // QATTN_LIB_CONVERSION_QATTNTOGPU_KERNELCOMMON_H
