@@ -56,3 +56,26 @@ func.func @mixed(%q: tensor<1x2x1x64xf32>, %kp: tensor<1x64x48xi8>, %ks: tensor<
       : (tensor<1x2x1x64xf32>, tensor<1x64x48xi8>, tensor<1x2x1xf32>, tensor<1x2x4x64xi8>, tensor<1x2x4x64xi8>, tensor<1x64x48xi8>, tensor<1x2x1xf32>, tensor<1x2x4x64xi8>, tensor<1x2x4x64xi8>) -> tensor<1x2x1x64xf32>
   return %o : tensor<1x2x1x64xf32>
 }
+
+// -----
+
+// The tensor-core kernel: 4 warps x 16 rows per CTA over (64-row tiles,
+// batch x heads); K tiles dequantized to int8 and V tiles to f16 in shared
+// memory, int8 mma.sync for the scores, f16 mma.sync for P.V.
+// CHECK-LABEL: func.func @prefill_mma
+// CHECK: gpu.launch_func @qattn_kernels::@prefill_mma_attention_mma blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: gpu.func @prefill_mma_attention_mma({{.*}}) workgroup(%{{.*}} : memref<64x64xi8, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x64xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK: gpu.barrier
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 32]} : (vector<4x4xi8>, vector<2x4xi8>, vector<2x2xi32>) -> vector<2x2xi32>
+// CHECK: gpu.shuffle  xor
+// CHECK: math.exp
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: gpu.barrier
+func.func @prefill_mma(%q8: tensor<1x4x300x64xi8>, %qs: tensor<1x4x5xf32>, %kp: tensor<1x300x64xi8>, %ks: tensor<1x2x5xf32>, %kg: tensor<1x2x19x64xi8>, %kz: tensor<1x2x19x64xi8>) -> tensor<1x4x300x64xf32> {
+  %o = qattn.attention %q8 [%qs] keys(%kp, %ks, %kg, %kz) values(%kp, %ks, %kg, %kz)
+      {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>,
+       v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>, causal,
+       gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma>}
+      : (tensor<1x4x300x64xi8>, tensor<1x4x5xf32>, tensor<1x300x64xi8>, tensor<1x2x5xf32>, tensor<1x2x19x64xi8>, tensor<1x2x19x64xi8>, tensor<1x300x64xi8>, tensor<1x2x5xf32>, tensor<1x2x19x64xi8>, tensor<1x2x19x64xi8>) -> tensor<1x4x300x64xf32>
+  return %o : tensor<1x4x300x64xf32>
+}

@@ -1,6 +1,7 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile | FileCheck %s --check-prefix=AUTO
 // RUN: qattn-opt %s -split-input-file --qattn-tile="warps=8 splits=3 keys-per-step=4" | FileCheck %s --check-prefix=FIXED
 // RUN: not qattn-opt %s -split-input-file --qattn-tile="warps=64" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: qattn-opt %s -split-input-file --qattn-tile="mma=false" | FileCheck %s --check-prefix=NOMMA
 
 // Decode: 8 query rows are 2 CTAs of 4 warps; 8 CTAs on each of 132 SMs would
 // need 528 splits, but 2000 keys afford only 15 slices of >= 128 keys.
@@ -35,4 +36,17 @@ func.func @pretiled(%q: tensor<1x1x1x64xf32>, %k: tensor<1x1x64x64xi8>, %ks: ten
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, gpu_tiling = #qattn.gpu_tiling<warps = 2, splits = 5>}
       : (tensor<1x1x1x64xf32>, tensor<1x1x64x64xi8>, tensor<1x1x1xf32>, tensor<1x1x64x64xi8>, tensor<1x1x1xf32>) -> tensor<1x1x1x64xf32>
   return %o : tensor<1x1x1x64xf32>
+}
+
+// -----
+
+// Prefill with BPQ int8 queries takes the tensor-core kernel, unless mma=false.
+// AUTO-LABEL: func.func @prefill_int8_q
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma>
+// NOMMA-LABEL: func.func @prefill_int8_q
+// NOMMA: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 2>
+func.func @prefill_int8_q(%q: tensor<1x4x256x64xi8>, %qs: tensor<1x4x4xf32>, %k: tensor<1x4x256x64xi8>, %ks: tensor<1x4x4xf32>) -> tensor<1x4x256x64xf32> {
+  %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %ks) {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, causal}
+      : (tensor<1x4x256x64xi8>, tensor<1x4x4xf32>, tensor<1x4x256x64xi8>, tensor<1x4x4xf32>, tensor<1x4x256x64xi8>, tensor<1x4x4xf32>) -> tensor<1x4x256x64xf32>
+  return %o : tensor<1x4x256x64xf32>
 }
