@@ -32,6 +32,15 @@ Value reduceRange1(ImplicitLocOpBuilder &b, Value lb, Value ub, Value init,
 void forEachIndex(ImplicitLocOpBuilder &b, ArrayRef<int64_t> sizes,
                   function_ref<void(ValueRange)> body);
 
+/// memref.load / memref.store.
+Value load(ImplicitLocOpBuilder &b, Value buffer, ValueRange idx);
+void store(ImplicitLocOpBuilder &b, Value v, Value buffer, ValueRange idx);
+/// Index arithmetic: x + y, x * c, x / c (unsigned), x % c (unsigned).
+Value addIdx(ImplicitLocOpBuilder &b, Value x, Value y);
+Value mulIdx(ImplicitLocOpBuilder &b, Value x, int64_t c);
+Value divIdx(ImplicitLocOpBuilder &b, Value x, int64_t c);
+Value remIdx(ImplicitLocOpBuilder &b, Value x, int64_t c);
+
 MemRefType memrefOf(RankedTensorType type);
 /// A read-only buffer view of a tensor (bufferization.to_buffer).
 Value toBuffer(ImplicitLocOpBuilder &b, Value tensor);

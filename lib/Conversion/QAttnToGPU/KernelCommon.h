@@ -30,24 +30,17 @@ inline constexpr int64_t kThreadsPerWarp = 32;
 // Small IR helpers
 //===----------------------------------------------------------------------===//
 
-inline Value load(ImplicitLocOpBuilder &b, Value buffer, ValueRange idx) {
-  return memref::LoadOp::create(b, buffer, idx);
-}
-inline void store(ImplicitLocOpBuilder &b, Value v, Value buffer,
-                  ValueRange idx) {
-  memref::StoreOp::create(b, v, buffer, idx);
-}
 inline Value add(ImplicitLocOpBuilder &b, Value x, Value y) {
-  return arith::AddIOp::create(b, x, y);
+  return addIdx(b, x, y);
 }
 inline Value mul(ImplicitLocOpBuilder &b, Value x, int64_t c) {
-  return arith::MulIOp::create(b, x, indexConst(b, c));
+  return mulIdx(b, x, c);
 }
 inline Value div(ImplicitLocOpBuilder &b, Value x, int64_t c) {
-  return arith::DivUIOp::create(b, x, indexConst(b, c));
+  return divIdx(b, x, c);
 }
 inline Value rem(ImplicitLocOpBuilder &b, Value x, int64_t c) {
-  return arith::RemUIOp::create(b, x, indexConst(b, c));
+  return remIdx(b, x, c);
 }
 inline Value minIdx(ImplicitLocOpBuilder &b, Value x, Value y) {
   return arith::MinUIOp::create(b, x, y);

@@ -219,20 +219,13 @@ private:
     return s;
   }
 
-  /// Max over the 4 lanes of a group (they share a row).
-  Value groupMax(Value v) {
+  /// Combines a value over the 4 lanes of a group (they share a row).
+  template <typename CombineOp>
+  Value overGroup(Value v) {
     for (int32_t offset : {1, 2}) {
       auto sh = gpu::ShuffleOp::create(b, v, offset, kThreadsPerWarp,
                                        gpu::ShuffleMode::XOR);
-      v = arith::MaximumFOp::create(b, v, sh.getShuffleResult());
-    }
-    return v;
-  }
-  Value groupSum(Value v) {
-    for (int32_t offset : {1, 2}) {
-      auto sh = gpu::ShuffleOp::create(b, v, offset, kThreadsPerWarp,
-                                       gpu::ShuffleMode::XOR);
-      v = arith::AddFOp::create(b, v, sh.getShuffleResult());
+      v = CombineOp::create(b, v, sh.getShuffleResult());
     }
     return v;
   }
@@ -250,7 +243,7 @@ private:
       for (auto &tile : s)
         for (int64_t ci = 0; ci < 2; ++ci)
           m = arith::MaximumFOp::create(b, m, tile[2 * r + ci]);
-      m = groupMax(m);
+      m = overGroup<arith::MaximumFOp>(m);
       corr[r] = math::ExpOp::create(b, arith::SubFOp::create(b, state[r], m));
       next[r] = m;
       Value sum = arith::MulFOp::create(b, state[2 + r], corr[r]);
@@ -299,7 +292,7 @@ private:
 
   void storeOutput(Value out, ArrayRef<Value> st) {
     for (int64_t r = 0; r < 2; ++r) {
-      Value sum = groupSum(st[2 + r]);
+      Value sum = overGroup<arith::AddFOp>(st[2 + r]);
       Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rows[r],
                                             indexConst(b, shape.queries));
       auto ifOp = scf::IfOp::create(b, inRange, false);

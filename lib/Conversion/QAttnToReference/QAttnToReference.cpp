@@ -34,27 +34,6 @@ using namespace mlir::qattn::format;
 // Loop and buffer helpers
 //===----------------------------------------------------------------------===//
 
-static Value load(ImplicitLocOpBuilder &b, Value buffer, ValueRange idx) {
-  return memref::LoadOp::create(b, buffer, idx);
-}
-
-static void store(ImplicitLocOpBuilder &b, Value v, Value buffer,
-                  ValueRange idx) {
-  memref::StoreOp::create(b, v, buffer, idx);
-}
-
-static Value mulIdx(ImplicitLocOpBuilder &b, Value x, int64_t c) {
-  return arith::MulIOp::create(b, x, indexConst(b, c));
-}
-
-static Value addIdx(ImplicitLocOpBuilder &b, Value x, Value y) {
-  return arith::AddIOp::create(b, x, y);
-}
-
-static Value divIdx(ImplicitLocOpBuilder &b, Value x, int64_t c) {
-  return arith::DivUIOp::create(b, x, indexConst(b, c));
-}
-
 /// End of the chunk of `size` tokens starting at chunk index `k` (ragged tail).
 static std::pair<Value, Value> chunkBounds(ImplicitLocOpBuilder &b, Value k,
                                            int64_t size, int64_t total) {

@@ -87,3 +87,28 @@ Value mlir::qattn::toTensor(ImplicitLocOpBuilder &b, Value buffer,
                                            /*restrict=*/true,
                                            /*writable=*/true);
 }
+
+Value mlir::qattn::load(ImplicitLocOpBuilder &b, Value buffer, ValueRange idx) {
+  return memref::LoadOp::create(b, buffer, idx);
+}
+
+void mlir::qattn::store(ImplicitLocOpBuilder &b, Value v, Value buffer,
+                        ValueRange idx) {
+  memref::StoreOp::create(b, v, buffer, idx);
+}
+
+Value mlir::qattn::addIdx(ImplicitLocOpBuilder &b, Value x, Value y) {
+  return arith::AddIOp::create(b, x, y);
+}
+
+Value mlir::qattn::mulIdx(ImplicitLocOpBuilder &b, Value x, int64_t c) {
+  return arith::MulIOp::create(b, x, arith::ConstantIndexOp::create(b, c));
+}
+
+Value mlir::qattn::divIdx(ImplicitLocOpBuilder &b, Value x, int64_t c) {
+  return arith::DivUIOp::create(b, x, arith::ConstantIndexOp::create(b, c));
+}
+
+Value mlir::qattn::remIdx(ImplicitLocOpBuilder &b, Value x, int64_t c) {
+  return arith::RemUIOp::create(b, x, arith::ConstantIndexOp::create(b, c));
+}
