@@ -166,14 +166,6 @@ inline Value dequantizeCached(ImplicitLocOpBuilder &b, const KVView &kv,
   return arith::MulFOp::create(b, intToF32(b, q8), s1);
 }
 
-/// Decode-buffer element (bi, hk, j, c): int8 times the head's fixed scale.
-inline Value dequantizeBuffered(ImplicitLocOpBuilder &b, const KVView &kv,
-                                Value bi, Value hk, Value j, Value c) {
-  Value q8 = arith::ExtSIOp::create(b, b.getI32Type(),
-                                    load(b, kv.buffer, {bi, hk, j, c}));
-  Value s = load(b, kv.bufferScale, {bi, hk});
-  return arith::MulFOp::create(b, intToF32(b, q8), s);
-}
 
 
 /// Emits the tensor-core attention kernel body (see MmaKernel.cpp);

@@ -18,6 +18,7 @@
 #include "qattn/Dialect/QAttn/IR/QAttnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 
 #include <cmath>
@@ -68,7 +69,8 @@ static SmallVector<RowState> unflatten(ValueRange flat, int64_t heads) {
   return states;
 }
 
-using LoadFn = function_ref<Value(Value j, Value c)>;
+/// The dequantized values of key/value row j at the lane's channels.
+using LoadRowFn = function_ref<SmallVector<Value>(Value j)>;
 
 class AttentionKernelEmitter {
 public:
@@ -201,15 +203,12 @@ private:
   SmallVector<RowState> step(Value first, int64_t count,
                              ArrayRef<RowState> states,
                              ArrayRef<SmallVector<Value>> q,
-                             ArrayRef<Value> channels, LoadFn loadK,
-                             LoadFn loadV) {
+                             LoadRowFn loadK, LoadRowFn loadV) {
     SmallVector<SmallVector<Value>> k(count), v(count);
     for (int64_t u = 0; u < count; ++u) {
       Value j = add(b, first, indexConst(b, u));
-      for (Value c : channels) {
-        k[u].push_back(loadK(j, c));
-        v[u].push_back(loadV(j, c));
-      }
+      k[u] = loadK(j);
+      v[u] = loadV(j);
     }
     SmallVector<RowState> next;
     for (auto [st, qh] : llvm::zip(states, q))
@@ -249,8 +248,7 @@ private:
   SmallVector<RowState> streamKeys(Value lo, Value hi,
                                    ArrayRef<RowState> init,
                                    ArrayRef<SmallVector<Value>> q,
-                                   ArrayRef<Value> channels, LoadFn loadK,
-                                   LoadFn loadV) {
+                                   LoadRowFn loadK, LoadRowFn loadV) {
     int64_t perStep = shape.keysPerStep, heads = init.size();
     Value steps = div(b, arith::SubIOp::create(b, hi, lo), perStep);
     auto run = [&](Value from, Value count, int64_t keys,
@@ -261,7 +259,7 @@ private:
                         Value first = add(b, from, mul(b, it, keys));
                         return flatten(step(first, keys,
                                             unflatten(flat, heads), q,
-                                            channels, loadK, loadV));
+                                            loadK, loadV));
                       }),
           heads);
     };
@@ -309,28 +307,102 @@ private:
     auto [vBits, vOffset] = headCodes(view.v.stage2, x.hk, head);
     Value cacheEnd = indexConst(b, shape.cacheKeys);
     st = streamKeys(
-        lo, minIdx(b, hi, cacheEnd), st, q, x.channels,
-        [&](Value j, Value c) {
-          return dequantizeCached(b, view.k, x.bi, x.hk, j, c, kBits, kOffset);
-        },
-        [&](Value j, Value c) {
-          return dequantizeCached(b, view.v, x.bi, x.hk, j, c, vBits, vOffset);
-        });
+        lo, minIdx(b, hi, cacheEnd), st, q,
+        [&](Value j) { return cachedRow(view.k, x, j, kBits, kOffset); },
+        [&](Value j) { return cachedRow(view.v, x, j, vBits, vOffset); });
     if (view.k.buffer) {
       // Buffer tokens follow the cache's: key j is buffer row j - Nk.
       Value bLo = arith::SubIOp::create(b, maxIdx(b, lo, cacheEnd), cacheEnd);
       Value bHi = arith::SubIOp::create(b, maxIdx(b, hi, cacheEnd), cacheEnd);
       st = streamKeys(
-          bLo, bHi, st, q, x.channels,
-          [&](Value j, Value c) {
-            return dequantizeBuffered(b, view.k, x.bi, x.hk, j, c);
-          },
-          [&](Value j, Value c) {
-            return dequantizeBuffered(b, view.v, x.bi, x.hk, j, c);
-          });
+          bLo, bHi, st, q,
+          [&](Value j) { return bufferedRow(view.k, x, j); },
+          [&](Value j) { return bufferedRow(view.v, x, j); });
     }
     for (int64_t g = 0, e = x.heads.size(); g < e; ++g)
       writeRow(x, g, st[g], outputs);
+  }
+
+  /// The lane's channels are contiguous, so a row's int8 data, group scales
+  /// and zero points load as short vectors, and whole 2/4-bit codes sit at
+  /// constant positions inside the loaded bytes.
+  bool vectorizable(const KVView &kv, int64_t bits) const {
+    if (!kv.stage2)
+      return true;
+    return 8 % bits == 0 && (shape.channelsPerLane() * bits) % 8 == 0;
+  }
+
+  /// A load of n elements that start at a multiple of n elements: the lane's
+  /// first channel is lane * n, rows span multiples of 32 * n, and artifact
+  /// buffers are 16-byte aligned (docs/ARTIFACT.md).
+  Value loadVector(Value buffer, ValueRange idx, int64_t n, Type elt) {
+    int64_t bytes = n * elt.getIntOrFloatBitWidth() / 8;
+    return vector::LoadOp::create(b, VectorType::get({n}, elt), buffer, idx,
+                                  /*nontemporal=*/false, llvm::Align(bytes));
+  }
+  Value element(Value vec, int64_t i) {
+    return vector::ExtractOp::create(b, vec, ArrayRef<int64_t>{i});
+  }
+
+  SmallVector<Value> cachedRow(const KVView &kv, const RowIndex &x, Value j,
+                               int64_t bits, Value headOffset) {
+    SmallVector<Value> out;
+    if (!vectorizable(kv, bits)) {
+      for (Value c : x.channels)
+        out.push_back(dequantizeCached(b, kv, x.bi, x.hk, j, c, bits, headOffset));
+      return out;
+    }
+    int64_t per = shape.channelsPerLane();
+    Value c0 = x.channels.front();
+    Type i8 = b.getI8Type(), i32 = b.getI32Type();
+    SmallVector<Value> q8;
+    if (kv.stage2) {
+      Value g = div(b, j, kv.stage2.getGroup());
+      Value s2 = loadVector(kv.groupScales, {x.bi, x.hk, g, c0}, per, i8);
+      Value z2 = loadVector(kv.zeros, {x.bi, x.hk, g, c0}, per, i8);
+      Value firstByte = add(b, headOffset, mul(b, x.lane, per * bits / 8));
+      Value codes = loadVector(kv.data, {x.bi, j, firstByte}, per * bits / 8, i8);
+      for (int64_t t = 0; t < per; ++t) {
+        int64_t inByte = (t * bits) % 8;
+        int64_t shift = kv.stage2.getOrder() == PackOrder::lsb_first
+                            ? inByte
+                            : 8 - bits - inByte;
+        Value byte = arith::ExtUIOp::create(b, i32, element(codes, t * bits / 8));
+        Value code = arith::AndIOp::create(
+            b, arith::ShRUIOp::create(b, byte, i32Const(b, shift)),
+            i32Const(b, (1 << bits) - 1));
+        q8.push_back(stage2Decode(
+            b, code, arith::ExtUIOp::create(b, i32, element(s2, t)),
+            arith::ExtSIOp::create(b, i32, element(z2, t))));
+      }
+    } else {
+      Value data = loadVector(kv.data, {x.bi, x.hk, j, c0}, per, i8);
+      for (int64_t t = 0; t < per; ++t)
+        q8.push_back(arith::ExtSIOp::create(b, i32, element(data, t)));
+    }
+    bool perChannel = kv.stage1.getGranularity() == Granularity::channel;
+    Value s1 = perChannel ? Value()
+                          : stage1ScaleAt(b, kv.scales, kv.stage1, x.bi, x.hk, j, c0);
+    for (auto [t, v] : llvm::enumerate(q8)) {
+      Value s = perChannel ? stage1ScaleAt(b, kv.scales, kv.stage1, x.bi, x.hk,
+                                           j, x.channels[t])
+                           : s1;
+      out.push_back(arith::MulFOp::create(b, intToF32(b, v), s));
+    }
+    return out;
+  }
+
+  SmallVector<Value> bufferedRow(const KVView &kv, const RowIndex &x, Value j) {
+    int64_t per = shape.channelsPerLane();
+    Value data = loadVector(kv.buffer, {x.bi, x.hk, j, x.channels.front()}, per,
+                            b.getI8Type());
+    Value s = load(b, kv.bufferScale, {x.bi, x.hk});
+    SmallVector<Value> out;
+    for (int64_t t = 0; t < per; ++t) {
+      Value q8 = arith::ExtSIOp::create(b, b.getI32Type(), element(data, t));
+      out.push_back(arith::MulFOp::create(b, intToF32(b, q8), s));
+    }
+    return out;
   }
 
   void writeRow(const RowIndex &x, int64_t g, const RowState &st,
