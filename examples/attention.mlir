@@ -56,3 +56,14 @@ func.func @attention_mixed_2_4(%q: tensor<1x8x16x64xf32> {qattn.name = "q"}, %k:
       : (tensor<1x8x16x64xi8>, tensor<1x8x1xf32>, tensor<1x1000x48xi8>, tensor<1x2x16xf32>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>, tensor<1x1000x48xi8>, tensor<1x2x16xf32>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>) -> tensor<1x8x16x64xf32>
   return %o : tensor<1x8x16x64xf32>
 }
+
+// The quantized operands of attention_int4 (run on the CPU).
+func.func @quantize_int4(%q: tensor<1x8x16x64xf32> {qattn.name = "q"}, %k: tensor<1x2x1000x64xf32> {qattn.name = "k"},
+    %v: tensor<1x2x1000x64xf32> {qattn.name = "v"}) -> (tensor<1x8x16x64xi8> {qattn.name = "q8"}, tensor<1x8x1xf32> {qattn.name = "qs"}, tensor<1x1000x64xi8> {qattn.name = "kp"}, tensor<1x2x16xf32> {qattn.name = "ks"}, tensor<1x2x63x64xi8> {qattn.name = "kg"}, tensor<1x2x63x64xi8> {qattn.name = "kz"}, tensor<1x1000x64xi8> {qattn.name = "vp"}, tensor<1x2x16xf32> {qattn.name = "vs"}, tensor<1x2x63x64xi8> {qattn.name = "vg"}, tensor<1x2x63x64xi8> {qattn.name = "vz"}) {
+  %q8, %qs = qattn.quantize %q {scheme = #qattn.stage1<block = 64>} : tensor<1x8x16x64xf32> -> tensor<1x8x16x64xi8>, tensor<1x8x1xf32>
+  %k8, %ks = qattn.quantize %k {scheme = #qattn.stage1<block = 64>} : tensor<1x2x1000x64xf32> -> tensor<1x2x1000x64xi8>, tensor<1x2x16xf32>
+  %v8, %vs = qattn.quantize %v {scheme = #qattn.stage1<block = 64>} : tensor<1x2x1000x64xf32> -> tensor<1x2x1000x64xi8>, tensor<1x2x16xf32>
+  %kp, %kg, %kz = qattn.progressive_quantize %k8 {scheme = #qattn.stage2<bits = [4], group = 16>} : tensor<1x2x1000x64xi8> -> tensor<1x1000x64xi8>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>
+  %vp, %vg, %vz = qattn.progressive_quantize %v8 {scheme = #qattn.stage2<bits = [4], group = 16>} : tensor<1x2x1000x64xi8> -> tensor<1x1000x64xi8>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>
+  return %q8, %qs, %kp, %ks, %kg, %kz, %vp, %vs, %vg, %vz : tensor<1x8x16x64xi8>, tensor<1x8x1xf32>, tensor<1x1000x64xi8>, tensor<1x2x16xf32>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>, tensor<1x1000x64xi8>, tensor<1x2x16xf32>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>
+}
