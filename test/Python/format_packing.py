@@ -2,9 +2,15 @@
 # REQUIRES: numpy
 """Stage-2 code packing (FORMAT.md, "Codes P"): hand-computed bytes and round trips."""
 
+import os
+import sys
+
 import numpy as np
 
 from qattn import format as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from testutil import expect_value_errors  # noqa: E402
 
 
 def pack1(codes, bits, order):
@@ -112,19 +118,13 @@ for bits, hb, d in (
 print(f"packing: {cases} random round trips (N=37, d=64/24/16, bits [4,2,3]/[3]*3/[2]/4) OK")
 
 # ---- errors -------------------------------------------------------------------------------------
-for bad in (
+expect_value_errors((
     lambda: F.pack_codes(np.full((1, 1, 1, 8), 4, np.uint8), 2, "lsb_first"),  # code >= 2^b
     lambda: F.pack_codes(np.zeros((1, 1, 1, 12), np.uint8), 4, "lsb_first"),  # d % 8 != 0
     lambda: F.pack_codes(np.zeros((1, 2, 1, 8), np.uint8), [4, 2, 3], "lsb_first"),  # H mismatch
     lambda: F.pack_codes(np.zeros((1, 1, 1, 8), np.uint8), 5, "lsb_first"),  # bits not 2/3/4
     lambda: F.pack_codes(np.zeros((1, 1, 1, 8), np.uint8), 4, "big"),  # unknown order
     lambda: F.unpack_codes(np.zeros((1, 1, 5), np.uint8), 1, 8, 4, "lsb_first"),  # R mismatch
-):
-    try:
-        bad()
-    except ValueError:
-        pass
-    else:
-        raise AssertionError("expected ValueError")
+))
 print("packing: invalid inputs rejected OK")
 print("format_packing: PASS")

@@ -4,9 +4,15 @@
 
 import math
 
+import os
+import sys
+
 import numpy as np
 
 from qattn import format as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from testutil import expect_value_errors  # noqa: E402
 
 rng = np.random.default_rng(7)
 U = 2.0**-24  # f32 unit roundoff
@@ -169,18 +175,12 @@ err = np.abs(xb - qb.astype(np.float32) * scale[:, :, None, None])
 assert np.all((err <= sc / 2 + np.abs(xb) * 2 * U)[inside])
 print(f"stage1: decode buffer (fixed [B,H] scale, {int(np.sum(~inside & (sc > 0)))} clamped outliers, zero scale) OK")
 
-for bad in (
+expect_value_errors((
     lambda: F.stage1_quantize(x, 16, "bf16"),
     lambda: F.stage1_quantize(x, 16, "f32", "row"),
     lambda: F.stage1_dequantize(q8, s1, 16, "channel"),
     lambda: F.buffer_quantize(xb, scale[:, :1]),
-):
-    try:
-        bad()
-    except ValueError:
-        pass
-    else:
-        raise AssertionError("expected ValueError")
+))
 # ---- f32_to_bf16 (output rounding, nearest even) -------------------------------------------------
 x = np.array([1.0, 1 + 2.0**-8, 1 + 3 * 2.0**-8, 1 + 2.0**-8 + 2.0**-20, -3.14159, 0.0, -0.0,
               np.inf, -np.inf, 3.4e38, 2.0**-133 + 2.0**-140, np.nan], np.float32)
