@@ -33,6 +33,7 @@ class Case:
     buffer: int = 0  # decode-buffer tokens (int8, one scale per head)
     dist: str = "normal"
     cpu_reference: bool = True  # small enough for the single-threaded CPU spec
+    softmax: str = "exact"  # or "sas" (threshold -6, degree 3)
 
 
 def matrix():
@@ -52,6 +53,8 @@ def matrix():
         Case("decode_bf16_out_outlier_k", 1, 8, 2, 1, 1500, 128, [4], out="bf16", dist="outlier"),
         Case("decode_with_buffer", 2, 16, 4, 1, 960, 128, [4], buffer=40),
         Case("decode_long_split", 1, 32, 8, 1, 16000, 128, [4], cpu_reference=False),
+        Case("decode_sas_d128", 2, 16, 4, 1, 1000, 128, [4], softmax="sas"),
+        Case("prefill_sas_n300_d64", 1, 8, 2, 300, 300, 64, [4], softmax="sas"),
         # The reference decode shape of docs (DESIGN.md): B8 Hq32 Hkv8 N32K d128.
         Case("decode_b8_h32x8_n32768_d128_4bit", 8, 32, 8, 1, 32768, 128, [4],
              causal=False, cpu_reference=False),
@@ -134,6 +137,8 @@ def attention_func(c, o):
         attrs += [f"k_stage2 = {o.s2}", f"v_stage2 = {o.s2}"]
     if c.causal:
         attrs.append("causal")
+    if c.softmax == "sas":
+        attrs.append("softmax = #qattn.softmax<sas, threshold = -6.0, degree = 3>")
     types = ", ".join(t for _, t in ops)
     return (f'func.func @attention({args}) -> ({out} {{qattn.name = "out"}}) {{\n'
             f"  %o = qattn.attention {q} {keys} {values}{bufs} {{{', '.join(attrs)}}}\n"

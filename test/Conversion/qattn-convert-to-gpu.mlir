@@ -79,3 +79,24 @@ func.func @prefill_mma(%q8: tensor<1x4x300x64xi8>, %qs: tensor<1x4x5xf32>, %kp: 
       : (tensor<1x4x300x64xi8>, tensor<1x4x5xf32>, tensor<1x300x64xi8>, tensor<1x2x5xf32>, tensor<1x2x19x64xi8>, tensor<1x2x19x64xi8>, tensor<1x300x64xi8>, tensor<1x2x5xf32>, tensor<1x2x19x64xi8>, tensor<1x2x19x64xi8>) -> tensor<1x4x300x64xf32>
   return %o : tensor<1x4x300x64xf32>
 }
+
+// -----
+
+// SAS: a first pass over the keys for each row's max (no values loaded),
+// then the terms against that max (floor, LUT select chain, polynomial).
+// CHECK-LABEL: func.func @decode_sas
+// CHECK: gpu.func @decode_sas_attention
+// CHECK: scf.for
+// CHECK: gpu.shuffle  xor
+// CHECK: arith.maximumf
+// CHECK: scf.for
+// CHECK: math.floor
+// CHECK: arith.cmpf olt
+func.func @decode_sas(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: tensor<1x1x5xf32>) -> tensor<1x4x1x64xf32> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks)
+      {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>,
+       softmax = #qattn.softmax<sas, threshold = -6.0, degree = 3>,
+       gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1>}
+      : (tensor<1x4x1x64xf32>, tensor<1x1x300x64xi8>, tensor<1x1x5xf32>, tensor<1x1x300x64xi8>, tensor<1x1x5xf32>) -> tensor<1x4x1x64xf32>
+  return %o : tensor<1x4x1x64xf32>
+}

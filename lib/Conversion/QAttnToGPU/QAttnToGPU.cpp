@@ -75,8 +75,9 @@ using LoadRowFn = function_ref<SmallVector<Value>(Value j)>;
 class AttentionKernelEmitter {
 public:
   AttentionKernelEmitter(ImplicitLocOpBuilder &b, const AttentionShape &shape,
-                         const AttentionView &view, Type outType)
-      : b(b), shape(shape), view(view), outType(outType) {}
+                         const AttentionView &view, Type outType,
+                         SoftmaxAttr softmax)
+      : b(b), shape(shape), view(view), outType(outType), softmax(softmax) {}
 
   /// Body of the main kernel; `outputs` is {out} or {partialAcc, partialMaxSum}.
   void emitMain(ValueRange outputs) {
@@ -229,13 +230,19 @@ private:
       scores.push_back(warpSum(b, part));
       stepMax = arith::MaximumFOp::create(b, stepMax, scores.back());
     }
+    if (pass == Pass::MaxOnly)
+      return {stepMax, st.sum, st.acc};
+    if (pass == Pass::FixedMax)
+      stepMax = st.max; // the row's final max: terms need no correction
     Value correction =
-        math::ExpOp::create(b, arith::SubFOp::create(b, st.max, stepMax));
+        pass == Pass::FixedMax
+            ? f32Const(b, 1.0)
+            : math::ExpOp::create(b, arith::SubFOp::create(b, st.max, stepMax));
     RowState next{stepMax, arith::MulFOp::create(b, st.sum, correction), {}};
     for (Value a : st.acc)
       next.acc.push_back(arith::MulFOp::create(b, a, correction));
     for (auto [score, vu] : llvm::zip(scores, v)) {
-      Value p = math::ExpOp::create(b, arith::SubFOp::create(b, score, stepMax));
+      Value p = softmaxTerm(b, arith::SubFOp::create(b, score, stepMax), softmax);
       next.sum = arith::AddFOp::create(b, next.sum, p);
       for (auto [a, vt] : llvm::zip(next.acc, vu))
         a = arith::AddFOp::create(b, a, arith::MulFOp::create(b, p, vt));
@@ -306,18 +313,38 @@ private:
     auto [kBits, kOffset] = headCodes(view.k.stage2, x.hk, head);
     auto [vBits, vOffset] = headCodes(view.v.stage2, x.hk, head);
     Value cacheEnd = indexConst(b, shape.cacheKeys);
-    st = streamKeys(
-        lo, minIdx(b, hi, cacheEnd), st, q,
-        [&](Value j) { return cachedRow(view.k, x, j, kBits, kOffset); },
-        [&](Value j) { return cachedRow(view.v, x, j, vBits, vOffset); });
-    if (view.k.buffer) {
-      // Buffer tokens follow the cache's: key j is buffer row j - Nk.
+    auto noValues = [](Value) { return SmallVector<Value>(); };
+    // The cache's keys, then the decode buffer's (key j is buffer row j - Nk).
+    auto streamAll = [&](ArrayRef<RowState> init, bool withValues) {
+      SmallVector<RowState> out = streamKeys(
+          lo, minIdx(b, hi, cacheEnd), init, q,
+          [&](Value j) { return cachedRow(view.k, x, j, kBits, kOffset); },
+          [&](Value j) {
+            return withValues ? cachedRow(view.v, x, j, vBits, vOffset)
+                              : noValues(j);
+          });
+      if (!view.k.buffer)
+        return out;
       Value bLo = arith::SubIOp::create(b, maxIdx(b, lo, cacheEnd), cacheEnd);
       Value bHi = arith::SubIOp::create(b, maxIdx(b, hi, cacheEnd), cacheEnd);
-      st = streamKeys(
-          bLo, bHi, st, q,
-          [&](Value j) { return bufferedRow(view.k, x, j); },
-          [&](Value j) { return bufferedRow(view.v, x, j); });
+      return streamKeys(
+          bLo, bHi, out, q, [&](Value j) { return bufferedRow(view.k, x, j); },
+          [&](Value j) {
+            return withValues ? bufferedRow(view.v, x, j) : noValues(j);
+          });
+    };
+    if (softmax.getMode() == SoftmaxMode::exact) {
+      st = streamAll(st, /*withValues=*/true);
+    } else {
+      // SAS is defined against the row's final max: one pass for the max,
+      // one for the terms (docs/FORMAT.md).
+      pass = Pass::MaxOnly;
+      SmallVector<RowState> maxima = streamAll(st, /*withValues=*/false);
+      for (auto [s0, m] : llvm::zip(st, maxima))
+        s0.max = m.max;
+      pass = Pass::FixedMax;
+      st = streamAll(st, /*withValues=*/true);
+      pass = Pass::Online;
     }
     for (int64_t g = 0, e = x.heads.size(); g < e; ++g)
       writeRow(x, g, st[g], outputs);
@@ -426,10 +453,16 @@ private:
     store(b, st.sum, outputs[1], {row, x.split, indexConst(b, 1)});
   }
 
+  /// How `update` treats the softmax: the online rescaling (exact), or the
+  /// two passes of SAS (the max alone, then terms against that max).
+  enum class Pass { Online, MaxOnly, FixedMax };
+
   ImplicitLocOpBuilder &b;
   const AttentionShape &shape;
   const AttentionView &view;
   Type outType;
+  SoftmaxAttr softmax;
+  Pass pass = Pass::Online;
 };
 } // namespace
 
@@ -441,9 +474,11 @@ static FailureOr<AttentionShape> getShape(AttentionOp op) {
   GpuTilingAttr tiling = op.getGpuTilingAttr();
   if (!tiling)
     return op.emitOpError("has no #qattn.gpu_tiling: run qattn-tile first");
-  if (op.getSoftmaxOrDefault().getMode() != SoftmaxMode::exact)
-    return op.emitOpError(
-        "SAS softmax is not supported by the GPU lowering yet");
+  if (op.getSoftmaxOrDefault().getMode() != SoftmaxMode::exact &&
+      (tiling.getSplits() != 1 || tiling.getKernel() != GpuKernel::rows))
+    return op.emitOpError("SAS softmax on the GPU needs the warp kernel "
+                          "with one key split (its terms are defined "
+                          "against the row's final max)");
   if (op.getHeadDim() % kThreadsPerWarp != 0)
     return op.emitOpError() << "expected a head dimension that is a multiple of "
                             << kThreadsPerWarp << " on the GPU, got "
@@ -549,7 +584,8 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
     OpBuilder kb = OpBuilder::atBlockBegin(&main.front());
     ImplicitLocOpBuilder k(op.getLoc(), kb);
     AttentionView view = viewOperands(op, main.getArguments());
-    AttentionKernelEmitter(k, *shape, view, outType.getElementType())
+    AttentionKernelEmitter(k, *shape, view, outType.getElementType(),
+                           op.getSoftmaxOrDefault())
         .emitMain(main.getArguments().take_back(outputs.size()));
   }
   gpu::LaunchFuncOp::create(b, main, dims(b, shape->splits, shape->taskCtas()),
@@ -562,7 +598,8 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
     OpBuilder kb = OpBuilder::atBlockBegin(&combine.front());
     ImplicitLocOpBuilder k(op.getLoc(), kb);
     AttentionView view;
-    AttentionKernelEmitter(k, *shape, view, outType.getElementType())
+    AttentionKernelEmitter(k, *shape, view, outType.getElementType(),
+                           op.getSoftmaxOrDefault())
         .emitCombine(combine.getArgument(0), combine.getArgument(1),
                      combine.getArgument(2));
     gpu::LaunchFuncOp::create(b, combine, dims(b, shape->rowCtas(), 1),

@@ -69,7 +69,10 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
                               << warps << " splits=" << s << "\n");
       GpuKernel kernel =
           useMma && fitsMmaKernel(op) ? GpuKernel::mma : GpuKernel::rows;
-      if (kernel == GpuKernel::mma)
+      // The tensor-core kernel covers all keys per CTA; SAS needs each row's
+      // final max in one warp.
+      if (kernel == GpuKernel::mma ||
+          op.getSoftmaxOrDefault().getMode() != SoftmaxMode::exact)
         s = 1;
       op.setGpuTilingAttr(
           GpuTilingAttr::get(&getContext(), warps, s, keysPerStep, kernel));
