@@ -35,7 +35,7 @@ LogicalResult
 mlir::qattn::buildQAttnToGPUPipeline(OpPassManager &pm,
                                      const GpuPipelineOptions &options) {
   std::string pipeline =
-      "qattn-tile,qattn-convert-to-gpu,canonicalize,"
+      "qattn-tile,qattn-pipeline,qattn-convert-to-gpu,canonicalize,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-results-to-out-params{hoist-static-allocs=true "

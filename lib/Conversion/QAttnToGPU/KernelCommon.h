@@ -83,7 +83,7 @@ struct AttentionView {
 /// Sizes and tiling shared by the kernels of one attention op.
 struct AttentionShape {
   int64_t batch, qHeads, kvHeads, queries, cacheKeys, bufferKeys, headDim;
-  int64_t warps, splits, keysPerStep;
+  int64_t warps, splits, keysPerStep, stages;
   bool causal;
   float scale;
   int64_t keys() const { return cacheKeys + bufferKeys; }

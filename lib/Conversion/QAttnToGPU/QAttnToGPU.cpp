@@ -201,20 +201,88 @@ private:
   /// One online-softmax step over `count` keys from `first`: all their key
   /// and value loads are issued before any score is reduced, so a warp has
   /// `count` rows of loads in flight instead of one.
-  SmallVector<RowState> step(Value first, int64_t count,
-                             ArrayRef<RowState> states,
-                             ArrayRef<SmallVector<Value>> q,
-                             LoadRowFn loadK, LoadRowFn loadV) {
-    SmallVector<SmallVector<Value>> k(count), v(count);
+  using Rows = SmallVector<SmallVector<Value>>;
+
+  /// Key and value rows first .. first + count - 1; with `lastKey`, indices
+  /// are clamped to it so a prefetch past the range stays in bounds.
+  std::pair<Rows, Rows> loadRows(Value first, int64_t count, LoadRowFn loadK,
+                                 LoadRowFn loadV, Value lastKey = Value()) {
+    Rows k(count), v(count);
     for (int64_t u = 0; u < count; ++u) {
       Value j = add(b, first, indexConst(b, u));
+      if (lastKey)
+        j = minIdx(b, j, lastKey);
       k[u] = loadK(j);
       v[u] = loadV(j);
     }
+    return {k, v};
+  }
+
+  SmallVector<RowState> updateAll(ArrayRef<RowState> states,
+                                  ArrayRef<SmallVector<Value>> q,
+                                  const Rows &k, const Rows &v) {
     SmallVector<RowState> next;
     for (auto [st, qh] : llvm::zip(states, q))
       next.push_back(update(st, qh, k, v));
     return next;
+  }
+
+  SmallVector<RowState> step(Value first, int64_t count,
+                             ArrayRef<RowState> states,
+                             ArrayRef<SmallVector<Value>> q,
+                             LoadRowFn loadK, LoadRowFn loadV) {
+    auto [k, v] = loadRows(first, count, loadK, loadV);
+    return updateAll(states, q, k, v);
+  }
+
+  static SmallVector<Value> flattenRows(const Rows &rows) {
+    SmallVector<Value> flat;
+    for (const SmallVector<Value> &r : rows)
+      llvm::append_range(flat, r);
+    return flat;
+  }
+  static Rows unflattenRows(ValueRange flat, int64_t count) {
+    Rows rows;
+    int64_t each = count ? flat.size() / count : 0;
+    for (int64_t u = 0; u < count; ++u)
+      rows.push_back(SmallVector<Value>(flat.slice(u * each, each)));
+    return rows;
+  }
+
+  /// Whole steps with the next step's rows loaded before this step's scores
+  /// are reduced (two stages, software pipelined through the loop's
+  /// iteration arguments): a warp keeps two steps of loads in flight.
+  SmallVector<RowState> pipelinedSteps(Value lo, Value hi, Value steps,
+                                       ArrayRef<RowState> init,
+                                       ArrayRef<SmallVector<Value>> q,
+                                       LoadRowFn loadK, LoadRowFn loadV) {
+    int64_t perStep = shape.keysPerStep, heads = init.size();
+    // The last valid row (ranges are never past their table; an empty one
+    // still reads row 0, which exists, and discards it).
+    Value lastKey = arith::SubIOp::create(
+        b, maxIdx(b, hi, indexConst(b, 1)), indexConst(b, 1));
+    auto [k0, v0] = loadRows(lo, perStep, loadK, loadV, lastKey);
+    SmallVector<Value> stateFlat = flatten(init);
+    SmallVector<Value> kFlat = flattenRows(k0), vFlat = flattenRows(v0);
+    size_t ns = stateFlat.size(), nk = kFlat.size();
+    SmallVector<Value> initFlat(stateFlat);
+    llvm::append_range(initFlat, kFlat);
+    llvm::append_range(initFlat, vFlat);
+    SmallVector<Value> out = reduceRange(
+        b, indexConst(b, 0), steps, initFlat, [&](Value it, ValueRange flat) {
+          Value nextFirst = add(b, lo, mul(b, add(b, it, indexConst(b, 1)),
+                                           perStep));
+          auto [kn, vn] = loadRows(nextFirst, perStep, loadK, loadV, lastKey);
+          SmallVector<RowState> states = updateAll(
+              unflatten(flat.take_front(ns), heads), q,
+              unflattenRows(flat.slice(ns, nk), perStep),
+              unflattenRows(flat.drop_front(ns + nk), perStep));
+          SmallVector<Value> next = flatten(states);
+          llvm::append_range(next, flattenRows(kn));
+          llvm::append_range(next, flattenRows(vn));
+          return next;
+        });
+    return unflatten(ValueRange(out).take_front(ns), heads);
   }
 
   /// The online-softmax update of one query head with `k.size()` keys.
@@ -270,7 +338,10 @@ private:
                       }),
           heads);
     };
-    SmallVector<RowState> states = run(lo, steps, perStep, init);
+    SmallVector<RowState> states =
+        shape.stages > 1
+            ? pipelinedSteps(lo, hi, steps, init, q, loadK, loadV)
+            : run(lo, steps, perStep, init);
     if (perStep == 1)
       return states;
     Value tail = add(b, lo, mul(b, steps, perStep));
@@ -488,7 +559,8 @@ static FailureOr<AttentionShape> getShape(AttentionOp op) {
                         op.getNumCacheKeys(), op.getNumBufferKeys(),
                         op.getHeadDim(),      tiling.getWarps(),
                         tiling.getSplits(),   tiling.getKeysPerStep(),
-                        op.getCausal(),       op.getSoftmaxScale()};
+                        tiling.getStages(),   op.getCausal(),
+                        op.getSoftmaxScale()};
 }
 
 /// A kernel in the module's kernel gpu.module, with its entry block ready.

@@ -325,3 +325,23 @@ func.func @f(%q: tensor<1x2x4x16xf32>, %kp: tensor<1x16x16xi8>, %ks: tensor<1x2x
   %o = qattn.attention %q keys(%kp, %ks, %g, %g) values(%kp, %ks, %g, %g) {k_stage1 = #qattn.stage1<block = 24>, k_stage2 = #qattn.stage2<bits = [4], group = 16>, v_stage1 = #qattn.stage1<block = 24>, v_stage2 = #qattn.stage2<bits = [4], group = 16>} : (tensor<1x2x4x16xf32>, tensor<1x16x16xi8>, tensor<1x2x1xf32>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xi8>, tensor<1x16x16xi8>, tensor<1x2x1xf32>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xi8>) -> tensor<1x2x4x16xf32>
   return
 }
+
+// -----
+
+// expected-error@+1 {{expected 1 to 1 stages for the mma kernel, got 2}}
+func.func @f() attributes {s = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2>} { return }
+
+// -----
+
+// expected-error@+1 {{expected 1 to 32 warps per CTA, got 0}}
+func.func @f() attributes {s = #qattn.gpu_tiling<warps = 0, splits = 1>} { return }
+
+// -----
+
+// expected-error@+1 {{expected at least one key split, got 0}}
+func.func @f() attributes {s = #qattn.gpu_tiling<warps = 4, splits = 0>} { return }
+
+// -----
+
+// expected-error@+1 {{expected 1 to 32 keys per step, got 64}}
+func.func @f() attributes {s = #qattn.gpu_tiling<warps = 4, splits = 1, keys_per_step = 64>} { return }

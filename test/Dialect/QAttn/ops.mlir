@@ -69,3 +69,9 @@ func.func @softmax_exact(%q: tensor<1x1x1x16xf32>, %k: tensor<1x1x8x16xi8>, %ks:
       : (tensor<1x1x1x16xf32>, tensor<1x1x8x16xi8>, tensor<1x1x1xf32>, tensor<1x1x8x16xi8>, tensor<1x1x1xf32>) -> tensor<1x1x1x16xf32>
   return %o : tensor<1x1x1x16xf32>
 }
+
+// CHECK-LABEL: func.func @tilings
+// CHECK-SAME: a = #qattn.gpu_tiling<warps = 4, splits = 16>
+// CHECK-SAME: b = #qattn.gpu_tiling<warps = 2, splits = 3, keys_per_step = 4, stages = 2>
+// CHECK-SAME: c = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma>
+func.func @tilings() attributes {a = #qattn.gpu_tiling<warps = 4, splits = 16>, b = #qattn.gpu_tiling<warps = 2, splits = 3, keys_per_step = 4, stages = 2>, c = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma>} { return }

@@ -120,7 +120,8 @@ int64_t Stage2Attr::getRowBytes(int64_t numHeads, int64_t headDim) const {
 
 LogicalResult GpuTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                     int64_t warps, int64_t splits,
-                                    int64_t keysPerStep, GpuKernel) {
+                                    int64_t keysPerStep, GpuKernel kernel,
+                                    int64_t stages) {
   // A CTA holds at most 1024 threads.
   if (warps < 1 || warps > 32)
     return emitError() << "expected 1 to 32 warps per CTA, got " << warps;
@@ -130,6 +131,13 @@ LogicalResult GpuTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError
   if (keysPerStep < 1 || keysPerStep > 32)
     return emitError() << "expected 1 to 32 keys per step, got "
                        << keysPerStep;
+  // The warp kernel pipelines its key stream two steps deep; the tensor-core
+  // kernel does not pipeline yet.
+  int64_t maxStages = kernel == GpuKernel::rows ? 2 : 1;
+  if (stages < 1 || stages > maxStages)
+    return emitError() << "expected 1 to " << maxStages << " stages for the "
+                       << stringifyGpuKernel(kernel) << " kernel, got "
+                       << stages;
   return success();
 }
 

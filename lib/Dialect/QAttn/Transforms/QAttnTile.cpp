@@ -56,7 +56,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     if (failed(GpuTilingAttr::verifyInvariants(
             [&] { return getOperation().emitError("qattn-tile: "); }, warps,
             splits > 0 ? int64_t(splits) : 1, keysPerStep,
-            GpuKernel::rows)) ||
+            GpuKernel::rows, /*stages=*/1)) ||
         numSMs < 1 || ctasPerSM < 1 || minKeysPerSplit < 1) {
       getOperation().emitError("qattn-tile: invalid options");
       return signalPassFailure();
@@ -75,7 +75,8 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
           op.getSoftmaxOrDefault().getMode() != SoftmaxMode::exact)
         s = 1;
       op.setGpuTilingAttr(
-          GpuTilingAttr::get(&getContext(), warps, s, keysPerStep, kernel));
+          GpuTilingAttr::get(&getContext(), warps, s, keysPerStep, kernel,
+                             /*stages=*/1));
     });
   }
 };

@@ -157,15 +157,29 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     and value is loaded and dequantized once for the grouped-query heads); a
     CTA holds `warps` such warps, and the keys are cut into `splits` slices
     processed by separate CTAs, merged by a combine kernel (flash-decoding)
-    when `splits > 1`.
+    when `splits > 1`. A warp loads `keys_per_step` keys (and their values)
+    before it reduces any of their scores, so that many loads are in flight.
+    `stages` (set by `qattn-pipeline`) is the depth of the software pipeline
+    of that key stream: with 2, the next step's keys and values are loaded
+    before the current step's scores are reduced.
+
+    `kernel = mma` selects the tensor-core kernel instead (prefill with BPQ
+    int8 queries): CTAs of 4 warps own 64 query rows of one head; K and V
+    tiles of 64 keys are dequantized once per CTA into shared memory, QK^T
+    runs as int8 mma.sync (m16n8k32) and P.V as f16 mma.sync (m16n8k16);
+    `warps`, `splits` and `keys_per_step` do not apply to it, and it is not
+    pipelined yet (`stages = 1`).
 
     ```mlir
     #qattn.gpu_tiling<warps = 4, splits = 16>
+    #qattn.gpu_tiling<warps = 4, splits = 16, keys_per_step = 4, stages = 2>
+    #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma>
     ```
   }];
   let parameters = (ins "int64_t":$warps, "int64_t":$splits,
                         DefaultValuedParameter<"int64_t", "8">:$keys_per_step,
-                        QAttn_DefaultEnumParameter<QAttn_GpuKernel, "rows">:$kernel);
+                        QAttn_DefaultEnumParameter<QAttn_GpuKernel, "rows">:$kernel,
+                        DefaultValuedParameter<"int64_t", "1">:$stages);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

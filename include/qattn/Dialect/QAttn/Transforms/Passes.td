@@ -40,4 +40,20 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
   ];
 }
 
+def QAttnPipeline : Pass<"qattn-pipeline", "mlir::ModuleOp"> {
+  let summary = "Choose the software-pipeline depth of each attention's key stream";
+  let description = [{
+    Sets `stages` in the `#qattn.gpu_tiling` of every tiled `qattn.attention`
+    (run `qattn-tile` first): with 2 stages the warp kernel loads the next
+    step's keys and values (into registers) before it reduces the current
+    step's scores, so two steps of loads are in flight per warp. The
+    tensor-core kernel is not pipelined yet and keeps 1 stage. Ops without a
+    tiling are an error.
+  }];
+  let options = [
+    Option<"numStages", "num-stages", "int64_t", /*default=*/"2",
+           "Pipeline depth for the warp kernel (1 or 2)">,
+  ];
+}
+
 #endif // QATTN_DIALECT_QATTN_TRANSFORMS_PASSES_TD
