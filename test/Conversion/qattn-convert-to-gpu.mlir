@@ -100,3 +100,22 @@ func.func @decode_sas(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: 
       : (tensor<1x4x1x64xf32>, tensor<1x1x300x64xi8>, tensor<1x1x5xf32>, tensor<1x1x300x64xi8>, tensor<1x1x5xf32>) -> tensor<1x4x1x64xf32>
   return %o : tensor<1x4x1x64xf32>
 }
+
+// -----
+
+// Two stages: the first step's rows are loaded before the loop, and each
+// iteration carries the next step's rows (loaded before this step's scores).
+// CHECK-LABEL: func.func @pipelined
+// CHECK: gpu.func @pipelined_attention
+// CHECK: vector.load
+// CHECK: scf.for {{.*}} iter_args(
+// CHECK: arith.minui
+// CHECK: vector.load
+// CHECK: gpu.shuffle  xor
+func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: tensor<1x1x5xf32>) -> tensor<1x4x1x64xf32> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks)
+      {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>,
+       gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, keys_per_step = 4, stages = 2>}
+      : (tensor<1x4x1x64xf32>, tensor<1x1x300x64xi8>, tensor<1x1x5xf32>, tensor<1x1x300x64xi8>, tensor<1x1x5xf32>) -> tensor<1x4x1x64xf32>
+  return %o : tensor<1x4x1x64xf32>
+}

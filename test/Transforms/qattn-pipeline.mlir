@@ -1,8 +1,9 @@
-// RUN: qattn-opt %s -split-input-file --qattn-pipeline | FileCheck %s
-// RUN: qattn-opt %s -split-input-file --qattn-pipeline="num-stages=1" | FileCheck %s --check-prefix=ONE
+// RUN: qattn-opt %s -split-input-file --qattn-pipeline="num-stages=2" | FileCheck %s
+// RUN: qattn-opt %s -split-input-file --qattn-pipeline | FileCheck %s --check-prefix=ONE
 // RUN: not qattn-opt %s -split-input-file --qattn-pipeline="num-stages=3" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// The warp kernel's key stream gets two stages; num-stages=1 keeps one.
+// The warp kernel's key stream gets two stages with num-stages=2; the default
+// keeps one.
 // CHECK-LABEL: func.func @warp_kernel
 // CHECK: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 7, stages = 2>
 // ONE-LABEL: func.func @warp_kernel

@@ -51,7 +51,10 @@ def QAttnPipeline : Pass<"qattn-pipeline", "mlir::ModuleOp"> {
     tiling are an error.
   }];
   let options = [
-    Option<"numStages", "num-stages", "int64_t", /*default=*/"2",
+    // 1 by default: on the H200 two stages measured slower at the reference
+    // decode shape (729 us against 646 us, docs/GPU-CHECK.md) as the extra
+    // registers cost occupancy.
+    Option<"numStages", "num-stages", "int64_t", /*default=*/"1",
            "Pipeline depth for the warp kernel (1 or 2)">,
   ];
 }
