@@ -168,8 +168,8 @@ inline Value dequantizeCached(ImplicitLocOpBuilder &b, const KVView &kv,
 
 
 
-/// Emits the tensor-core attention kernel body (see MmaKernel.cpp);
-/// `outputs` is {out}.
+/// Emits the tensor-core attention kernel's body into `kernel` (see
+/// MmaKernel.cpp); it writes the whole output `out`.
 void emitMmaAttention(ImplicitLocOpBuilder &b, const AttentionShape &shape,
                       const AttentionView &view, Type outType, Value out,
                       gpu::GPUFuncOp kernel);

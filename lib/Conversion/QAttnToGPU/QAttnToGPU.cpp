@@ -2,20 +2,20 @@
 //
 // Part of the qattn project.
 //
-// The first GPU lowering: correctness first, on CUDA cores. One warp per query
-// and KV head, serving every query head of the group; lane l holds channels
-// [l * d/32, (l+1) * d/32) of the queries, the output accumulators and each
-// key/value row it dequantizes (once for the group); a butterfly shuffle sums
-// each score. Keys stream with an online softmax; several key splits per row
-// (flash-decoding) write partial rows that a combine kernel merges.
+// The lowering of qattn.attention to GPU kernels and host launches. The warp
+// kernel (here) runs on CUDA cores: one warp per query and KV head, serving
+// every query head of the group; lane l holds channels [l * d/32,
+// (l+1) * d/32) of the queries, the output accumulators and each key/value row
+// it dequantizes (once for the group); a butterfly shuffle sums each score.
+// Keys stream with an online softmax (SAS: two passes); several key splits
+// per row (flash-decoding) write partial rows that a combine kernel merges.
+// The tensor-core kernel for prefill lives in MmaKernel.cpp.
 //
 //===----------------------------------------------------------------------===//
 
-#include "qattn/Conversion/FormatMath.h"
-#include "qattn/Conversion/LoweringUtils.h"
-#include "qattn/Conversion/Passes.h"
 #include "KernelCommon.h"
-#include "qattn/Dialect/QAttn/IR/QAttnOps.h"
+
+#include "qattn/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
