@@ -59,4 +59,25 @@ def QAttnPipeline : Pass<"qattn-pipeline", "mlir::ModuleOp"> {
   ];
 }
 
+def QAttnAssignHeadBits : Pass<"qattn-assign-head-bits", "mlir::ModuleOp"> {
+  let summary = "Headwise mixed precision: low bits for the heads that quantize best";
+  let description = [{
+    For every `qattn.progressive_quantize` that carries calibration
+    statistics `qattn.head_stats = {gaps = array<f64: ...>, gap_stds =
+    array<f64: ...>}` (per KV head: the gap max - min over all channels, and
+    the standard deviation of the per-channel gaps), computes each head's
+    priority gap x std and gives the `num-low` lowest-priority heads
+    `low-bits`, the others `high-bits` (ties keep the lower head index in
+    high precision). The op's scheme and codes type change accordingly, and
+    so do the `k_stage2` / `v_stage2` of the attention ops that read its
+    codes; any other use of the codes is an error (their layout changes).
+  }];
+  let options = [
+    Option<"numLow", "num-low", "int64_t", /*default=*/"-1",
+           "Heads at low precision (-1: half of them, rounded down)">,
+    Option<"lowBits", "low-bits", "int64_t", /*default=*/"2", "Low bit width">,
+    Option<"highBits", "high-bits", "int64_t", /*default=*/"4", "High bit width">,
+  ];
+}
+
 #endif // QATTN_DIALECT_QATTN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,120 @@
+//===- QAttnAssignHeadBits.cpp - headwise mixed 2/4-bit precision ---------===//
+//
+// Part of the qattn project.
+//
+// The heads whose keys/values quantize best (small gap, uniform channels)
+// lose the least at low precision: priority = gap x std of per-channel gaps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qattn/Dialect/QAttn/IR/QAttnOps.h"
+#include "qattn/Dialect/QAttn/Transforms/Passes.h"
+
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <numeric>
+
+namespace mlir::qattn {
+#define GEN_PASS_DEF_QATTNASSIGNHEADBITS
+#include "qattn/Dialect/QAttn/Transforms/Passes.h.inc"
+} // namespace mlir::qattn
+
+using namespace mlir;
+using namespace mlir::qattn;
+
+static constexpr StringLiteral kStatsAttr = "qattn.head_stats";
+
+namespace {
+struct QAttnAssignHeadBitsPass
+    : qattn::impl::QAttnAssignHeadBitsBase<QAttnAssignHeadBitsPass> {
+  using QAttnAssignHeadBitsBase::QAttnAssignHeadBitsBase;
+
+  /// Per-head priorities from the op's statistics attribute.
+  FailureOr<SmallVector<double>> priorities(ProgressiveQuantizeOp op,
+                                            int64_t heads) {
+    auto stats = op->getAttrOfType<DictionaryAttr>(kStatsAttr);
+    auto gaps = stats ? stats.getAs<DenseF64ArrayAttr>("gaps") : nullptr;
+    auto stds = stats ? stats.getAs<DenseF64ArrayAttr>("gap_stds") : nullptr;
+    if (!gaps || !stds)
+      return op.emitOpError() << "expected " << kStatsAttr
+                              << " = {gaps = array<f64: ...>, gap_stds = "
+                                 "array<f64: ...>}";
+    if (int64_t(gaps.size()) != heads || int64_t(stds.size()) != heads)
+      return op.emitOpError() << "expected " << heads
+                              << " gaps and gap_stds (one per head), got "
+                              << gaps.size() << " and " << stds.size();
+    SmallVector<double> p;
+    for (auto [g, s] : llvm::zip(gaps.asArrayRef(), stds.asArrayRef()))
+      p.push_back(g * s);
+    return p;
+  }
+
+  LogicalResult assign(ProgressiveQuantizeOp op) {
+    RankedTensorType in = op.getInput().getType();
+    int64_t heads = in.getDimSize(1), headDim = in.getDimSize(3);
+    FailureOr<SmallVector<double>> p = priorities(op, heads);
+    if (failed(p))
+      return failure();
+    int64_t low = numLow >= 0 ? int64_t(numLow) : heads / 2;
+    if (low > heads)
+      return op.emitOpError() << "cannot put " << low << " of " << heads
+                              << " heads at low precision";
+    // The lowest priorities first; a stable sort keeps lower indices high.
+    SmallVector<int64_t> order = llvm::to_vector(llvm::seq<int64_t>(0, heads));
+    llvm::stable_sort(order, [&](int64_t a, int64_t b) {
+      return (*p)[a] < (*p)[b] || ((*p)[a] == (*p)[b] && a > b);
+    });
+    SmallVector<int64_t> bits(heads, highBits);
+    for (int64_t i = 0; i < low; ++i)
+      bits[order[i]] = lowBits;
+    Stage2Attr old = op.getScheme();
+    auto scheme = Stage2Attr::getChecked(
+        [&] { return op.emitOpError(); }, &getContext(), ArrayRef<int64_t>(bits),
+        old.getGroup(), old.getOrder());
+    if (!scheme)
+      return failure();
+
+    // Every reader of the codes must learn the new layout.
+    for (OpOperand &use : op.getCodes().getUses()) {
+      auto attn = dyn_cast<AttentionOp>(use.getOwner());
+      if (!attn || (use.get() != attn.getK() && use.get() != attn.getV()))
+        return use.getOwner()->emitOpError()
+               << "uses codes whose layout qattn-assign-head-bits changes";
+    }
+    RankedTensorType codes = op.getCodes().getType();
+    op.getCodes().setType(RankedTensorType::get(
+        {codes.getDimSize(0), codes.getDimSize(1),
+         scheme.getRowBytes(heads, headDim)},
+        codes.getElementType()));
+    op.setSchemeAttr(scheme);
+    op->removeAttr(kStatsAttr);
+    for (Operation *user : op.getCodes().getUsers()) {
+      auto attn = cast<AttentionOp>(user);
+      if (attn.getK() == op.getCodes())
+        attn.setKStage2Attr(scheme);
+      if (attn.getV() == op.getCodes())
+        attn.setVStage2Attr(scheme);
+    }
+    return success();
+  }
+
+  void runOnOperation() override {
+    if (lowBits < 2 || lowBits > 4 || highBits < 2 || highBits > 4) {
+      getOperation().emitError("qattn-assign-head-bits: bit widths must be 2, 3 or 4");
+      return signalPassFailure();
+    }
+    WalkResult result = getOperation()->walk([&](ProgressiveQuantizeOp op) {
+      if (!op->hasAttr(kStatsAttr))
+        return WalkResult::advance();
+      return failed(assign(op)) ? WalkResult::interrupt()
+                                : WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return signalPassFailure();
+    // The attention ops' verifiers check the new types and schemes agree.
+    if (failed(mlir::verify(getOperation())))
+      signalPassFailure();
+  }
+};
+} // namespace
