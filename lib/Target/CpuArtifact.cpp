@@ -123,9 +123,8 @@ LogicalResult mlir::qattn::emitCpuArtifact(ModuleOp module,
   llvmModule->setTargetTriple(tm->getTargetTriple());
   optimize(*llvmModule, *tm);
 
-  if (std::error_code ec = llvm::sys::fs::create_directories(options.outputDir))
-    return emitError(loc) << "cannot create " << options.outputDir << ": "
-                          << ec.message();
+  if (failed(createArtifactDir(loc, options.outputDir)))
+    return failure();
   auto path = [&](StringRef name) {
     SmallString<128> p(options.outputDir);
     llvm::sys::path::append(p, name);
@@ -143,13 +142,7 @@ LogicalResult mlir::qattn::emitCpuArtifact(ModuleOp module,
     return failure();
   llvm::sys::fs::remove(path("module.o"));
 
-  llvm::json::Object manifest{{"format", "qattn-artifact"},
-                              {"version", 1},
-                              {"target", "cpu"},
-                              {"library", "module.so"},
-                              {"functions", std::move(*functions)}};
-  return writeArtifactFile(loc, dir, "manifest.json", [&](raw_ostream &os) {
-    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest)))
-       << "\n";
-  });
+  return writeManifest(loc, dir,
+                       llvm::json::Object{{"target", "cpu"}, {"library", "module.so"}},
+                       std::move(*functions));
 }

@@ -158,9 +158,8 @@ LogicalResult mlir::qattn::emitCudaArtifact(ModuleOp module,
     fn["launches"] = std::move(plan->launches);
   }
 
-  if (std::error_code ec = llvm::sys::fs::create_directories(options.outputDir))
-    return emitError(loc) << "cannot create " << options.outputDir << ": "
-                          << ec.message();
+  if (failed(createArtifactDir(loc, options.outputDir)))
+    return failure();
   StringRef dir = options.outputDir;
   std::string toolkit =
       options.toolkitPath.empty() ? defaultToolkitPath() : options.toolkitPath;
@@ -192,14 +191,10 @@ LogicalResult mlir::qattn::emitCudaArtifact(ModuleOp module,
     }
   }
 
-  json::Object manifest{{"format", "qattn-artifact"},
-                        {"version", 1},
-                        {"target", "cuda"},
+  return writeManifest(loc, dir,
+                       json::Object{{"target", "cuda"},
                         {"chip", options.gpu.chip},
                         {"library", library},
-                        {"ptx", "module.ptx"},
-                        {"functions", std::move(*functions)}};
-  return writeArtifactFile(loc, dir, "manifest.json", [&](raw_ostream &os) {
-    os << llvm::formatv("{0:2}", json::Value(std::move(manifest))) << "\n";
-  });
+                        {"ptx", "module.ptx"}},
+                       std::move(*functions));
 }

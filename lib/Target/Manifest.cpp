@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -164,4 +165,21 @@ mlir::qattn::writeArtifactFile(Location loc, StringRef dir, StringRef name,
   contents(file.os());
   file.keep();
   return success();
+}
+
+LogicalResult mlir::qattn::createArtifactDir(Location loc, StringRef dir) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return emitError(loc) << "cannot create " << dir << ": " << ec.message();
+  return success();
+}
+
+LogicalResult mlir::qattn::writeManifest(Location loc, StringRef dir,
+                                         json::Object fields,
+                                         json::Array functions) {
+  fields["format"] = "qattn-artifact";
+  fields["version"] = 1;
+  fields["functions"] = std::move(functions);
+  return writeArtifactFile(loc, dir, "manifest.json", [&](raw_ostream &os) {
+    os << llvm::formatv("{0:2}", json::Value(std::move(fields))) << "\n";
+  });
 }

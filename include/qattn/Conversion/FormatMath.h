@@ -59,6 +59,13 @@ struct BitPosition {
 BitPosition codeBitPosition(ImplicitLocOpBuilder &b, Value channel,
                             int64_t bit, int64_t bits, PackOrder order);
 
+/// Right shift that brings a 2- or 4-bit code whose string bits start at
+/// `firstBit` (a multiple of `bits`) to the low end of its byte.
+constexpr int64_t codeShift(int64_t firstBit, int64_t bits, PackOrder order) {
+  return order == PackOrder::lsb_first ? firstBit % 8
+                                       : 8 - bits - firstBit % 8;
+}
+
 /// Reads a packed code through `loadByte` (head-relative byte index -> i32
 /// holding the unsigned byte). Returns the code as i32.
 Value unpackCode(ImplicitLocOpBuilder &b, Value channel, int64_t bits,

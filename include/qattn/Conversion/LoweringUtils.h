@@ -10,6 +10,8 @@
 #ifndef QATTN_CONVERSION_LOWERINGUTILS_H
 #define QATTN_CONVERSION_LOWERINGUTILS_H
 
+#include "qattn/Dialect/QAttn/IR/QAttnDialect.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -40,6 +42,11 @@ Value addIdx(ImplicitLocOpBuilder &b, Value x, Value y);
 Value mulIdx(ImplicitLocOpBuilder &b, Value x, int64_t c);
 Value divIdx(ImplicitLocOpBuilder &b, Value x, int64_t c);
 Value remIdx(ImplicitLocOpBuilder &b, Value x, int64_t c);
+
+/// The stage-1 scale (as f32) of element (bi, h, token, c) of data whose
+/// scales are `scales` (c is unused with block granularity).
+Value stage1ScaleAt(ImplicitLocOpBuilder &b, Value scales, Stage1Attr scheme,
+                    Value bi, Value h, Value token, Value c);
 
 MemRefType memrefOf(RankedTensorType type);
 /// A read-only buffer view of a tensor (bufferization.to_buffer).

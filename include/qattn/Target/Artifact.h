@@ -32,6 +32,15 @@ std::optional<StringRef> getDtypeName(Type type);
 /// them: the lowerings have no use for them.
 void stripNameAttributes(ModuleOp module);
 
+/// Creates the artifact directory `dir` (and its parents).
+LogicalResult createArtifactDir(Location loc, StringRef dir);
+
+/// Writes dir/manifest.json: the format header, the target's `fields`
+/// (target, library, ...) and `functions` (docs/ARTIFACT.md).
+LogicalResult writeManifest(Location loc, StringRef dir,
+                            llvm::json::Object fields,
+                            llvm::json::Array functions);
+
 /// Writes `contents` to `dir/name`, reporting failures at `loc`.
 LogicalResult writeArtifactFile(Location loc, StringRef dir, StringRef name,
                                 function_ref<void(raw_ostream &)> contents);

@@ -123,16 +123,6 @@ inline AttentionView viewOperands(AttentionOp op, ValueRange args) {
 // Dequantization in registers
 //===----------------------------------------------------------------------===//
 
-/// Stage-1 scale of token `j`, channel `c` as f32.
-inline Value stage1ScaleAt(ImplicitLocOpBuilder &b, Value scales,
-                           Stage1Attr scheme, Value bi, Value h, Value j,
-                           Value c) {
-  SmallVector<Value> idx = {bi, h, div(b, j, scheme.getBlock())};
-  if (scheme.getGranularity() == Granularity::channel)
-    idx.push_back(c);
-  return toF32(b, load(b, scales, idx));
-}
-
 /// Cached key/value element (bi, hk, j, c) as its int8 value (i32): stage 2
 /// decoded in integers, or the stage-1 data. `headBits` and `headOffset`
 /// describe head hk's codes when stage 2 is present.
@@ -167,6 +157,22 @@ inline Value dequantizeCached(ImplicitLocOpBuilder &b, const KVView &kv,
 }
 
 
+
+/// Head hk's code width and first byte in a packed row of stage-2 codes:
+/// constants when the head is known at compile time (mixed widths), else
+/// computed from hk (one width for all heads). {0, null} without stage 2.
+inline std::pair<int64_t, Value> headCodes(ImplicitLocOpBuilder &b,
+                                           Stage2Attr s, Value hk,
+                                           int64_t headDim,
+                                           std::optional<int64_t> head) {
+  if (!s)
+    return {0, Value()};
+  if (head)
+    return {s.getBitsOfHead(*head),
+            indexConst(b, s.getHeadByteOffset(*head, headDim))};
+  int64_t bits = s.getBits().front();
+  return {bits, mul(b, hk, headDim * bits / 8)};
+}
 
 /// Emits the tensor-core attention kernel's body into `kernel` (see
 /// MmaKernel.cpp); it writes the whole output `out`.

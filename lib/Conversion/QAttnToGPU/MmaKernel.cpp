@@ -138,8 +138,10 @@ private:
   void stageTile(Value first) {
     int64_t d = shape.headDim;
     int64_t perThread = kTileKeys * d / mmaThreads(shape);
-    auto [kBits, kOffset] = headCodes(view.k.stage2);
-    auto [vBits, vOffset] = headCodes(view.v.stage2);
+    auto [kBits, kOffset] =
+        headCodes(b, view.k.stage2, hk, d, std::nullopt);
+    auto [vBits, vOffset] =
+        headCodes(b, view.v.stage2, hk, d, std::nullopt);
     Value lastKey = indexConst(b, shape.cacheKeys - 1);
     for (int64_t e = 0; e < perThread; ++e) {
       Value idx = add(b, tid, indexConst(b, e * mmaThreads(shape)));
@@ -164,13 +166,6 @@ private:
     Value jc = minIdx(b, add(b, first, tid), lastKey);
     store(b, stage1ScaleAt(b, view.k.scales, view.k.stage1, bi, hk, jc, Value()),
           kScales, {tid});
-  }
-
-  std::pair<int64_t, Value> headCodes(Stage2Attr s) {
-    if (!s)
-      return {0, Value()};
-    int64_t bits = s.getBits().front();
-    return {bits, mul(b, hk, shape.headDim * bits / 8)};
   }
 
   /// Scores of the warp's 16 rows against the tile's 64 keys: 8 n8 tiles of

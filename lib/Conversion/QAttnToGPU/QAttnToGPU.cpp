@@ -186,18 +186,6 @@ private:
     return add(b, mul(b, lane, shape.channelsPerLane()), indexConst(b, t));
   }
 
-  /// Head hk's code width and first byte in a packed row.
-  std::pair<int64_t, Value> headCodes(Stage2Attr s, Value hk,
-                                      std::optional<int64_t> head) {
-    if (!s)
-      return {0, Value()};
-    if (head)
-      return {s.getBitsOfHead(*head),
-              indexConst(b, s.getHeadByteOffset(*head, shape.headDim))};
-    int64_t bits = s.getBits().front();
-    return {bits, mul(b, hk, shape.headDim * bits / 8)};
-  }
-
   /// One online-softmax step over `count` keys from `first`: all their key
   /// and value loads are issued before any score is reduced, so a warp has
   /// `count` rows of loads in flight instead of one.
@@ -290,18 +278,17 @@ private:
                   ArrayRef<SmallVector<Value>> k,
                   ArrayRef<SmallVector<Value>> v) {
     SmallVector<Value> scores;
-    Value stepMax = st.max;
+    Value stepMax = st.max; // with FixedMax: the row's final max already
     for (ArrayRef<Value> ku : k) {
       Value part = f32Const(b, 0.0);
       for (auto [qt, kt] : llvm::zip(q, ku))
         part = arith::AddFOp::create(b, part, arith::MulFOp::create(b, qt, kt));
       scores.push_back(warpSum(b, part));
-      stepMax = arith::MaximumFOp::create(b, stepMax, scores.back());
+      if (pass != Pass::FixedMax)
+        stepMax = arith::MaximumFOp::create(b, stepMax, scores.back());
     }
     if (pass == Pass::MaxOnly)
       return {stepMax, st.sum, st.acc};
-    if (pass == Pass::FixedMax)
-      stepMax = st.max; // the row's final max: terms need no correction
     Value correction =
         pass == Pass::FixedMax
             ? f32Const(b, 1.0)
@@ -381,8 +368,10 @@ private:
     RowState empty{f32Const(b, -INFINITY), f32Const(b, 0.0),
                    SmallVector<Value>(x.channels.size(), f32Const(b, 0.0))};
     SmallVector<RowState> st(x.heads.size(), empty);
-    auto [kBits, kOffset] = headCodes(view.k.stage2, x.hk, head);
-    auto [vBits, vOffset] = headCodes(view.v.stage2, x.hk, head);
+    auto [kBits, kOffset] =
+        headCodes(b, view.k.stage2, x.hk, shape.headDim, head);
+    auto [vBits, vOffset] =
+        headCodes(b, view.v.stage2, x.hk, shape.headDim, head);
     Value cacheEnd = indexConst(b, shape.cacheKeys);
     auto noValues = [](Value) { return SmallVector<Value>(); };
     // The cache's keys, then the decode buffer's (key j is buffer row j - Nk).
@@ -461,10 +450,7 @@ private:
       Value firstByte = add(b, headOffset, mul(b, x.lane, per * bits / 8));
       Value codes = loadVector(kv.data, {x.bi, j, firstByte}, per * bits / 8, i8);
       for (int64_t t = 0; t < per; ++t) {
-        int64_t inByte = (t * bits) % 8;
-        int64_t shift = kv.stage2.getOrder() == PackOrder::lsb_first
-                            ? inByte
-                            : 8 - bits - inByte;
+        int64_t shift = codeShift(t * bits, bits, kv.stage2.getOrder());
         Value byte = arith::ExtUIOp::create(b, i32, element(codes, t * bits / 8));
         Value code = arith::AndIOp::create(
             b, arith::ShRUIOp::create(b, byte, i32Const(b, shift)),

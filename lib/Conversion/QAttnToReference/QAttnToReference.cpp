@@ -146,11 +146,7 @@ struct LowerDequantize : OpRewritePattern<DequantizeOp> {
     Value scales = toBuffer(b, op.getScales());
     Value out = allocFor(b, resultType);
     forEachIndex(b, resultType.getShape(), [&](ValueRange ivs) {
-      SmallVector<Value> scaleIdx = {ivs[0], ivs[1],
-                                     divIdx(b, ivs[2], scheme.getBlock())};
-      if (scheme.getGranularity() == Granularity::channel)
-        scaleIdx.push_back(ivs[3]);
-      Value s = toF32(b, load(b, scales, scaleIdx));
+      Value s = stage1ScaleAt(b, scales, scheme, ivs[0], ivs[1], ivs[2], ivs[3]);
       Value q = arith::SIToFPOp::create(b, b.getF32Type(), load(b, data, ivs));
       Value v = arith::MulFOp::create(b, q, s);
       store(b, fromF32(b, v, resultType.getElementType()), out, ivs);

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qattn/Conversion/LoweringUtils.h"
+#include "qattn/Conversion/FormatMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -111,4 +112,13 @@ Value mlir::qattn::divIdx(ImplicitLocOpBuilder &b, Value x, int64_t c) {
 
 Value mlir::qattn::remIdx(ImplicitLocOpBuilder &b, Value x, int64_t c) {
   return arith::RemUIOp::create(b, x, arith::ConstantIndexOp::create(b, c));
+}
+
+Value mlir::qattn::stage1ScaleAt(ImplicitLocOpBuilder &b, Value scales,
+                                 Stage1Attr scheme, Value bi, Value h,
+                                 Value token, Value c) {
+  SmallVector<Value> idx = {bi, h, divIdx(b, token, scheme.getBlock())};
+  if (scheme.getGranularity() == Granularity::channel)
+    idx.push_back(c);
+  return format::toF32(b, load(b, scales, idx));
 }
