@@ -34,6 +34,7 @@ class Case:
     dist: str = "normal"
     cpu_reference: bool = True  # small enough for the single-threaded CPU spec
     softmax: str = "exact"  # or "sas" (threshold -6, degree 3)
+    order: str = "lsb_first"  # stage-2 bit order
 
 
 def matrix():
@@ -46,6 +47,12 @@ def matrix():
                                   2, hq, hkv, 1, 1000, d, bits))
     cases += [
         Case("decode_nq4_causal_d128_3bit", 1, 32, 8, 4, 777, 128, [3]),
+        # The tensor-core decode kernel: speculative queries, other bit
+        # orders and group sizes, GQA 8 (half a row tile).
+        Case("decode_nq4_causal_d128_4bit", 1, 32, 8, 4, 777, 128, [4]),
+        Case("decode_msb_d64_2bit", 2, 16, 4, 1, 700, 64, [2], order="msb_first"),
+        Case("decode_msb_d128_4bit_group32", 1, 16, 2, 3, 1111, 128, [4],
+             group=32, order="msb_first", causal=False),
         Case("decode_nq16_noncausal_d64", 3, 16, 4, 16, 555, 64, [4], causal=False),
         Case("decode_mixed_2_4", 2, 16, 4, 2, 900, 128, [4, 2, 2, 4]),
         Case("decode_int8_kv", 2, 16, 4, 1, 1000, 128, []),
@@ -87,7 +94,8 @@ class Operands:
         self.c = c
         s1 = f"#qattn.stage1<block = {c.block}>"
         self.s1 = s1
-        self.s2 = (f"#qattn.stage2<bits = [{', '.join(map(str, c.bits))}], group = {c.group}>"
+        self.s2 = (f"#qattn.stage2<bits = [{', '.join(map(str, c.bits))}], group = {c.group}, "
+                   f"order = {c.order}>"
                    if c.bits else None)
         kv = [c.batch, c.hkv, c.nk, c.d]
         self.qf = tensor([c.batch, c.hq, c.nq, c.d], "f32")

@@ -33,8 +33,9 @@ from qattn import format as F  # noqa: E402
 # Allowed |gpu - reference| / max|reference|: f32 accumulation order, plus
 # half an ulp of the output type.
 TOLERANCE = {"f32": 2e-4, "f16": 2e-3, "bf16": 1e-2}
-# The tensor-core kernel (kernel = mma) multiplies P and V' as f16 operands
-# (f32 accumulation): each carries a relative rounding error up to 2^-11.
+# The tensor-core kernels (kernel = mma, decode) multiply P and V' as f16
+# operands (f32 accumulation): each carries a relative rounding error up to
+# 2^-11; the decode kernel also rounds float queries to f16.
 F16_OPERANDS = 1e-3
 # SAS drops terms below the threshold n_r = -6: a score within rounding of it
 # may fall on either side, moving one term of weight <= e^-6.
@@ -43,7 +44,7 @@ SAS_THRESHOLD = 5e-3
 
 def uses_f16_operands(folder):
     manifest = json.load(open(os.path.join(folder, "cuda", "manifest.json")))
-    return any(launch["kernel"].endswith("_mma")
+    return any(launch["kernel"].endswith(("_mma", "_decode"))
                for fn in manifest["functions"] for launch in fn["launches"])
 
 
@@ -104,7 +105,8 @@ def dequantize(case, t):
             kv.append(F.dequantized_kv(t[x + "s"], blk, packed=t[x + "p"].view(np.uint8),
                                        s2=t[x + "g"].view(np.uint8), z2=t[x + "z"],
                                        bits=bits if len(bits) > 1 else bits[0],
-                                       group=grp, **extra))
+                                       group=grp, order=case.get("order", "lsb_first"),
+                                       **extra))
         else:
             kv.append(F.dequantized_kv(t[x + "s"], blk, q8=t[x + "8"], **extra))
     return q, kv[0], kv[1]

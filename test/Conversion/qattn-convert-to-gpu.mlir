@@ -119,3 +119,39 @@ func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: t
       : (tensor<1x4x1x64xf32>, tensor<1x1x300x64xi8>, tensor<1x1x5xf32>, tensor<1x1x300x64xi8>, tensor<1x1x5xf32>) -> tensor<1x4x1x64xf32>
   return %o : tensor<1x4x1x64xf32>
 }
+
+// -----
+
+// The tensor-core decode kernel: a grid of (splits, warp tasks / 4) with the
+// GQA group's 4 heads in one 16-row tile (2 KV heads: 2 tasks, one CTA), the
+// partials merged by the same combine kernel. In the 16-key step loop: packed
+// codes as 16-byte vectors, group constants and V key pairs gathered by prmt,
+// dequantized in f16x2 ((1152 + q) - (1152 + z2)) * s2, QK^T and P.V on
+// mma.sync m16n8k16, the rescale skipped unless a row max grew (vote.sync).
+// CHECK-LABEL: func.func @decode_tc
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK: gpu.launch_func @qattn_kernels::@decode_tc_attention_decode blocks in (%[[C3]], %[[C1]], %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}})
+// CHECK: gpu.launch_func @qattn_kernels::@decode_tc_combine
+// CHECK: gpu.func @decode_tc_attention_decode
+// CHECK: scf.for
+// CHECK: vector.load {{.*}} : memref<1x300x64xi8>, vector<8xi8>
+// CHECK: nvvm.prmt
+// CHECK: arith.subf {{.*}} : vector<2xf16>
+// CHECK: arith.mulf {{.*}} : vector<2xf16>
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: math.exp2
+// CHECK: nvvm.vote.sync any
+// CHECK: scf.if
+// CHECK: nvgpu.mma.sync
+// CHECK: gpu.func @decode_tc_combine
+func.func @decode_tc(%q: tensor<1x8x1x64xf16>, %kp: tensor<1x300x64xi8>, %ks: tensor<1x2x5xf32>, %kg: tensor<1x2x19x64xi8>, %kz: tensor<1x2x19x64xi8>,
+                     %vp: tensor<1x300x64xi8>, %vs: tensor<1x2x5xf32>, %vg: tensor<1x2x19x64xi8>, %vz: tensor<1x2x19x64xi8>) -> tensor<1x8x1x64xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %kg, %kz) values(%vp, %vs, %vg, %vz)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>,
+       v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>, causal,
+       gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 3, kernel = decode, stages = 2>}
+      : (tensor<1x8x1x64xf16>, tensor<1x300x64xi8>, tensor<1x2x5xf32>, tensor<1x2x19x64xi8>, tensor<1x2x19x64xi8>, tensor<1x300x64xi8>, tensor<1x2x5xf32>, tensor<1x2x19x64xi8>, tensor<1x2x19x64xi8>) -> tensor<1x8x1x64xf16>
+  return %o : tensor<1x8x1x64xf16>
+}

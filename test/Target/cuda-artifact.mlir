@@ -5,8 +5,9 @@
 // OUT: wrote {{.*}}/manifest.json and the kernels ({{.*}}/module.ptx)
 
 // The host side became the launch list: scratch for the split partials (32
-// rows, 15 splits: 2000 keys afford 15 slices of >= 128), the main kernel over
-// (splits, CTAs of 4 warps for the 8 KV heads), then the combine kernel.
+// rows, 15 splits: 2000 keys afford 15 slices of >= 128), the tensor-core
+// decode kernel over (splits, CTAs of 4 warps for the 8 KV heads' 16-row
+// tiles), then the combine kernel.
 // CHECK: "chip": "sm_90a",
 // CHECK: "buffers": [
 // CHECK-NEXT: {
@@ -20,7 +21,7 @@
 // CHECK: "grid": [
 // CHECK-NEXT: 15,
 // CHECK-NEXT: 2,
-// CHECK: "kernel": "decode_attention",
+// CHECK: "kernel": "decode_attention_decode",
 // CHECK: "params": [
 // CHECK-NEXT: {
 // CHECK-NEXT: "arg": 0
@@ -34,7 +35,9 @@
 // CHECK: "target": "cuda",
 
 // PTX: .target sm_90a
-// PTX: .entry decode_attention(
+// PTX: .entry decode_attention_decode(
+// PTX: prmt.b32
+// PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTX: shfl.sync.bfly.b32
 // PTX: ex2.approx
 // PTX: .entry decode_combine(

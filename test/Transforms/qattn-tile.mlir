@@ -2,6 +2,7 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile="warps=8 splits=3 keys-per-step=4" | FileCheck %s --check-prefix=FIXED
 // RUN: not qattn-opt %s -split-input-file --qattn-tile="warps=64" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: qattn-opt %s -split-input-file --qattn-tile="mma=false" | FileCheck %s --check-prefix=NOMMA
+// RUN: qattn-opt %s -split-input-file --qattn-tile="decode-kernel=false" | FileCheck %s --check-prefix=NODEC
 
 // Decode: 8 query rows are 2 CTAs of 4 warps; 8 CTAs on each of 132 SMs would
 // need 528 splits, but 2000 keys afford only 15 slices of >= 128 keys.
@@ -59,5 +60,33 @@ func.func @prefill_int8_q(%q: tensor<1x4x256x64xi8>, %qs: tensor<1x4x4xf32>, %k:
 func.func @decode_sas(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks: tensor<1x2x32xf32>) -> tensor<1x8x1x64xf32> {
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, softmax = #qattn.softmax<sas>}
       : (tensor<1x8x1x64xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x32xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x32xf32>) -> tensor<1x8x1x64xf32>
+  return %o : tensor<1x8x1x64xf32>
+}
+
+// -----
+
+// Packed 4-bit K/V with block scales take the tensor-core decode kernel: the
+// 4 query heads of each of the 2 KV heads fit one 16-row tile, so 2 warps;
+// 16 warps on each of 132 SMs would want 1056 slices, 2000 keys afford 15.
+// With a decode buffer, or decode-kernel=false, the warp kernel stays.
+// AUTO-LABEL: func.func @decode_packed
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15, kernel = decode, stages = 2>
+// AUTO-LABEL: func.func @decode_packed_buffer
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
+// NODEC-LABEL: func.func @decode_packed
+// NODEC: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
+func.func @decode_packed(%q: tensor<1x8x1x64xf32>, %kp: tensor<1x2000x64xi8>, %ks: tensor<1x2x32xf32>, %kg: tensor<1x2x125x64xi8>, %kz: tensor<1x2x125x64xi8>) -> tensor<1x8x1x64xf32> {
+  %o = qattn.attention %q keys(%kp, %ks, %kg, %kz) values(%kp, %ks, %kg, %kz)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>,
+       v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>}
+      : (tensor<1x8x1x64xf32>, tensor<1x2000x64xi8>, tensor<1x2x32xf32>, tensor<1x2x125x64xi8>, tensor<1x2x125x64xi8>, tensor<1x2000x64xi8>, tensor<1x2x32xf32>, tensor<1x2x125x64xi8>, tensor<1x2x125x64xi8>) -> tensor<1x8x1x64xf32>
+  return %o : tensor<1x8x1x64xf32>
+}
+func.func @decode_packed_buffer(%q: tensor<1x8x1x64xf32>, %kp: tensor<1x2000x64xi8>, %ks: tensor<1x2x32xf32>, %kg: tensor<1x2x125x64xi8>, %kz: tensor<1x2x125x64xi8>,
+                                %kb: tensor<1x2x16x64xi8>, %kbs: tensor<1x2xf32>) -> tensor<1x8x1x64xf32> {
+  %o = qattn.attention %q keys(%kp, %ks, %kg, %kz) values(%kp, %ks, %kg, %kz) buffers(%kb, %kbs, %kb, %kbs)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>,
+       v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>}
+      : (tensor<1x8x1x64xf32>, tensor<1x2000x64xi8>, tensor<1x2x32xf32>, tensor<1x2x125x64xi8>, tensor<1x2x125x64xi8>, tensor<1x2000x64xi8>, tensor<1x2x32xf32>, tensor<1x2x125x64xi8>, tensor<1x2x125x64xi8>, tensor<1x2x16x64xi8>, tensor<1x2xf32>, tensor<1x2x16x64xi8>, tensor<1x2xf32>) -> tensor<1x8x1x64xf32>
   return %o : tensor<1x8x1x64xf32>
 }

@@ -59,7 +59,8 @@ def QAttnConvertToGPU : Pass<"qattn-convert-to-gpu", "mlir::ModuleOp"> {
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::gpu::GPUDialect", "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::nvgpu::NVGPUDialect",
-    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
+    "::mlir::NVVM::NVVMDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"];
 }
 
 #endif // QATTN_CONVERSION_PASSES_TD

@@ -96,7 +96,10 @@ struct AttentionShape {
   int64_t channelsPerLane() const { return headDim / kThreadsPerWarp; }
   int64_t rowCtas() const { return llvm::divideCeilSigned(rows(), warps); }
   int64_t taskCtas() const { return llvm::divideCeilSigned(warpTasks(), warps); }
-  int64_t keysPerSplit() const { return llvm::divideCeilSigned(keys(), splits); }
+  /// Slices start at multiples of 16 keys (the decode kernel's step).
+  int64_t keysPerSplit() const {
+    return llvm::alignTo(llvm::divideCeilSigned(keys(), splits), 16);
+  }
 };
 
 /// Maps the kernel's block arguments (one per present operand, in operand
@@ -182,6 +185,18 @@ void emitMmaAttention(ImplicitLocOpBuilder &b, const AttentionShape &shape,
 /// Threads and grid of the tensor-core kernel.
 int64_t mmaThreads(const AttentionShape &shape);
 std::pair<int64_t, int64_t> mmaGrid(const AttentionShape &shape);
+
+/// Emits the tensor-core decode kernel's body (see DecodeKernel.cpp);
+/// `outputs` is {out} or, with several key splits, {partialAcc,
+/// partialMaxSum} for the combine kernel.
+void emitDecodeAttention(ImplicitLocOpBuilder &b, const AttentionShape &shape,
+                         const AttentionView &view, Type outType,
+                         ValueRange outputs);
+/// Threads and grid (x: key splits, y: warp tasks) of the decode kernel, and
+/// its 16-row tiles of (query, query head) pairs per KV head.
+int64_t decodeThreads(const AttentionShape &shape);
+std::pair<int64_t, int64_t> decodeGrid(const AttentionShape &shape);
+int64_t decodeRowTiles(const AttentionShape &shape);
 
 } // namespace mlir::qattn::kernels
 

@@ -9,7 +9,8 @@
 // it dequantizes (once for the group); a butterfly shuffle sums each score.
 // Keys stream with an online softmax (SAS: two passes); several key splits
 // per row (flash-decoding) write partial rows that a combine kernel merges.
-// The tensor-core kernel for prefill lives in MmaKernel.cpp.
+// The tensor-core kernels live in MmaKernel.cpp (prefill) and
+// DecodeKernel.cpp (decode over packed 2/4-bit caches).
 //
 //===----------------------------------------------------------------------===//
 
@@ -636,18 +637,32 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
 
   SmallVector<Value> mainArgs(operands);
   mainArgs.append(outputs);
-  auto main = createKernel(kernels, op.getLoc(), (prefix + "_attention").str(),
-                           ValueRange(mainArgs).getTypes(), threads);
+  bool decode = op.getGpuTilingAttr().getKernel() == GpuKernel::decode;
+  auto main = createKernel(kernels, op.getLoc(),
+                           (prefix + (decode ? "_attention_decode" : "_attention")).str(),
+                           ValueRange(mainArgs).getTypes(),
+                           decode ? decodeThreads(*shape) : threads);
   {
     OpBuilder kb = OpBuilder::atBlockBegin(&main.front());
     ImplicitLocOpBuilder k(op.getLoc(), kb);
     AttentionView view = viewOperands(op, main.getArguments());
-    AttentionKernelEmitter(k, *shape, view, outType.getElementType(),
-                           op.getSoftmaxOrDefault())
-        .emitMain(main.getArguments().take_back(outputs.size()));
+    ValueRange kernelOutputs = main.getArguments().take_back(outputs.size());
+    if (decode)
+      emitDecodeAttention(k, *shape, view, outType.getElementType(),
+                          kernelOutputs);
+    else
+      AttentionKernelEmitter(k, *shape, view, outType.getElementType(),
+                             op.getSoftmaxOrDefault())
+          .emitMain(kernelOutputs);
   }
-  gpu::LaunchFuncOp::create(b, main, dims(b, shape->splits, shape->taskCtas()),
-                            dims(b, threads, 1), Value(), mainArgs);
+  if (decode) {
+    auto [gx, gy] = decodeGrid(*shape);
+    gpu::LaunchFuncOp::create(b, main, dims(b, gx, gy),
+                              dims(b, decodeThreads(*shape), 1), Value(), mainArgs);
+  } else {
+    gpu::LaunchFuncOp::create(b, main, dims(b, shape->splits, shape->taskCtas()),
+                              dims(b, threads, 1), Value(), mainArgs);
+  }
 
   if (shape->splits > 1) {
     SmallVector<Value> combineArgs = {outputs[0], outputs[1], out};

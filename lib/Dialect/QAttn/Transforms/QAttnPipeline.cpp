@@ -26,7 +26,9 @@ struct QAttnPipelinePass : qattn::impl::QAttnPipelineBase<QAttnPipelinePass> {
         op.emitOpError("has no #qattn.gpu_tiling: run qattn-tile first");
         return WalkResult::interrupt();
       }
-      int64_t stages = t.getKernel() == GpuKernel::rows ? int64_t(numStages) : 1;
+      int64_t stages = t.getStages();
+      if (t.getKernel() != GpuKernel::mma && numStages > 0)
+        stages = numStages;
       auto diag = [&] { return op.emitOpError("qattn-pipeline: "); };
       if (failed(GpuTilingAttr::verifyInvariants(diag, t.getWarps(),
                                                  t.getSplits(),

@@ -39,6 +39,43 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
            op.getNumQueries() >= 16 && d % 32 == 0 && d <= 128;
   }
 
+  /// What the tensor-core decode kernel handles: packed 2/4-bit K and V in
+  /// 16-key aligned groups and blocks with block scales, no decode buffer,
+  /// exact softmax, d of 64 or 128, the (query, head) rows of a KV head in a
+  /// few 16-row tiles.
+  static bool fitsDecodeKernel(AttentionOp op) {
+    auto packed = [](Stage2Attr s) {
+      return s && s.getGroup() % 16 == 0 &&
+             llvm::all_of(s.getBits(), [](int64_t b) { return b == 2 || b == 4; });
+    };
+    auto blockScales = [](Stage1Attr s) {
+      return s && s.getGranularity() == Granularity::block &&
+             s.getBlock() % 16 == 0;
+    };
+    int64_t d = op.getHeadDim();
+    int64_t rows = op.getNumQueries() * op.getNumQueryHeads() / op.getNumKVHeads();
+    return (!op.getQScales() || blockScales(op.getQStage1Attr())) &&
+           packed(op.getKStage2Attr()) && packed(op.getVStage2Attr()) &&
+           blockScales(op.getKStage1()) && blockScales(op.getVStage1()) &&
+           !op.getKBuffer() &&
+           op.getSoftmaxOrDefault().getMode() == SoftmaxMode::exact &&
+           (d == 64 || d == 128) && rows <= 64;
+  }
+
+  /// Decode kernel: a warp per 16 (query, head) rows of a KV head and key
+  /// slice; enough slices for `decodeWarpsPerSM` warps on every SM, none
+  /// shorter than the minimum.
+  int64_t chooseDecodeSplits(AttentionOp op) const {
+    int64_t rows = op.getNumQueries() * op.getNumQueryHeads() / op.getNumKVHeads();
+    int64_t tasks = op.getBatch() * op.getNumKVHeads() *
+                    llvm::divideCeilSigned(rows, int64_t(16));
+    int64_t wanted = llvm::divideCeilSigned(
+        int64_t(numSMs) * int64_t(decodeWarpsPerSM), tasks);
+    int64_t affordable =
+        std::max<int64_t>(1, op.getNumCacheKeys() / minKeysPerSplit);
+    return std::max<int64_t>(1, std::min(wanted, affordable));
+  }
+
   /// Enough CTAs to fill the machine, but no slice shorter than the minimum:
   /// a decode row alone would otherwise stream its whole cache through 1 SM.
   int64_t chooseSplits(AttentionOp op) const {
@@ -57,18 +94,25 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
             [&] { return getOperation().emitError("qattn-tile: "); }, warps,
             splits > 0 ? int64_t(splits) : 1, keysPerStep,
             GpuKernel::rows, /*stages=*/1)) ||
-        numSMs < 1 || ctasPerSM < 1 || minKeysPerSplit < 1) {
+        numSMs < 1 || ctasPerSM < 1 || minKeysPerSplit < 1 ||
+        decodeWarpsPerSM < 1) {
       getOperation().emitError("qattn-tile: invalid options");
       return signalPassFailure();
     }
     getOperation()->walk([&](AttentionOp op) {
       if (op.getGpuTilingAttr())
         return;
-      int64_t s = splits > 0 ? static_cast<int64_t>(splits) : chooseSplits(op);
-      LLVM_DEBUG(llvm::dbgs() << "qattn-tile: " << op.getLoc() << " warps="
+      GpuKernel kernel = GpuKernel::rows;
+      if (useMma && fitsMmaKernel(op))
+        kernel = GpuKernel::mma;
+      else if (useDecode && fitsDecodeKernel(op))
+        kernel = GpuKernel::decode;
+      int64_t s = splits > 0 ? static_cast<int64_t>(splits)
+                  : kernel == GpuKernel::decode ? chooseDecodeSplits(op)
+                                                : chooseSplits(op);
+      LLVM_DEBUG(llvm::dbgs() << "qattn-tile: " << op.getLoc() << " kernel="
+                              << stringifyGpuKernel(kernel) << " warps="
                               << warps << " splits=" << s << "\n");
-      GpuKernel kernel =
-          useMma && fitsMmaKernel(op) ? GpuKernel::mma : GpuKernel::rows;
       // The tensor-core kernel covers all keys per CTA; SAS needs each row's
       // final max in one warp.
       if (kernel == GpuKernel::mma ||
@@ -76,7 +120,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
         s = 1;
       op.setGpuTilingAttr(
           GpuTilingAttr::get(&getContext(), warps, s, keysPerStep, kernel,
-                             /*stages=*/1));
+                             /*stages=*/kernel == GpuKernel::decode ? 2 : 1));
     });
   }
 };

@@ -36,7 +36,8 @@ def QAttn_PackOrder : I32EnumAttr<"PackOrder",
 }
 
 def QAttn_GpuKernel : I32EnumAttr<"GpuKernel", "GPU attention kernel", [
-    I32EnumAttrCase<"rows", 0>, I32EnumAttrCase<"mma", 1>]> {
+    I32EnumAttrCase<"rows", 0>, I32EnumAttrCase<"mma", 1>,
+    I32EnumAttrCase<"decode", 2>]> {
   let cppNamespace = "::mlir::qattn";
   let genSpecializedAttr = 0;
 }
@@ -170,10 +171,20 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     `warps`, `splits` and `keys_per_step` do not apply to it, and it is not
     pipelined yet (`stages = 1`).
 
+    `kernel = decode` selects the tensor-core decode kernel (packed 2/4-bit
+    K and V with block stage-1 scales, stage-2 groups of a multiple of 16
+    tokens, no decode buffer): a warp owns 16 rows, each a (query, query
+    head) pair of one KV head, and streams 16 keys per step from global
+    memory straight into mma.sync m16n8k16 fragments, dequantizing in
+    registers; `splits` key slices are merged by the combine kernel; with
+    `stages = 2` the next step's loads are issued before this step's math.
+    `keys_per_step` does not apply to it.
+
     ```mlir
     #qattn.gpu_tiling<warps = 4, splits = 16>
     #qattn.gpu_tiling<warps = 4, splits = 16, keys_per_step = 4, stages = 2>
     #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma>
+    #qattn.gpu_tiling<warps = 4, splits = 24, kernel = decode, stages = 2>
     ```
   }];
   let parameters = (ins "int64_t":$warps, "int64_t":$splits,

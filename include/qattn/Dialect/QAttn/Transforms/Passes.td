@@ -34,6 +34,12 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            /*default=*/"128", "Shortest key slice worth a CTA">,
     Option<"keysPerStep", "keys-per-step", "int64_t", /*default=*/"8",
            "Keys a warp loads before reducing their scores">,
+    Option<"useDecode", "decode-kernel", "bool", /*default=*/"true",
+           "Use the tensor-core decode kernel where it applies (packed 2/4-bit "
+           "K/V, block scales, no decode buffer, exact softmax)">,
+    Option<"decodeWarpsPerSM", "decode-warps-per-sm", "int64_t",
+           /*default=*/"16",
+           "Warps per SM the decode kernel's split heuristic aims for">,
     Option<"useMma", "mma", "bool", /*default=*/"true",
            "Use the tensor-core kernel where it applies (BPQ int8 queries, "
            "16 or more of them)">,
@@ -46,16 +52,18 @@ def QAttnPipeline : Pass<"qattn-pipeline", "mlir::ModuleOp"> {
     Sets `stages` in the `#qattn.gpu_tiling` of every tiled `qattn.attention`
     (run `qattn-tile` first): with 2 stages the warp kernel loads the next
     step's keys and values (into registers) before it reduces the current
-    step's scores, so two steps of loads are in flight per warp. The
-    tensor-core kernel is not pipelined yet and keeps 1 stage. Ops without a
-    tiling are an error.
+    step's scores, so two steps of loads are in flight per warp; the decode
+    kernel (`kernel = decode`) does the same with its 16-key steps. The
+    prefill tensor-core kernel is not pipelined yet and keeps 1 stage. Ops
+    without a tiling are an error.
   }];
   let options = [
-    // 1 by default: on the H200 two stages measured slower at the reference
-    // decode shape (729 us against 646 us, docs/GPU-CHECK.md) as the extra
-    // registers cost occupancy.
-    Option<"numStages", "num-stages", "int64_t", /*default=*/"1",
-           "Pipeline depth for the warp kernel (1 or 2)">,
+    // qattn-tile's defaults: 1 for the warp kernel (on the H200 two stages
+    // measured slower at the reference decode shape, 729 us against 646 us,
+    // as the extra registers cost occupancy), 2 for the decode kernel.
+    Option<"numStages", "num-stages", "int64_t", /*default=*/"0",
+           "Pipeline depth (1 or 2) of the warp and decode kernels; 0 keeps "
+           "the depth qattn-tile chose (warp 1, decode 2)">,
   ];
 }
 

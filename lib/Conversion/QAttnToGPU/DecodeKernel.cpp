@@ -1,0 +1,586 @@
+//===- DecodeKernel.cpp - tensor-core decode over packed 2/4-bit K/V ------===//
+//
+// Part of the qattn project.
+//
+// Decode attention (few queries, long caches) is bound by the bytes of the
+// packed cache, so this kernel streams them straight from global memory into
+// registers and leaves the dot products to mma.sync m16n8k16 (f16 operands,
+// f32 accumulators); no shared memory, no barriers. A warp owns up to 16
+// rows, each a (query, query head) pair of one KV head, so the GQA heads and
+// the speculative queries share every load; it walks its key slice in steps
+// of 16 keys.
+//
+// Lane l = 4g + t. As the B operand of QK^T, lane t dequantizes the channels
+// [t d/4, (t+1) d/4) of keys g and 8 + g: one vector load of packed codes per
+// key. A code pair becomes an f16x2 register in two integer operations
+// (shift, then mask with the exponent of 1024 or'ed in) and two f16x2 ones
+// (subtract 1024 + z2, multiply by s2): exact, since q8 = (q - z2) s2 is an
+// integer in [-128, 127]. The pairs come out in a fixed order of channels;
+// the dot product does not care, so the queries' A fragments are loaded in
+// the same order. As the B operand of P.V, lane g owns channels
+// [g d/8, (g+1) d/8) of keys 2t, 2t+1, 2t+8, 2t+9: the codes of two keys are
+// interleaved first so that each f16x2 holds one channel of both. P comes
+// from the score fragments (as in the prefill kernel), times the keys'
+// stage-1 value scale. Softmax runs in base 2 with the softmax scale, log2(e)
+// and the stage-1 scales folded into one factor per row and step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelCommon.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::qattn;
+using namespace mlir::qattn::kernels;
+
+static constexpr int64_t kTileRows = 16;
+static constexpr int64_t kStepKeys = 16;
+// f16 has unit steps in [1024, 2048): or'ed onto a byte b (< 1024) the
+// pattern of 1024 reads as 1024 + b, that of 1152 onto b < 128 as 1152 + b.
+static constexpr int64_t kMagic1152 = 0x6480;
+static constexpr int64_t kMagic1024 = 0x6400;
+
+int64_t mlir::qattn::kernels::decodeRowTiles(const AttentionShape &shape) {
+  return llvm::divideCeilSigned(shape.groupSize() * shape.queries, kTileRows);
+}
+
+int64_t mlir::qattn::kernels::decodeThreads(const AttentionShape &shape) {
+  return shape.warps * kThreadsPerWarp;
+}
+
+std::pair<int64_t, int64_t>
+mlir::qattn::kernels::decodeGrid(const AttentionShape &shape) {
+  int64_t tasks = shape.batch * shape.kvHeads * decodeRowTiles(shape);
+  return {shape.splits, llvm::divideCeilSigned(tasks, shape.warps)};
+}
+
+namespace {
+/// Which local channel (0 .. n-1 of a lane's run of n channels) a code whose
+/// bits start at `bit` of the run's bit string belongs to.
+int64_t channelOfBit(int64_t bit, int64_t bits, PackOrder order) {
+  int64_t inByte = bit % 8;
+  int64_t k = order == PackOrder::lsb_first ? inByte / bits
+                                            : (8 - bits - inByte) / bits;
+  return bit / 8 * (8 / bits) + k;
+}
+
+class DecodeEmitter {
+public:
+  DecodeEmitter(ImplicitLocOpBuilder &b, const AttentionShape &shape,
+                const AttentionView &view, Type outType)
+      : b(b), shape(shape), view(view), outType(outType) {}
+
+  void emit(ValueRange outputs) {
+    Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+    Value lane = rem(b, tid, kThreadsPerWarp);
+    g = div(b, lane, 4);
+    t = rem(b, lane, 4);
+    Value task = add(b, mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::y),
+                            shape.warps),
+                     div(b, tid, kThreadsPerWarp));
+    split = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+    int64_t rowTiles = decodeRowTiles(shape);
+    int64_t tasks = shape.batch * shape.kvHeads * rowTiles;
+    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, task,
+                                          indexConst(b, tasks));
+    auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+
+    Value tile = rem(b, task, rowTiles);
+    Value bk = div(b, task, rowTiles);
+    hk = rem(b, bk, shape.kvHeads);
+    bi = div(b, bk, shape.kvHeads);
+    // Rows g and g + 8 of the tile: (query, head of the group) pairs; rows
+    // past the end compute on the last one and are not stored.
+    int64_t groupRows = shape.groupSize() * shape.queries;
+    Value first = mul(b, tile, kTileRows);
+    for (int64_t r = 0; r < 2; ++r) {
+      Value row = add(b, add(b, first, g), indexConst(b, 8 * r));
+      valid.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
+                                            indexConst(b, groupRows)));
+      Value rc = minIdx(b, row, indexConst(b, groupRows - 1));
+      query.push_back(div(b, rc, shape.groupSize()));
+      head.push_back(add(b, mul(b, hk, shape.groupSize()),
+                         rem(b, rc, shape.groupSize())));
+    }
+    Value lastRow = minIdx(b, add(b, first, indexConst(b, kTileRows - 1)),
+                           indexConst(b, groupRows - 1));
+    Value lastQuery = div(b, lastRow, shape.groupSize());
+
+    // This split's keys, cut at the causal diagonal of the tile's last query.
+    Value lo = mul(b, split, shape.keysPerSplit());
+    hi = minIdx(b, add(b, lo, indexConst(b, shape.keysPerSplit())),
+                indexConst(b, shape.cacheKeys));
+    for (Value i : query)
+      rowEnd.push_back(causalEnd(i, hi));
+    Value tileEnd = causalEnd(lastQuery, hi);
+    lo = minIdx(b, lo, tileEnd);
+    Value steps = div(b, add(b, arith::SubIOp::create(b, tileEnd, lo),
+                             indexConst(b, kStepKeys - 1)),
+                      kStepKeys);
+
+    Stage2Attr k2 = view.k.stage2, v2 = view.v.stage2;
+    bool mixed = k2.getBits().size() > 1 || v2.getBits().size() > 1;
+    if (!mixed)
+      return emitStream(lo, steps, k2.getBits().front(), v2.getBits().front(),
+                        mul(b, hk, shape.headDim * k2.getBits().front() / 8),
+                        mul(b, hk, shape.headDim * v2.getBits().front() / 8),
+                        outputs);
+    // Headwise widths: one specialization per head (warp-uniform branch), so
+    // widths and offsets are constants.
+    SmallVector<int64_t> cases = llvm::to_vector(llvm::seq<int64_t>(0, shape.kvHeads));
+    auto sw = scf::IndexSwitchOp::create(b, TypeRange{}, hk, cases, cases.size());
+    for (int64_t h : cases) {
+      b.setInsertionPointToStart(&sw.getCaseRegions()[h].emplaceBlock());
+      emitStream(lo, steps, k2.getBitsOfHead(h), v2.getBitsOfHead(h),
+                 indexConst(b, k2.getHeadByteOffset(h, shape.headDim)),
+                 indexConst(b, v2.getHeadByteOffset(h, shape.headDim)),
+                 outputs);
+      scf::YieldOp::create(b);
+    }
+    b.setInsertionPointToStart(&sw.getDefaultRegion().emplaceBlock());
+    scf::YieldOp::create(b);
+  }
+
+private:
+  /// Keys [0, end) that query i may see within a slice ending at `end`.
+  Value causalEnd(Value i, Value end) {
+    if (!shape.causal)
+      return end;
+    return minIdx(b, end, add(b, i, indexConst(b, shape.cacheKeys -
+                                                     shape.queries + 1)));
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Bits and halves
+  //===--------------------------------------------------------------------===//
+
+  Value i32(int64_t v) { return i32Const(b, v); }
+  Value shr(Value x, int64_t s) {
+    return s ? arith::ShRUIOp::create(b, x, i32(s)).getResult() : x;
+  }
+  Value half2(Value bits32) {
+    Value v = vector::FromElementsOp::create(
+        b, VectorType::get({1}, b.getI32Type()), ValueRange{bits32});
+    return vector::BitCastOp::create(b, VectorType::get({2}, b.getF16Type()), v);
+  }
+  Value half2Const(double lo, double hi) {
+    auto type = VectorType::get({2}, b.getF16Type());
+    auto attr = DenseElementsAttr::get(
+        type, ArrayRef<Attribute>{b.getF16FloatAttr(lo), b.getF16FloatAttr(hi)});
+    return arith::ConstantOp::create(b, cast<TypedAttr>(attr));
+  }
+    /// Bytes `lo` and `hi` of the little-endian words `words` (vector of i32)
+  /// in the low bytes of the two halves of an i32 (prmt; other bytes junk).
+  Value bytePair(Value words, int64_t lo, int64_t hi) {
+    Value a = vector::ExtractOp::create(b, words, ArrayRef<int64_t>{lo / 4});
+    Value c = vector::ExtractOp::create(b, words, ArrayRef<int64_t>{hi / 4});
+    // Selector nibble k picks result byte k from {a: 0-3, c: 4-7}.
+    int64_t sel = (lo % 4) | (4 + hi % 4) << 8;
+    return NVVM::PermuteOp::create(b, b.getI32Type(), a, c, i32(sel),
+                                   NVVM::PermuteMode::DEFAULT);
+  }
+  /// Loads `bytes` bytes at `idx` of an i8 buffer as a vector of `wordBits`
+  /// words (the start is a multiple of `bytes`, rows multiples of 16 bytes).
+  Value loadWords(Value buffer, ValueRange idx, int64_t bytes, int64_t wordBits) {
+    Value v = vector::LoadOp::create(b, VectorType::get({bytes}, b.getI8Type()),
+                                     buffer, idx, /*nontemporal=*/false,
+                                     llvm::Align(std::min<int64_t>(bytes, 16)));
+    return vector::BitCastOp::create(
+        b, VectorType::get({bytes * 8 / wordBits}, b.getIntegerType(wordBits)), v);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // The key stream
+  //===--------------------------------------------------------------------===//
+
+  /// What one step loads: packed codes of keys (2) and values (4), the
+  /// group's s2/z2 bytes of the lane's channels, and the stage-1 scales.
+  struct Fetched {
+    SmallVector<Value> kCodes, vCodes;
+    Value kS2, kZ2, vS2, vZ2, s1k, s1v;
+    SmallVector<Value> flat() const {
+      SmallVector<Value> v(kCodes);
+      llvm::append_range(v, vCodes);
+      v.append({kS2, kZ2, vS2, vZ2, s1k, s1v});
+      return v;
+    }
+    static Fetched unflat(ValueRange v) {
+      Fetched f;
+      f.kCodes.assign(v.begin(), v.begin() + 2);
+      f.vCodes.assign(v.begin() + 2, v.begin() + 6);
+      f.kS2 = v[6], f.kZ2 = v[7], f.vS2 = v[8], f.vZ2 = v[9];
+      f.s1k = v[10], f.s1v = v[11];
+      return f;
+    }
+  };
+
+  Fetched fetch(Value j0, int64_t kBits, int64_t vBits, Value kOff, Value vOff) {
+    int64_t d = shape.headDim;
+    Value last = indexConst(b, shape.cacheKeys - 1);
+    auto key = [&](int64_t dj, Value lanePart) {
+      return minIdx(b, add(b, add(b, j0, lanePart), indexConst(b, dj)), last);
+    };
+    Fetched f;
+    int64_t kBytes = d / 4 * kBits / 8, vBytes = d / 8 * vBits / 8;
+    for (int64_t n = 0; n < 2; ++n)
+      f.kCodes.push_back(loadWords(
+          view.k.data, {bi, key(8 * n, g), add(b, kOff, mul(b, t, kBytes))},
+          kBytes, 32));
+    Value twoT = mul(b, t, 2);
+    for (int64_t dj : {0, 1, 8, 9}) {
+      SmallVector<Value> idx = {bi, key(dj, twoT), add(b, vOff, mul(b, g, vBytes))};
+      if (vBytes >= 4) {
+        f.vCodes.push_back(loadWords(view.v.data, idx, vBytes, 32));
+        continue;
+      }
+      // d = 64 at 2 bits: 2 bytes, widened to one word.
+      Value half = vector::ExtractOp::create(b, loadWords(view.v.data, idx, 2, 16),
+                                             ArrayRef<int64_t>{0});
+      f.vCodes.push_back(vector::FromElementsOp::create(
+          b, VectorType::get({1}, b.getI32Type()),
+          ValueRange{arith::ExtUIOp::create(b, b.getI32Type(), half)}));
+    }
+    // A step lies in one stage-2 group and one stage-1 block (both multiples
+    // of 16 keys, and slices start at multiples of 16).
+    Value j = minIdx(b, j0, last);
+    Value kGroup = div(b, j, view.k.stage2.getGroup());
+    Value vGroup = div(b, j, view.v.stage2.getGroup());
+    Value kc = mul(b, t, d / 4), vc = mul(b, g, d / 8);
+    f.kS2 = loadWords(view.k.groupScales, {bi, hk, kGroup, kc}, d / 4, 32);
+    f.kZ2 = loadWords(view.k.zeros, {bi, hk, kGroup, kc}, d / 4, 32);
+    f.vS2 = loadWords(view.v.groupScales, {bi, hk, vGroup, vc}, d / 8, 32);
+    f.vZ2 = loadWords(view.v.zeros, {bi, hk, vGroup, vc}, d / 8, 32);
+    f.s1k = stage1ScaleAt(b, view.k.scales, view.k.stage1, bi, hk, j, Value());
+    f.s1v = stage1ScaleAt(b, view.v.scales, view.v.stage1, bi, hk, j, Value());
+    return f;
+  }
+
+  /// The lane's K channel pairs, in the order its B registers hold them.
+  SmallVector<std::pair<int64_t, int64_t>> keyPairs(int64_t bits, PackOrder order) {
+    SmallVector<std::pair<int64_t, int64_t>> pairs;
+    int64_t words = shape.headDim / 4 * bits / 32;
+    for (int64_t w = 0; w < words; ++w)
+      for (int64_t s = 0; s < 16; s += bits)
+        pairs.push_back({channelOfBit(32 * w + s, bits, order),
+                         channelOfBit(32 * w + 16 + s, bits, order)});
+    return pairs;
+  }
+  /// The lane's V channels, in the order of the P.V n tiles.
+  SmallVector<int64_t> valueChannels(int64_t bits, PackOrder order) {
+    SmallVector<int64_t> channels;
+    for (int64_t bit = 0; bit < shape.headDim / 8 * bits; bit += bits)
+      channels.push_back(channelOfBit(bit, bits, order));
+    return channels;
+  }
+
+  /// (s2, 1152 + z2) of channels lo and hi as f16x2 pairs: a byte pair, its
+  /// halves masked to a byte and or'ed with the magic (z2 first biased to
+  /// the unsigned z2 + 128, so 1024 + z2 + 128 = 1152 + z2), s2 less 1024.
+  std::pair<Value, Value> groupPairs(Value s2, Value z2, int64_t lo, int64_t hi) {
+    Value sPair = arith::OrIOp::create(
+        b, arith::AndIOp::create(b, bytePair(s2, lo, hi), i32(0x00ff00ff)),
+        i32(kMagic1024 << 16 | kMagic1024));
+    Value s = arith::SubFOp::create(b, half2(sPair), half2Const(1024, 1024));
+    Value zPair = arith::OrIOp::create(
+        b,
+        arith::XOrIOp::create(
+            b, arith::AndIOp::create(b, bytePair(z2, lo, hi), i32(0x00ff00ff)),
+            i32(0x00800080)),
+        i32(kMagic1024 << 16 | kMagic1024));
+    return {s, half2(zPair)};
+  }
+  /// q8 = (q - z2) * s2 from the codes at `shift` of both halves of `codes`:
+  /// (1152 + q) - (1152 + z2), exact in f16, times s2.
+  Value dequantPair(Value codes, int64_t shift, int64_t bits, Value s, Value z) {
+    int64_t mask = (1 << bits) - 1;
+    Value m = arith::AndIOp::create(b, shr(codes, shift), i32(mask << 16 | mask));
+    Value pair = half2(arith::OrIOp::create(b, m, i32(kMagic1152 << 16 | kMagic1152)));
+    return arith::MulFOp::create(b, arith::SubFOp::create(b, pair, z), s);
+  }
+
+  /// Query rows g and g + 8 at the lane's K channels, as the A fragments of
+  /// the d/16 QK^T k steps; and each row's score factor.
+  void loadQueries(int64_t bits, PackOrder order) {
+    int64_t n = shape.headDim / 4;
+    auto pairs = keyPairs(bits, order);
+    SmallVector<SmallVector<Value>> q(2);
+    rowFactor.clear();
+    Value c0 = mul(b, t, n);
+    for (int64_t r = 0; r < 2; ++r) {
+      for (int64_t c = 0; c < n; ++c) {
+        Value x = load(b, view.q, {bi, head[r], query[r], add(b, c0, indexConst(b, c))});
+        Value h = view.qScales
+                      ? arith::SIToFPOp::create(b, b.getF16Type(), x).getResult()
+                      : fromF32(b, toF32(b, x), b.getF16Type());
+        q[r].push_back(h);
+      }
+      Value factor = f32Const(b, shape.scale * M_LOG2E);
+      if (view.qScales)
+        factor = arith::MulFOp::create(
+            b, factor,
+            stage1ScaleAt(b, view.qScales, view.qStage1, bi, head[r], query[r],
+                          Value()));
+      rowFactor.push_back(factor);
+    }
+    auto aType = VectorType::get({4, 2}, b.getF16Type());
+    qFrags.clear();
+    for (int64_t k = 0; k < shape.headDim / 16; ++k) {
+      SmallVector<Value> e;
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t r = 0; r < 2; ++r) {
+          auto [lo, hi] = pairs[2 * k + half];
+          e.append({q[r][lo], q[r][hi]});
+        }
+      qFrags.push_back(vector::FromElementsOp::create(b, aType, e));
+    }
+  }
+
+  /// state = {max0, max1 (base 2), sum0, sum1 (lane partials), acc[d/8]}.
+  SmallVector<Value> step(Value j0, const Fetched &f, ValueRange state,
+                          int64_t kBits, int64_t vBits) {
+    int64_t d = shape.headDim;
+    PackOrder kOrder = view.k.stage2.getOrder(), vOrder = view.v.stage2.getOrder();
+    auto kp = keyPairs(kBits, kOrder);
+
+    // Scores of rows g, g + 8 against keys j0 + 8n + 2t + {0, 1}.
+    auto bType = VectorType::get({2, 2}, b.getF16Type());
+    auto cType = VectorType::get({2, 2}, b.getF32Type());
+    Value zeroB = arith::ConstantOp::create(b, cast<TypedAttr>(b.getZeroAttr(bType)));
+    Value zeroC = arith::ConstantOp::create(b, cast<TypedAttr>(b.getZeroAttr(cType)));
+    SmallVector<SmallVector<Value>> s(2); // [n][2r + ci]
+    // Two key tiles, each over two partial sums (even and odd k steps), so
+    // four independent mma chains are in flight.
+    SmallVector<Value> partial(4, zeroC);
+    int64_t pairsPerWord = 16 / kBits;
+    // Group constants are made next to their use: short live ranges.
+    for (int64_t k = 0; k < d / 16; ++k) {
+      std::pair<Value, Value> params[2];
+      for (int64_t reg = 0; reg < 2; ++reg)
+        params[reg] = groupPairs(f.kS2, f.kZ2, kp[2 * k + reg].first,
+                                 kp[2 * k + reg].second);
+      for (int64_t n = 0; n < 2; ++n) {
+        Value bv = zeroB;
+        for (int64_t reg = 0; reg < 2; ++reg) {
+          int64_t p = 2 * k + reg;
+          Value word = vector::ExtractOp::create(
+              b, f.kCodes[n], ArrayRef<int64_t>{p / pairsPerWord});
+          Value pair = dequantPair(word, (p % pairsPerWord) * kBits, kBits,
+                                   params[reg].first, params[reg].second);
+          bv = vector::InsertOp::create(b, pair, bv, ArrayRef<int64_t>{reg});
+        }
+        Value &acc = partial[2 * n + k % 2];
+        acc = nvgpu::MmaSyncOp::create(b, qFrags[k], bv, acc,
+                                       ArrayRef<int64_t>{16, 8, 16});
+      }
+    }
+    for (int64_t n = 0; n < 2; ++n) {
+      Value acc = arith::AddFOp::create(b, partial[2 * n], partial[2 * n + 1]);
+      for (int64_t r = 0; r < 2; ++r) {
+        Value factor = arith::MulFOp::create(b, rowFactor[r], f.s1k);
+        for (int64_t ci = 0; ci < 2; ++ci) {
+          Value key = add(b, add(b, j0, mul(b, t, 2)), indexConst(b, 8 * n + ci));
+          Value v = arith::MulFOp::create(
+              b, vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{r, ci}), factor);
+          Value masked = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, key,
+                                               rowEnd[r]);
+          s[n].push_back(arith::SelectOp::create(b, masked,
+                                                 f32Const(b, -INFINITY), v));
+        }
+      }
+    }
+
+    // Online softmax, base 2; a row that has seen only masked keys keeps
+    // max -inf and subtracts 0 instead, so no inf - inf appears.
+    SmallVector<Value> next(state.begin(), state.end());
+    SmallVector<Value> corr(2);
+    for (int64_t r = 0; r < 2; ++r) {
+      Value m = state[r];
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t ci = 0; ci < 2; ++ci)
+          m = arith::MaximumFOp::create(b, m, s[n][2 * r + ci]);
+      m = overGroup<arith::MaximumFOp>(m);
+      Value isInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m,
+                                          f32Const(b, -INFINITY));
+      Value ref = arith::SelectOp::create(b, isInf, f32Const(b, 0.0), m);
+      corr[r] = math::Exp2Op::create(b, arith::SubFOp::create(b, state[r], ref));
+      next[r] = m;
+      Value sum = arith::MulFOp::create(b, state[2 + r], corr[r]);
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t ci = 0; ci < 2; ++ci) {
+          Value &p = s[n][2 * r + ci];
+          p = math::Exp2Op::create(b, arith::SubFOp::create(b, p, ref));
+          sum = arith::AddFOp::create(b, sum, p);
+        }
+      next[2 + r] = sum;
+    }
+    // Rescale the accumulators only when some row of the warp has a new max
+    // (rare after the first steps); the branch is warp-uniform.
+    Value grew = arith::OrIOp::create(
+        b,
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, next[0], state[0]),
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, next[1], state[1]));
+    Value anyGrew = NVVM::VoteSyncOp::create(b, b.getI1Type(), i32(-1), grew,
+                                             NVVM::VoteSyncKind::any);
+    SmallVector<Type> accTypes(d / 8, cType);
+    auto rescale = scf::IfOp::create(b, accTypes, anyGrew, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(rescale.thenBlock());
+      Value corrVec = vector::FromElementsOp::create(
+          b, cType, ValueRange{corr[0], corr[0], corr[1], corr[1]});
+      SmallVector<Value> scaled;
+      for (int64_t u = 0; u < d / 8; ++u)
+        scaled.push_back(arith::MulFOp::create(b, state[4 + u], corrVec));
+      scf::YieldOp::create(b, scaled);
+      b.setInsertionPointToStart(rescale.elseBlock());
+      scf::YieldOp::create(b, state.slice(4, d / 8));
+    }
+    for (int64_t u = 0; u < d / 8; ++u)
+      next[4 + u] = rescale.getResult(u);
+
+    // P times the step's stage-1 value scale, as the A fragment (m16n8k16).
+    SmallVector<Value> pe;
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t ci = 0; ci < 2; ++ci)
+          pe.push_back(fromF32(b, arith::MulFOp::create(b, s[n][2 * r + ci], f.s1v),
+                               b.getF16Type()));
+    Value aP = vector::FromElementsOp::create(
+        b, VectorType::get({4, 2}, b.getF16Type()), pe);
+
+    // V: keys (2t, 2t+1) and (2t+8, 2t+9), interleaved per 16-bit chunk so a
+    // pair holds one channel of both keys.
+    auto vc = valueChannels(vBits, vOrder);
+    int64_t perChunk = 16 / vBits;
+    for (int64_t u = 0, e = vc.size(); u < e; ++u) {
+      auto [vs, vz] = groupPairs(f.vS2, f.vZ2, vc[u], vc[u]);
+      Value bv = zeroB;
+      int64_t h = u / perChunk; // the 16-bit chunk holding channel u
+      for (int64_t reg = 0; reg < 2; ++reg) {
+        // Chunk h of key 2t (+8) in the low half, of key 2t+1 (+9) above.
+        auto word = [&](Value codes) {
+          return vector::ExtractOp::create(b, codes, ArrayRef<int64_t>{h / 2});
+        };
+        int64_t byte = 2 * (h % 2);
+        int64_t sel = byte | (byte + 1) << 4 | (4 + byte) << 8 | (5 + byte) << 12;
+        Value both = NVVM::PermuteOp::create(
+            b, b.getI32Type(), word(f.vCodes[2 * reg]),
+            word(f.vCodes[2 * reg + 1]), i32(sel), NVVM::PermuteMode::DEFAULT);
+        Value pair = dequantPair(both, (u % perChunk) * vBits, vBits, vs, vz);
+        bv = vector::InsertOp::create(b, pair, bv, ArrayRef<int64_t>{reg});
+      }
+      next[4 + u] = nvgpu::MmaSyncOp::create(b, aP, bv, next[4 + u],
+                                             ArrayRef<int64_t>{16, 8, 16});
+    }
+    return next;
+  }
+
+  /// Combines a value over the 4 lanes that share a row.
+  template <typename CombineOp>
+  Value overGroup(Value v) {
+    for (int32_t offset : {1, 2}) {
+      auto sh = gpu::ShuffleOp::create(b, v, offset, kThreadsPerWarp,
+                                       gpu::ShuffleMode::XOR);
+      v = CombineOp::create(b, v, sh.getShuffleResult());
+    }
+    return v;
+  }
+
+  void emitStream(Value lo, Value steps, int64_t kBits, int64_t vBits,
+                  Value kOff, Value vOff, ValueRange outputs) {
+    loadQueries(kBits, view.k.stage2.getOrder());
+    SmallVector<Value> init = {f32Const(b, -INFINITY), f32Const(b, -INFINITY),
+                               f32Const(b, 0.0), f32Const(b, 0.0)};
+    auto cType = VectorType::get({2, 2}, b.getF32Type());
+    Value zeroC = arith::ConstantOp::create(b, cast<TypedAttr>(b.getZeroAttr(cType)));
+    for (int64_t u = 0; u < shape.headDim / 8; ++u)
+      init.push_back(zeroC);
+    size_t ns = init.size();
+    auto firstKey = [&](Value it) { return add(b, lo, mul(b, it, kStepKeys)); };
+    SmallVector<Value> st;
+    if (shape.stages <= 1) {
+      st = reduceRange(b, indexConst(b, 0), steps, init,
+                       [&](Value it, ValueRange state) {
+        Value j0 = firstKey(it);
+        return step(j0, fetch(j0, kBits, vBits, kOff, vOff), state, kBits, vBits);
+      });
+    } else {
+      // The next step's loads are issued before this step's math (clamped
+      // to the last key, so the prefetch past the end stays in bounds).
+      SmallVector<Value> carried(init);
+      llvm::append_range(carried, fetch(lo, kBits, vBits, kOff, vOff).flat());
+      SmallVector<Value> out = reduceRange(
+          b, indexConst(b, 0), steps, carried, [&](Value it, ValueRange state) {
+            Fetched next = fetch(firstKey(add(b, it, indexConst(b, 1))), kBits,
+                                 vBits, kOff, vOff);
+            SmallVector<Value> r =
+                step(firstKey(it), Fetched::unflat(state.drop_front(ns)),
+                     state.take_front(ns), kBits, vBits);
+            llvm::append_range(r, next.flat());
+            return r;
+          });
+      st.assign(out.begin(), out.begin() + ns);
+    }
+    writeRows(st, vBits, view.v.stage2.getOrder(), outputs);
+  }
+
+  void writeRows(ArrayRef<Value> st, int64_t vBits, PackOrder vOrder,
+             ValueRange outputs) {
+    auto vc = valueChannels(vBits, vOrder);
+    int64_t perLane = shape.headDim / 8;
+    for (int64_t r = 0; r < 2; ++r) {
+      Value sum = overGroup<arith::AddFOp>(st[2 + r]);
+      auto ifOp = scf::IfOp::create(b, valid[r], false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      Value row = add(b, mul(b, add(b, mul(b, bi, shape.qHeads), head[r]),
+                             shape.queries),
+                      query[r]);
+      for (auto [u, c] : llvm::enumerate(vc))
+        for (int64_t ci = 0; ci < 2; ++ci) {
+          Value acc = vector::ExtractOp::create(b, st[4 + u], ArrayRef<int64_t>{r, ci});
+          Value ch = add(b, mul(b, add(b, mul(b, t, 2), indexConst(b, ci)), perLane),
+                         indexConst(b, c));
+          if (shape.splits == 1)
+            store(b, fromF32(b, arith::DivFOp::create(b, acc, sum), outType),
+                           outputs[0], {bi, head[r], query[r], ch});
+          else
+            store(b, acc, outputs[0], {row, split, ch});
+        }
+      if (shape.splits == 1)
+        continue;
+      // The combine kernel works in natural-log units.
+      Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t,
+                                          indexConst(b, 0));
+      auto lead = scf::IfOp::create(b, first, false);
+      b.setInsertionPoint(lead.thenBlock()->getTerminator());
+      Value m = arith::MulFOp::create(b, st[r], f32Const(b, M_LN2));
+      store(b, m, outputs[1], {row, split, indexConst(b, 0)});
+      store(b, sum, outputs[1], {row, split, indexConst(b, 1)});
+    }
+  }
+
+  ImplicitLocOpBuilder &b;
+  const AttentionShape &shape;
+  const AttentionView &view;
+  Type outType;
+  Value g, t, split, hk, bi, hi;
+  SmallVector<Value> valid, query, head, rowEnd, rowFactor, qFrags;
+};
+} // namespace
+
+void mlir::qattn::kernels::emitDecodeAttention(ImplicitLocOpBuilder &b,
+                                               const AttentionShape &shape,
+                                               const AttentionView &view,
+                                               Type outType, ValueRange outputs) {
+  DecodeEmitter(b, shape, view, outType).emit(outputs);
+}
