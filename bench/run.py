@@ -511,7 +511,6 @@ def bench_case(c, folder, args, seed, env):
         if not args.keep:
             shutil.rmtree(data, ignore_errors=True)
         res["wall_s"] = time.time() - stamp
-        torch.cuda.empty_cache()
 
 
 def metrics(r, env):
@@ -539,8 +538,8 @@ def metrics(r, env):
 def peer_cell(p, prefill):
     if not p["ok"]:
         return "n/a"
-    extra = f"{p['tops']:.0f} T" if prefill else f"{p['speedup_of_qattn']:.2f}x"
-    return f"{p['median_us']:.1f} ({extra})"
+    extra = f"{p['tops']:.0f} TOP/s, " if prefill else ""
+    return f"{p['median_us']:.1f} ({extra}{p['speedup_of_qattn']:.2f}x)"
 
 
 def table(rows, family):
@@ -548,7 +547,7 @@ def table(rows, family):
     prefill = family == "prefill"
     head = ["case", "MB moved" if not prefill else "TOP", "qattn us (min)",
             "TOP/s" if prefill else "TB/s", "% copy" if not prefill else "% of best peer"]
-    head += [f"{PEER_TITLE[p]} us ({'TOP/s' if prefill else 'qattn speedup'})" for p in PEERS]
+    head += [f"{PEER_TITLE[p]} us ({'TOP/s, ' if prefill else ''}qattn speedup)" for p in PEERS]
     head += ["note"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
@@ -723,6 +722,7 @@ def main():
             print(f"FAIL {c['name']} (seed {seed}): {r['error']}", flush=True)
         failures += not r["ok"]
         results.append(r)
+        torch.cuda.empty_cache()  # the case's tensors are gone: give their memory back
 
     report(results, env, args.out)
     print(f"bench: {failures} of {len(results)} cases failed")
