@@ -16,8 +16,8 @@ Q/K/V (normal, the seed printed):
   2. run the CUDA artifact with qattn-run and check its output against float64
      attention of the dequantized operands (the tolerances of gpu-check); a
      failed check marks the case FAIL and skips its timing;
-  3. time it: qattn-run --repeat (median and minimum of CUDA-event kernel times;
-     same buffers every run, so shapes under 4x the L2 are marked warm-L2);
+  3. time it: qattn-run --repeat --cold-l2 (median and minimum of CUDA-event
+     kernel times, the L2 flushed by an untimed memset before each run);
   4. time the peers in this process, each on its own CUDA graph, inputs rotated
      among enough copies to exceed 4x the L2, CUDA events, median of --repeat:
      SDPA bf16 with the cuDNN backend and with the flash backend, and
@@ -261,7 +261,7 @@ def copy_bandwidth(nbytes=2 << 30, repeat=30):
 
 def qattn_time(qattn_run, folder, inputs, repeat):
     log = run([qattn_run, os.path.join(folder, "cuda"), "--function", "attention", "--repeat",
-               str(repeat), "--quiet"] + inputs)
+               str(repeat), "--cold-l2", "--quiet"] + inputs)
     m = re.search(r"time: median ([0-9.]+) us, min ([0-9.]+) us", log)
     if not m:
         raise RuntimeError(f"no time line in qattn-run's output:\n{log}")
@@ -439,7 +439,8 @@ def bench_case(c, folder, args, seed, env):
     res = {"name": c["name"], "family": c["family"], "sweep": c["sweep"], "seed": seed,
            "shape": {k: c[k] for k in ("batch", "hq", "hkv", "nq", "nk", "d", "bits", "causal")},
            "kernels": kernels(folder), "bytes": kernel_bytes(c), "ops": attention_ops(c)}
-    res["warm_l2"] = res["bytes"] < ROTATE_L2 * env["l2"]
+    # qattn-run --cold-l2 flushes the L2 before each timed run.
+    res["warm_l2"] = False
     data = os.path.join(args.work or folder, "data" if args.work is None else c["name"])
     shutil.rmtree(data, ignore_errors=True)
     stamp = time.time()
@@ -768,8 +769,8 @@ def report(results, env, out):
             f"{r.get('line', 'FAIL ' + r['name'] + ': ' + r.get('error', ''))} | "
             f"GPU quantizer vs CPU artifact: {r.get('quantizer', '-')}" for r in xs] + ["```", ""]
     md += ["Speedup = peer time / qattn time (above 1: qattn faster). Times are medians in us;",
-           "qattn's minimum in parentheses. `warm L2`: the kernel's bytes are under 4x the L2, and",
-           "qattn-run reuses its buffers, so its time is on a warm L2 (the peers rotate copies).",
+           "qattn's minimum in parentheses. qattn runs on a cold L2 (qattn-run --cold-l2), the",
+           "peers rotate among input copies larger than 4x the L2.",
            ""]
     for p in plots(results, out, copy_tbps):
         md.append(f"![{os.path.basename(p)}]({os.path.basename(p)})")

@@ -372,7 +372,7 @@ public:
   }
 
   std::vector<double> time(const std::vector<Tensor> &args, unsigned warmups,
-                           unsigned runs) override {
+                           unsigned runs, bool coldL2) override {
     const FunctionSpec &spec = getSpec();
     checkCount("argument", spec.args.size(), args.size(), spec.name);
     for (size_t i = 0; i < args.size(); ++i) {
@@ -385,7 +385,14 @@ public:
     for (unsigned i = 0; i < warmups; ++i)
       enqueue(argPtrs(), resultPtrs(), state.stream, false);
     Events events(2 * size_t(runs));
+    constexpr size_t kFlushBytes = size_t(256) << 20;
+    std::unique_ptr<DeviceMemory> flush;
+    if (coldL2)
+      flush = std::make_unique<DeviceMemory>(kFlushBytes, "the L2 flush buffer");
     for (unsigned i = 0; i < runs; ++i) {
+      if (flush)
+        QATTN_CU("", cuMemsetD8Async, flush->get(), static_cast<unsigned char>(i),
+                 kFlushBytes, state.stream);
       QATTN_CU("", cuEventRecord, events[2 * i], state.stream);
       enqueue(argPtrs(), resultPtrs(), state.stream, false);
       QATTN_CU("", cuEventRecord, events[2 * i + 1], state.stream);

@@ -70,6 +70,8 @@ Options:
                          call; cuda, the median and minimum kernel time
                          (CUDA events around each run's launches, after 3
                          warm-up runs), in microseconds
+  --cold-l2              cuda, with --repeat: flush the L2 cache (a 256 MiB
+                         memset, not timed) before every timed run
   --device N             cuda: run on device N (default: 0)
   --verbose              describe loading and launching on stderr (cuda:
                          driver, device, module image or PTX fallback,
@@ -118,6 +120,7 @@ struct Options {
   int device = 0;
   bool quiet = false;
   bool verbose = false;
+  bool coldL2 = false;
   bool listDevices = false;
   bool help = false;
 };
@@ -246,6 +249,10 @@ Options parseOptions(int argc, char **argv) {
     if (arg == "--help" || arg == "-h") {
       opts.help = true;
       return opts;
+    }
+    if (arg == "--cold-l2") {
+      opts.coldL2 = true;
+      continue;
     }
     if (arg == "--quiet") {
       opts.quiet = true;
@@ -466,16 +473,19 @@ std::vector<double> runTimed(Function &fn, const std::vector<Tensor> &args,
 
 /// What --repeat prints at the end.
 std::string timeLine(Function &fn, const std::vector<Tensor> &args,
-                     std::vector<Tensor> &results, uint64_t repeat) {
+                     std::vector<Tensor> &results, uint64_t repeat,
+                     bool coldL2) {
   char text[160];
   if (auto *cuda = dynamic_cast<CudaFunction *>(&fn)) {
     // Kernel time only: the checked results come from the call before.
-    std::vector<double> micros = cuda->time(args, kCudaWarmups, unsigned(repeat));
+    std::vector<double> micros =
+        cuda->time(args, kCudaWarmups, unsigned(repeat), coldL2);
     std::snprintf(text, sizeof(text),
                   "time: median %.2f us, min %.2f us over %llu runs (CUDA "
-                  "events, after %u warm-up runs)",
+                  "events, after %u warm-up runs%s)",
                   median(micros), *std::min_element(micros.begin(), micros.end()),
-                  (unsigned long long)repeat, kCudaWarmups);
+                  (unsigned long long)repeat, kCudaWarmups,
+                  coldL2 ? ", L2 flushed before each" : "");
     return text;
   }
   std::vector<double> ms = runTimed(fn, args, results, repeat);
@@ -597,11 +607,11 @@ int run(const Options &opts) {
   // device.
   std::string time;
   if (opts.repeat && !dynamic_cast<CudaFunction *>(&fn)) {
-    time = timeLine(fn, args, results, *opts.repeat);
+    time = timeLine(fn, args, results, *opts.repeat, opts.coldL2);
   } else {
     fn.call(args, results);
     if (opts.repeat)
-      time = timeLine(fn, args, results, *opts.repeat);
+      time = timeLine(fn, args, results, *opts.repeat, opts.coldL2);
   }
   if (opts.outputDir)
     writeOutputs(*opts.outputDir, spec, args, origins, results, opts.quiet);

@@ -84,9 +84,12 @@ public:
   /// results as call() does, runs it `warmups` times, then `runs` times,
   /// each run between two CUDA events on the function's own stream, with no
   /// host synchronization in between. Returns the `runs` event times in
-  /// microseconds, in order. The results stay on the device.
+  /// microseconds, in order. The results stay on the device. With
+  /// `coldL2`, a 256 MiB memset (outside the events) precedes every run, so
+  /// no operand is still in the L2 cache (H100/H200: 50/60 MB).
   virtual std::vector<double> time(const std::vector<Tensor> &args,
-                                   unsigned warmups, unsigned runs) = 0;
+                                   unsigned warmups, unsigned runs,
+                                   bool coldL2 = false) = 0;
 
 protected:
   using Function::Function;
