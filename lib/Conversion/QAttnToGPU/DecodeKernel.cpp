@@ -134,16 +134,36 @@ public:
                         mul(b, hk, shape.headDim * k2.getBits().front() / 8),
                         mul(b, hk, shape.headDim * v2.getBits().front() / 8),
                         outputs);
-    // Headwise widths: one specialization per head (warp-uniform branch), so
-    // widths and offsets are constants.
-    SmallVector<int64_t> cases = llvm::to_vector(llvm::seq<int64_t>(0, shape.kvHeads));
-    auto sw = scf::IndexSwitchOp::create(b, TypeRange{}, hk, cases, cases.size());
-    for (int64_t h : cases) {
-      b.setInsertionPointToStart(&sw.getCaseRegions()[h].emplaceBlock());
-      emitStream(lo, steps, k2.getBitsOfHead(h), v2.getBitsOfHead(h),
-                 indexConst(b, k2.getHeadByteOffset(h, shape.headDim)),
-                 indexConst(b, v2.getHeadByteOffset(h, shape.headDim)),
-                 outputs);
+    // Headwise widths: one specialization per (K width, V width) pair, so the
+    // widths are constants (the branch is warp-uniform); each head's byte
+    // offsets come from a select over hk.
+    SmallVector<std::pair<int64_t, int64_t>> combos;
+    SmallVector<int64_t> comboOf;
+    for (int64_t h = 0; h < shape.kvHeads; ++h) {
+      std::pair<int64_t, int64_t> c = {k2.getBitsOfHead(h), v2.getBitsOfHead(h)};
+      auto *it = llvm::find(combos, c);
+      comboOf.push_back(it - combos.begin());
+      if (it == combos.end())
+        combos.push_back(c);
+    }
+    auto perHead = [&](function_ref<int64_t(int64_t)> value) {
+      Value v = indexConst(b, value(0));
+      for (int64_t h = 1; h < shape.kvHeads; ++h) {
+        Value is = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, hk,
+                                         indexConst(b, h));
+        v = arith::SelectOp::create(b, is, indexConst(b, value(h)), v);
+      }
+      return v;
+    };
+    int64_t d = shape.headDim;
+    Value kOff = perHead([&](int64_t h) { return k2.getHeadByteOffset(h, d); });
+    Value vOff = perHead([&](int64_t h) { return v2.getHeadByteOffset(h, d); });
+    Value combo = perHead([&](int64_t h) { return comboOf[h]; });
+    SmallVector<int64_t> cases = llvm::to_vector(llvm::seq<int64_t>(0, combos.size()));
+    auto sw = scf::IndexSwitchOp::create(b, TypeRange{}, combo, cases, cases.size());
+    for (auto [i, c] : llvm::enumerate(combos)) {
+      b.setInsertionPointToStart(&sw.getCaseRegions()[i].emplaceBlock());
+      emitStream(lo, steps, c.first, c.second, kOff, vOff, outputs);
       scf::YieldOp::create(b);
     }
     b.setInsertionPointToStart(&sw.getDefaultRegion().emplaceBlock());

@@ -143,27 +143,60 @@ public:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
 
+    // Splits go in chunks of up to 8 whose loads are all issued before any
+    // is used: a loop of one load per iteration would wait out the memory
+    // latency once per split (hundreds of them for a long decode row).
     Value zero = indexConst(b, 0), one = indexConst(b, 1);
-    Value splits = indexConst(b, shape.splits);
-    Value rowMax = reduceRange1(b, zero, splits, f32Const(b, -INFINITY),
-                                [&](Value s, Value m) {
-      return arith::MaximumFOp::create(b, m, load(b, partialMaxSum, {row, s, zero}));
-    });
+    int64_t chunk = std::min<int64_t>(8, shape.splits);
+    int64_t chunks = shape.splits / chunk, rest = shape.splits % chunk;
+    auto overSplits = [&](ArrayRef<Value> init,
+                          function_ref<SmallVector<Value>(ArrayRef<Value>, ValueRange)>
+                              combine) {
+      auto chunkOf = [&](Value first, int64_t n, ValueRange acc) {
+        SmallVector<Value> ss;
+        for (int64_t u = 0; u < n; ++u)
+          ss.push_back(add(b, first, indexConst(b, u)));
+        return combine(ss, acc);
+      };
+      SmallVector<Value> acc = reduceRange(
+          b, zero, indexConst(b, chunks), init,
+          [&](Value c, ValueRange a) { return chunkOf(mul(b, c, chunk), chunk, a); });
+      if (rest)
+        acc = chunkOf(indexConst(b, chunks * chunk), rest, acc);
+      return acc;
+    };
+    Value rowMax = overSplits({f32Const(b, -INFINITY)},
+                              [&](ArrayRef<Value> ss, ValueRange m) {
+      SmallVector<Value> ms;
+      for (Value s : ss)
+        ms.push_back(load(b, partialMaxSum, {row, s, zero}));
+      Value r = m[0];
+      for (Value x : ms)
+        r = arith::MaximumFOp::create(b, r, x);
+      return SmallVector<Value>{r};
+    })[0];
     SmallVector<Value> init(1 + shape.channelsPerLane(), f32Const(b, 0.0));
-    SmallVector<Value> merged = reduceRange(
-        b, zero, splits, init, [&](Value s, ValueRange acc) {
-          Value m = load(b, partialMaxSum, {row, s, zero});
-          Value w = math::ExpOp::create(b, arith::SubFOp::create(b, m, rowMax));
-          Value l = load(b, partialMaxSum, {row, s, one});
-          SmallVector<Value> next = {arith::AddFOp::create(
-              b, acc[0], arith::MulFOp::create(b, w, l))};
-          for (int64_t t = 0; t < shape.channelsPerLane(); ++t) {
-            Value a = load(b, partialAcc, {row, s, channel(lane, t)});
-            next.push_back(arith::AddFOp::create(
-                b, acc[1 + t], arith::MulFOp::create(b, w, a)));
-          }
-          return next;
-        });
+    SmallVector<Value> merged = overSplits(init, [&](ArrayRef<Value> ss,
+                                                     ValueRange acc) {
+      SmallVector<Value> ws, ls;
+      SmallVector<SmallVector<Value>> as;
+      for (Value s : ss) {
+        Value m = load(b, partialMaxSum, {row, s, zero});
+        ws.push_back(math::ExpOp::create(b, arith::SubFOp::create(b, m, rowMax)));
+        ls.push_back(load(b, partialMaxSum, {row, s, one}));
+        SmallVector<Value> &a = as.emplace_back();
+        for (int64_t t = 0; t < shape.channelsPerLane(); ++t)
+          a.push_back(load(b, partialAcc, {row, s, channel(lane, t)}));
+      }
+      SmallVector<Value> next(acc.begin(), acc.end());
+      for (auto [w, l, a] : llvm::zip(ws, ls, as)) {
+        next[0] = arith::AddFOp::create(b, next[0], arith::MulFOp::create(b, w, l));
+        for (int64_t t = 0; t < shape.channelsPerLane(); ++t)
+          next[1 + t] = arith::AddFOp::create(
+              b, next[1 + t], arith::MulFOp::create(b, w, a[t]));
+      }
+      return next;
+    });
     Value i = rem(b, row, shape.queries);
     Value bh = div(b, row, shape.queries);
     Value h = rem(b, bh, shape.qHeads);
