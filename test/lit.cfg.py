@@ -27,6 +27,10 @@ config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("%qattn_src", config.qattn_src_root))
 llvm_config.with_environment(
     "PYTHONPATH", os.path.join(config.qattn_src_root, "python"), append_path=True)
+# The Python package's runtime binding (ctypes) and compiler driver, from this build.
+config.environment["QATTN_RUNTIME_LIB"] = os.path.join(
+    config.qattn_obj_root, "lib", "libqattn_runtime_c.so")
+config.environment["QATTN_COMPILE"] = os.path.join(config.qattn_tools_dir, "qattn-compile")
 
 if subprocess.call([python, "-c", "import numpy"],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
