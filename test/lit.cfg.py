@@ -35,6 +35,11 @@ config.environment["QATTN_COMPILE"] = os.path.join(config.qattn_tools_dir, "qatt
 if subprocess.call([python, "-c", "import numpy"],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
     config.available_features.add("numpy")
+# PyTorch (any version: the CPU tests of qattn.torch_quant and the cache's torch backend use
+# nothing recent; the custom ops need CUDA and run in scripts/torch-check on the GPU machine).
+if subprocess.call([python, "-c", "import torch, numpy"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("torch")
 
 # The real tiny LM for accuracy work lives beside the clone, never in it.
 shared_data = os.path.abspath(
