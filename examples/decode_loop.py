@@ -19,13 +19,19 @@ dequantizes it.
 The CUDA artifacts (one function per cache shape: the kernels have static shapes) are compiled
 on the MLIR machine by scripts/torch-check/prepare.py; model.json there fixes the sizes.
 
+With --device cpu it runs the same loop on the CPU over cpu artifacts (the reference lowering;
+prepare.py --target cpu --small makes a tiny model's), which is how the CPU test suite checks the
+loop without a GPU; the times then are wall-clock times and mean little.
+
 usage: decode_loop.py [--artifacts artifacts/torch-check] [--schemes 4bit,mixed]
+                      [--device cuda|cpu]
 """
 import argparse
 import json
 import os
 import statistics
 import sys
+import time
 
 import numpy as np
 import torch
@@ -38,7 +44,7 @@ from qattn import torch_ops  # noqa: E402
 from qattn import torch_quant as TQ  # noqa: E402
 from qattn.kv_cache import QuantizedKVCache  # noqa: E402
 
-DEV = torch.device("cuda", torch.cuda.current_device())
+DEV = None  # set by main(): the CUDA device, or the CPU with --device cpu
 
 
 # --------------------------------------------------------------------------------------------
@@ -108,19 +114,33 @@ class Llama:
 # --------------------------------------------------------------------------------------------
 
 
+class WallEvent:
+    """A CPU stand-in for torch.cuda.Event (--device cpu)."""
+
+    def record(self):
+        self.t = time.perf_counter()
+
+    def elapsed_time(self, end):
+        return (end.t - self.t) * 1e3
+
+
 class Timer:
-    """CUDA-event intervals, summed per decode step."""
+    """CUDA-event intervals (CPU: wall-clock), summed per decode step."""
 
     def __init__(self):
         self.pending, self.steps = {}, {}
 
     def span(self, key):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if DEV.type == "cuda":
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        else:
+            s, e = WallEvent(), WallEvent()
         self.pending.setdefault(key, []).append((s, e))
         return s, e
 
     def end_step(self):
-        torch.cuda.synchronize()
+        if DEV.type == "cuda":
+            torch.cuda.synchronize()
         for key, spans in self.pending.items():
             self.steps.setdefault(key, []).append(sum(s.elapsed_time(e) for s, e in spans) * 1e3)
         self.pending = {}
@@ -149,14 +169,26 @@ class BF16Attention:
         self.k[layer][:, :, pos : pos + t] = k
         self.v[layer][:, :, pos : pos + t] = v
         kk, vv = self.k[layer][:, :, : pos + t], self.v[layer][:, :, : pos + t]
-        try:
-            o = Fn.scaled_dot_product_attention(q, kk, vv, is_causal=t > 1, enable_gqa=True)
-        except TypeError:  # torch < 2.5: no enable_gqa
-            r = q.shape[1] // kk.shape[1]
-            o = Fn.scaled_dot_product_attention(q, kk.repeat_interleave(r, 1),
-                                                vv.repeat_interleave(r, 1), is_causal=t > 1)
+        o = sdpa(q, kk, vv, t > 1)
         e.record()
         return o
+
+
+def sdpa(q, k, v, causal):
+    """bf16 attention, grouped-query, causal aligned to the last key (here Nq = Nk or Nq = 1)."""
+    try:
+        return Fn.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+    except (TypeError, AttributeError):  # torch < 2.5: no enable_gqa; < 2.0: no SDPA
+        r = q.shape[1] // k.shape[1]
+        k, v = k.repeat_interleave(r, 1), v.repeat_interleave(r, 1)
+        if hasattr(Fn, "scaled_dot_product_attention"):
+            return Fn.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        s = (q.float() @ k.float().transpose(-1, -2)) / q.shape[-1] ** 0.5
+        if causal:
+            nq, nk = s.shape[-2:]
+            mask = torch.ones(nq, nk, dtype=torch.bool, device=s.device).triu(nk - nq + 1)
+            s = s.masked_fill(mask, float("-inf"))
+        return (torch.softmax(s, -1) @ v.float()).to(q.dtype)
 
 
 class QAttnAttention:
@@ -164,7 +196,8 @@ class QAttnAttention:
         self.cfg, self.artifact = cfg, artifact
         self.cache = QuantizedKVCache(
             layers=cfg["layers"], batch=cfg["batch"], kv_heads=cfg["kv_heads"],
-            head_dim=cfg["head_dim"], capacity=cfg["prompt"] + cfg["gen"], bits=bits,
+            head_dim=cfg["head_dim"], bits=bits,
+            capacity=-(-(cfg["prompt"] + cfg["gen"]) // cfg["block"]) * cfg["block"],
             block=cfg["block"], group=cfg["group"], buffer_tokens=cfg["buffer"],
             backend="torch", device=DEV)
         self.timer = Timer()
@@ -182,8 +215,8 @@ class QAttnAttention:
             ops = torch_ops.cache_operands(lc)
             so, eo = self.timer.span("op")
             so.record()
-            o = torch.ops.qattn.prefill_attention(self.artifact, f"prefill_n{t}", q8, qs,
-                                                  ops["k"], ops["v"])
+            o = torch_ops.prefill_attention(self.artifact, f"prefill_n{t}", q8, qs, ops["k"],
+                                            ops["v"])
             eo.record()
         else:
             lc.append(k, v)
@@ -191,8 +224,8 @@ class QAttnAttention:
             qf = q.float()
             so, eo = self.timer.span("op")
             so.record()
-            o = torch.ops.qattn.decode_attention(self.artifact,
-                                                 f"decode_n{lc.length}_b{lc.buffered}", qf, **ops)
+            o = torch_ops.decode_attention(self.artifact, f"decode_n{lc.length}_b{lc.buffered}",
+                                           qf, **ops)
             eo.record()
         e.record()
         if layer == 0 and pos in self.check_at:
@@ -242,14 +275,22 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--artifacts", default=os.path.join(ROOT, "artifacts", "torch-check"))
     ap.add_argument("--schemes", default="4bit,mixed")
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     args = ap.parse_args()
+    global DEV
+    DEV = (torch.device("cuda", torch.cuda.current_device()) if args.device == "cuda"
+           else torch.device("cpu"))
     cfg = json.load(open(os.path.join(args.artifacts, "model.json")))
+    if cfg.get("target", "cuda") != args.device:
+        sys.exit(f"{args.artifacts} holds {cfg.get('target', 'cuda')} artifacts; run with "
+                 f"--device {cfg.get('target', 'cuda')} or prepare them for {args.device}")
     torch.manual_seed(cfg["seed"])
     model = Llama(cfg)
     P, G = cfg["prompt"], cfg["gen"]
     prompt = torch.randint(0, cfg["vocab"], (cfg["batch"], P), device=DEV,
                            generator=torch.Generator(device=DEV).manual_seed(1))
-    print(f"decode_loop: {torch.cuda.get_device_name(DEV)}, torch {torch.__version__}; model "
+    where = torch.cuda.get_device_name(DEV) if DEV.type == "cuda" else "CPU"
+    print(f"decode_loop: {where}, torch {torch.__version__}; model "
           f"{cfg['layers']} layers, dim {cfg['dim']}, heads {cfg['heads']}/{cfg['kv_heads']} "
           f"(GQA), d {cfg['head_dim']}, vocab {cfg['vocab']}, random weights; batch "
           f"{cfg['batch']}, prompt {P}, {G} decode steps; qattn block {cfg['block']}, group "

@@ -15,9 +15,15 @@ them) and return the output, launched on the current CUDA stream:
 
 Both are ``torch.library.custom_op``s with a fake (meta) implementation that reads the output's
 shape and dtype from the artifact's manifest, so ``torch.compile`` traces them
-(``fullgraph=True`` works). Inputs are checked against the manifest before anything runs: a
-wrong dtype raises TypeError, a wrong device, shape, count, a non-contiguous or misaligned
-tensor ValueError, each naming the operand and the function. Runtime failures (a bad artifact,
+(``fullgraph=True`` works); ``qattn.torch_ops.decode_attention`` is the same op. They also run a
+cpu artifact (the reference lowering) on CPU tensors, synchronously: slow, but the same
+semantics, for tests without a GPU. With a PyTorch older than 2.4 (no ``custom_op``) they are
+plain Python functions: eager only.
+
+Inputs are checked against the manifest before anything runs: a wrong dtype raises TypeError;
+a wrong device (CPU and CUDA tensors mixed, a cpu artifact for CUDA tensors or the reverse),
+shape, count, a non-contiguous or misaligned tensor ValueError; each message names the operand
+and the function. Runtime failures (a bad artifact,
 a CUDA error) raise ``qattn.runtime.QAttnRuntimeError``.
 
 Artifacts are loaded once per (folder, device) and kept. A function's scratch buffers are shared
@@ -47,34 +53,57 @@ _manifests = {}
 
 
 def load_artifact(path, device=None):
-    """The loaded cuda artifact in folder ``path`` on ``device`` (a torch.device, an index or
-    None for the current device); loaded once, then cached."""
-    if device is None or (isinstance(device, torch.device) and device.index is None):
-        index = torch.cuda.current_device()
+    """The loaded artifact in folder ``path`` for ``device`` (a torch.device, a CUDA index, or
+    None for the current CUDA device; ``torch.device('cpu')`` for a cpu artifact), loaded once,
+    then cached."""
+    if isinstance(device, torch.device) and device.type == "cpu":
+        key = (os.path.realpath(path), "cpu")
+    elif device is None or (isinstance(device, torch.device) and device.index is None):
+        key = (os.path.realpath(path), torch.cuda.current_device())
     else:
-        index = device.index if isinstance(device, torch.device) else int(device)
-    key = (os.path.realpath(path), index)
+        key = (os.path.realpath(path), device.index if isinstance(device, torch.device)
+               else int(device))
+    with _lock:
+        art = _artifacts.get(key)
+    if art is not None:
+        return art
+    # Check the target before loading: a cuda artifact would need a driver to load at all.
+    target = _manifest(path).get("target")
+    want = "cpu" if key[1] == "cpu" else "cuda"
+    if target != want:
+        raise ValueError(f"{path}: a {target} artifact, the tensors are on "
+                         f"{'the CPU' if want == 'cpu' else 'a CUDA device'}: compile it with "
+                         f"--target={want}")
+    if want == "cuda":
+        torch.cuda.init()  # the runtime uses the primary context PyTorch made current
     with _lock:
         art = _artifacts.get(key)
         if art is None:
-            torch.cuda.init()  # the runtime uses the primary context PyTorch made current
-            art = Artifact(path, device=index)
-            if art.target != "cuda":
-                raise ValueError(f"{path}: a {art.target} artifact; the torch ops need target cuda")
+            art = Artifact(path) if want == "cpu" else Artifact(path, device=key[1])
             _artifacts[key] = art
     return art
+
+
+def _manifest(path):
+    """The artifact's manifest.json, parsed (cached)."""
+    real = os.path.realpath(path)
+    with _lock:
+        manifest = _manifests.get(real)
+    if manifest is None:
+        try:
+            with open(os.path.join(real, "manifest.json")) as f:
+                manifest = json.load(f)
+        except OSError as e:
+            raise ValueError(f"{path}: not an artifact folder ({e})") from None
+        with _lock:
+            _manifests[real] = manifest
+    return manifest
 
 
 def _manifest_function(path, function):
     """The manifest entry of ``function`` (no CUDA involved: what the fake implementation
     needs)."""
-    real = os.path.realpath(path)
-    with _lock:
-        manifest = _manifests.get(real)
-        if manifest is None:
-            with open(os.path.join(real, "manifest.json")) as f:
-                manifest = json.load(f)
-            _manifests[real] = manifest
+    manifest = _manifest(path)
     for fn in manifest.get("functions", []):
         if fn["name"] == function:
             return fn
@@ -105,8 +134,6 @@ def _check(op, fn, operands):
         what = f"{where}: operand {i} ({spec.name!r})"
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{what}: expected a torch.Tensor, got {type(t).__name__}")
-        if t.device.type != "cuda":
-            raise ValueError(f"{what}: expected a CUDA tensor, got one on {t.device}")
         if device is None:
             device = t.device
         elif t.device != device:
@@ -128,8 +155,8 @@ def _run(op, artifact, function, operands):
     if not operands:
         raise ValueError(f"qattn.{op}: no operands")
     device = operands[0].device if isinstance(operands[0], torch.Tensor) else None
-    if device is None or device.type != "cuda":
-        raise ValueError(f"qattn.{op}: expected CUDA tensors, got one on {device}")
+    if device is None or device.type not in ("cuda", "cpu"):
+        raise ValueError(f"qattn.{op}: expected CUDA (or CPU) tensors, got {device}")
     art = load_artifact(artifact, device)
     if function not in art:
         raise ValueError(f"qattn.{op}: {artifact}: no function {function!r} (functions: "
@@ -138,7 +165,8 @@ def _run(op, artifact, function, operands):
     _check(op, fn, operands)
     (res,) = fn.results
     out = torch.empty(res.shape, dtype=TORCH_DTYPES[res.dtype], device=device)
-    stream = torch.cuda.current_stream(device).cuda_stream
+    # cpu: the call runs synchronously on host pointers (no stream).
+    stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
     fn.launch([(t.data_ptr(), s.dtype, s.shape) for s, t in zip(fn.args, operands)],
               [(out.data_ptr(), res.dtype, res.shape)], stream)
     return out
@@ -155,7 +183,20 @@ def _fake(op, artifact, function, operands):
     return operands[0].new_empty(res["shape"], dtype=TORCH_DTYPES[res["dtype"]])
 
 
-@torch.library.custom_op("qattn::decode_attention", mutates_args=())
+def _custom_op(name):
+    """torch.library.custom_op where PyTorch has it (2.4 and later); before that the function
+    stays a plain Python function (eager only, no torch.compile), with a no-op register_fake."""
+    if hasattr(torch.library, "custom_op"):
+        return torch.library.custom_op(name, mutates_args=())
+
+    def wrap(fn):
+        fn.register_fake = lambda fake: fake
+        return fn
+
+    return wrap
+
+
+@_custom_op("qattn::decode_attention")
 def decode_attention(artifact: str, function: str, q: torch.Tensor, k: List[torch.Tensor],
                      v: List[torch.Tensor], k_buffer: Optional[torch.Tensor] = None,
                      k_buffer_scale: Optional[torch.Tensor] = None,
@@ -175,7 +216,7 @@ def _decode_attention_fake(artifact, function, q, k, v, k_buffer=None, k_buffer_
     return _fake("decode_attention", artifact, function, ops)
 
 
-@torch.library.custom_op("qattn::prefill_attention", mutates_args=())
+@_custom_op("qattn::prefill_attention")
 def prefill_attention(artifact: str, function: str, q8: torch.Tensor, q_scales: torch.Tensor,
                       k: List[torch.Tensor], v: List[torch.Tensor]) -> torch.Tensor:
     """Attention of BPQ int8 queries (block scales ``q_scales``) over quantized K and V."""

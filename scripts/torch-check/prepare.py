@@ -8,7 +8,10 @@ folder that travels to the GPU machine (which has no MLIR) with the repository:
   OUT/model-mixed/   the same with headwise mixed 2/4-bit K/V
   OUT/model.json     the model and cache configuration both scripts share
 
-usage: prepare.py OUT [--gen N] [--prompt N]      (OUT: e.g. artifacts/torch-check, git-ignored)
+usage: prepare.py OUT [--gen N] [--prompt N] [--target cuda|cpu] [--small] [--no-ops]
+  OUT: e.g. artifacts/torch-check (git-ignored). --target cpu --small: a tiny model compiled
+  for the CPU, which examples/decode_loop.py --device cpu runs without a GPU (the lit test
+  test/Python/decode_loop_cpu.py does).
 """
 import argparse
 import json
@@ -48,6 +51,8 @@ OPS = [
 MODEL = dict(vocab=2048, dim=512, layers=4, heads=8, kv_heads=2, head_dim=64, ffn=1408,
              rope_theta=10000.0, batch=1, prompt=64, gen=64, block=BLOCK, group=GROUP,
              buffer=BLOCK, seed=0)
+SMALL = dict(MODEL, vocab=256, dim=128, layers=2, heads=4, kv_heads=2, head_dim=32, ffn=256,
+             prompt=16, gen=10, block=8, group=4, buffer=8)
 SCHEMES = {"4bit": [4], "mixed": [4, 2]}
 
 
@@ -88,26 +93,33 @@ def model_module(m, bits):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--gen", type=int, default=MODEL["gen"])
-    ap.add_argument("--prompt", type=int, default=MODEL["prompt"])
+    ap.add_argument("--gen", type=int, help="decode steps (default: the model's)")
+    ap.add_argument("--prompt", type=int, help="prompt tokens (default: the model's)")
+    ap.add_argument("--target", choices=("cuda", "cpu"), default="cuda")
+    ap.add_argument("--small", action="store_true", help="the tiny model (for CPU tests)")
+    ap.add_argument("--no-ops", action="store_true", help="skip the operator tests' artifact")
     args = ap.parse_args()
-    m = dict(MODEL, gen=args.gen, prompt=args.prompt)
+    base = SMALL if args.small else MODEL
+    m = dict(base)
+    m.update({k: getattr(args, k) for k in ("gen", "prompt") if getattr(args, k)})
     if m["prompt"] % m["block"]:
         sys.exit(f"--prompt must be a multiple of the block ({m['block']}): the prefill kernel "
                  "takes no decode buffer")
     os.makedirs(args.out, exist_ok=True)
-    t0 = time.time()
-    compile_module(ir.module(*map(op_function, OPS)), os.path.join(args.out, "ops"), "cuda")
-    with open(os.path.join(args.out, "ops", "cases.json"), "w") as f:
-        json.dump({"block": BLOCK, "group": GROUP, "cases": OPS}, f, indent=1)
-    print(f"ops: {len(OPS)} functions ({time.time() - t0:.0f} s)")
+    if not args.no_ops:
+        t0 = time.time()
+        compile_module(ir.module(*map(op_function, OPS)), os.path.join(args.out, "ops"),
+                       args.target)
+        with open(os.path.join(args.out, "ops", "cases.json"), "w") as f:
+            json.dump({"block": BLOCK, "group": GROUP, "cases": OPS}, f, indent=1)
+        print(f"ops: {len(OPS)} functions ({time.time() - t0:.0f} s)")
     for name, bits in SCHEMES.items():
         t0 = time.time()
         folder = os.path.join(args.out, f"model-{name}")
-        compile_module(model_module(m, bits), folder, "cuda")
+        compile_module(model_module(m, bits), folder, args.target)
         print(f"model-{name}: {1 + m['gen']} functions ({time.time() - t0:.0f} s)")
     with open(os.path.join(args.out, "model.json"), "w") as f:
-        json.dump(dict(m, schemes=SCHEMES), f, indent=1)
+        json.dump(dict(m, schemes=SCHEMES, target=args.target), f, indent=1)
     print(f"wrote {args.out}")
 
 
