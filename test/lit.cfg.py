@@ -25,6 +25,7 @@ python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
 config.substitutions.append(("%python", python))
 config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("%qattn_src", config.qattn_src_root))
+config.substitutions.append(("%qattn_obj", config.qattn_obj_root))
 llvm_config.with_environment(
     "PYTHONPATH", os.path.join(config.qattn_src_root, "python"), append_path=True)
 # The Python package's runtime binding (ctypes) and compiler driver, from this build.
