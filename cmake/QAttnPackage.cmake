@@ -39,6 +39,9 @@ install(TARGETS ${QATTN_EXPORTED_LIBRARIES}
 install(TARGETS ${QATTN_EXPORTED_TOOLS}
   EXPORT QAttnTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The runtime's C ABI for FFIs (python/qattn/runtime.py: QATTN_RUNTIME_LIB),
+# not a CMake target of the package: C++ users link QAttn::qattn_runtime.
+install(TARGETS qattn_runtime_c LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
 # Headers: the sources' .h and .td, the C API, the generated .inc files, and
 # the runtime's headers (they live beside the runtime so that it builds on

@@ -3,7 +3,8 @@
 # Idempotent, and silent when everything is already there.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ make python3 python3-numpy
+# python3-torch (1.13, CPU) runs the PyTorch-side tests that need no GPU.
+packages=(cmake ninja-build g++ make python3 python3-numpy python3-torch
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools)
 
 missing=()

@@ -5,7 +5,7 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${QATTN_BUILD_DIR:-$root/build}"
 
-"$root/scripts/build.sh" qattn-opt qattn-compile qattn-run QAttnCAPI || {
+"$root/scripts/build.sh" qattn-opt qattn-compile qattn-run QAttnCAPI qattn_runtime_c || {
   echo "0 passed, 1 failed"; exit 1; }
 
 log="$(mktemp)"

@@ -25,12 +25,22 @@ python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
 config.substitutions.append(("%python", python))
 config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("%qattn_src", config.qattn_src_root))
+config.substitutions.append(("%qattn_obj", config.qattn_obj_root))
 llvm_config.with_environment(
     "PYTHONPATH", os.path.join(config.qattn_src_root, "python"), append_path=True)
+# The Python package's runtime binding (ctypes) and compiler driver, from this build.
+config.environment["QATTN_RUNTIME_LIB"] = os.path.join(
+    config.qattn_obj_root, "lib", "libqattn_runtime_c.so")
+config.environment["QATTN_COMPILE"] = os.path.join(config.qattn_tools_dir, "qattn-compile")
 
 if subprocess.call([python, "-c", "import numpy"],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
     config.available_features.add("numpy")
+# PyTorch (any version: the CPU tests of qattn.torch_quant and the cache's torch backend use
+# nothing recent; the custom ops need CUDA and run in scripts/torch-check on the GPU machine).
+if subprocess.call([python, "-c", "import torch, numpy"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("torch")
 
 # The real tiny LM for accuracy work lives beside the clone, never in it.
 shared_data = os.path.abspath(

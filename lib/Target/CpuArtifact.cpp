@@ -86,7 +86,13 @@ static LogicalResult link(Location loc, StringRef linker, StringRef object,
     return emitError(loc) << "cannot find the linker driver '" << linker
                           << "' on PATH";
   std::string errorMessage;
-  SmallVector<StringRef> args = {*cc, "-shared", "-o", library, object, "-lm"};
+  // -Bsymbolic: the _mlir_ciface_ wrappers call the functions they wrap by
+  // their plain names, which are exported; without it a function named like a
+  // symbol of the C library (`step`, `index`, `time`, ...) would call that
+  // instead, through the PLT.
+  SmallVector<StringRef> args = {*cc,      "-shared", "-Wl,-Bsymbolic",
+                                 "-o",     library,   object,
+                                 "-lm"};
   int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0,
                                      &errorMessage);
   if (rc != 0)

@@ -1,6 +1,16 @@
-"""qattn Python helpers.
+"""qattn from Python (docs/PYTHON.md).
 
-``qattn.format`` is an independent NumPy implementation of the quantized formats defined in
-``docs/FORMAT.md`` (stage-1 int8, stage-2 packed b-bit, decode buffer, softmax terms and the
-attention semantics). Nothing in this package imports compiled code.
+* ``qattn.format``: an independent NumPy implementation of the quantized formats of
+  ``docs/FORMAT.md`` (stage-1 int8, stage-2 packed b-bit, decode buffer, softmax terms, the
+  attention semantics); the reference the rest is checked against.
+* ``qattn.ir`` / ``qattn.compiler``: build the MLIR text of quantize and attention functions and
+  compile it with ``qattn-compile`` into an artifact.
+* ``qattn.runtime``: load an artifact and call its functions (ctypes over the runtime's C ABI,
+  ``libqattn_runtime_c.so``).
+* ``qattn.torch_quant`` / ``qattn.torch_ops``: the formats in PyTorch, and the compiled kernels as
+  ``torch.ops.qattn.*`` custom ops.
+* ``qattn.kv_cache``: a preallocated quantized KV cache (NumPy or torch storage).
+
+Importing the package imports none of them; ``format``, ``ir``, ``compiler`` and ``kv_cache``
+need only NumPy, ``runtime`` the built library, the torch modules PyTorch.
 """

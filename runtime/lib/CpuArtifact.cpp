@@ -6,6 +6,7 @@
 
 #include "qattn/Runtime/CpuArtifact.h"
 
+#include "Checks.h"
 #include "qattn/Runtime/Error.h"
 
 #include <array>
@@ -62,13 +63,9 @@ static_assert(sizeof(void *) == sizeof(int64_t),
 
 /// The MLIR ranked memref descriptor of a rank-r tensor as 3 + 2r words:
 /// allocated pointer, aligned pointer, offset, sizes[r], strides[r].
-std::vector<int64_t> makeDescriptor(const Tensor &tensor) {
-  const Shape &shape = tensor.getShape();
-  size_t rank = shape.size();
+std::vector<int64_t> makeDescriptor(void *data, const int64_t *shape,
+                                    size_t rank) {
   std::vector<int64_t> desc(3 + 2 * rank);
-  // The callee only writes through the results' descriptors; arguments are
-  // passed with the same non-const type because C has no other.
-  void *data = const_cast<void *>(tensor.data());
   std::memcpy(&desc[0], &data, sizeof(data));
   std::memcpy(&desc[1], &data, sizeof(data));
   desc[2] = 0;
@@ -81,6 +78,14 @@ std::vector<int64_t> makeDescriptor(const Tensor &tensor) {
   return desc;
 }
 
+std::vector<int64_t> makeDescriptor(const Tensor &tensor) {
+  // The callee only writes through the results' descriptors; arguments are
+  // passed with the same non-const type because C has no other.
+  const Shape &shape = tensor.getShape();
+  return makeDescriptor(const_cast<void *>(tensor.data()), shape.data(),
+                        shape.size());
+}
+
 //===----------------------------------------------------------------------===//
 // Artifact and functions
 //===----------------------------------------------------------------------===//
@@ -90,10 +95,18 @@ struct LibraryCloser {
 };
 using LibraryHandle = std::unique_ptr<void, LibraryCloser>;
 
-class CpuFunction : public Function {
+class CpuFunctionImpl final : public CpuFunction {
 public:
-  CpuFunction(const FunctionSpec &spec, EntryPoint entry)
-      : Function(spec), entry(entry) {}
+  CpuFunctionImpl(const FunctionSpec &spec, EntryPoint entry)
+      : CpuFunction(spec), entry(entry) {}
+
+  void callInPlace(const std::vector<HostTensorRef> &args,
+                   const std::vector<HostTensorRef> &results) override {
+    std::vector<std::vector<int64_t>> descriptors;
+    check("argument", getSpec().args, args, descriptors);
+    check("result", getSpec().results, results, descriptors);
+    invokeDescriptors(descriptors);
+  }
 
 private:
   void invoke(const std::vector<Tensor> &args,
@@ -103,6 +116,29 @@ private:
       descriptors.push_back(makeDescriptor(arg));
     for (const Tensor &result : results)
       descriptors.push_back(makeDescriptor(result));
+    invokeDescriptors(descriptors);
+  }
+
+  /// Checks caller-owned buffers against `specs` as Function::call checks
+  /// tensors; appends their descriptors.
+  void check(const char *kind, const std::vector<TensorSpec> &specs,
+             const std::vector<HostTensorRef> &tensors,
+             std::vector<std::vector<int64_t>> &descriptors) const {
+    const std::string &name = getSpec().name;
+    checkCount(kind, specs.size(), tensors.size(), name);
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const HostTensorRef &tensor = tensors[i];
+      checkTensor(kind, specs[i], tensor.dtype, tensor.shape, tensor.rank,
+                  name);
+      if (!tensor.data)
+        fail(kind, " \"", specs[i].name, "\" of function \"", name,
+             "\": null pointer");
+      descriptors.push_back(
+          makeDescriptor(tensor.data, tensor.shape, tensor.rank));
+    }
+  }
+
+  void invokeDescriptors(std::vector<std::vector<int64_t>> &descriptors) {
     std::vector<void *> pointers;
     for (std::vector<int64_t> &desc : descriptors)
       pointers.push_back(desc.data());
@@ -117,7 +153,8 @@ public:
   CpuArtifact(Manifest manifest, LibraryHandle library)
       : Artifact(std::move(manifest)), library(std::move(library)) {
     for (const FunctionSpec &spec : this->manifest.functions)
-      functions.push_back(std::make_unique<CpuFunction>(spec, resolve(spec)));
+      functions.push_back(
+          std::make_unique<CpuFunctionImpl>(spec, resolve(spec)));
   }
 
 private:

@@ -2,7 +2,8 @@
 # Builds qattn-run with the cuda target on the GPU machine (CUDA toolkit,
 # cmake, ninja; no LLVM/MLIR): configures the tree with
 # -DQATTN_RUNTIME_ONLY=ON -DQATTN_ENABLE_CUDA=ON into build-gpu/ (or
-# $QATTN_GPU_BUILD), builds qattn-run, and prints the driver and devices it
+# $QATTN_GPU_BUILD), builds qattn-run and the runtime's C ABI for Python
+# (lib/libqattn_runtime_c.so), and prints the driver and devices it
 # finds. Run from anywhere; exits non-zero on any failure.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -32,8 +33,8 @@ if ! cmake "${generator[@]}" -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
 fi
 grep -E "qattn runtime" "$build/configure.log"
 
-echo "=== build qattn-run"
-cmake --build "$build" --target qattn-run -- -j "$(nproc)"
+echo "=== build qattn-run, libqattn_runtime_c.so"
+cmake --build "$build" --target qattn-run qattn_runtime_c -- -j "$(nproc)"
 
 echo "=== qattn-run --list-devices"
 "$build/bin/qattn-run" --list-devices

@@ -16,12 +16,39 @@
 #include "qattn/Runtime/Artifact.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace qattn::rt {
 
 /// The most memrefs (arguments plus results) a cpu function may take.
 constexpr size_t kCpuMaxMemrefs = 64;
+
+/// A dense row-major host buffer the caller owns, for
+/// CpuFunction::callInPlace. It does not own the memory or the shape:
+/// shape[0..rank) must stay valid during the call.
+struct HostTensorRef {
+  void *data = nullptr;
+  DType dtype = DType::F32;
+  const int64_t *shape = nullptr;
+  size_t rank = 0;
+};
+
+/// A function of a cpu artifact. Besides Function::call on rt::Tensors, it
+/// runs on buffers the caller owns (a NumPy array, through the C ABI),
+/// without copying them.
+class CpuFunction : public Function {
+public:
+  /// Calls the function on `args` and `results` in place. Checks the count,
+  /// dtypes and shapes as call() does, and that no pointer is null, before
+  /// calling; throws Error if one is wrong.
+  virtual void callInPlace(const std::vector<HostTensorRef> &args,
+                           const std::vector<HostTensorRef> &results) = 0;
+
+protected:
+  using Function::Function;
+};
 
 /// dlopens the manifest's library and resolves every function's symbol.
 /// Throws Error if the library does not load, a symbol is missing, or a

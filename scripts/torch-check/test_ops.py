@@ -1,0 +1,441 @@
+#!/usr/bin/env python3
+"""The PyTorch side of qattn on the GPU machine: qattn.torch_quant on CUDA tensors bit-exact
+against qattn.format; the custom ops torch.ops.qattn.decode_attention / prefill_attention
+against float64 attention of the operands qattn.format dequantizes; input validation; a side
+stream; torch.compile (fullgraph) and torch.library.opcheck; the quantized KV cache on CUDA.
+
+The artifacts come from `python3 scripts/torch-check/prepare.py ART` on the MLIR machine.
+Prints PASS/FAIL/SKIP per test (INFO lines are not counted) and "N passed, N failed"; exit 1 if
+any failed. With --device cpu (artifacts from prepare.py --target cpu) the same tests run on
+CPU tensors over the reference lowering, those that need CUDA or torch.compile skipped: a check
+of this script itself on a machine without a GPU.
+
+usage: test_ops.py [ART] [--device cuda|cpu]     (default artifacts/torch-check, cuda)
+"""
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+
+import numpy as np
+import torch
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+from qattn import format as F  # noqa: E402
+from qattn import torch_ops  # noqa: E402,F401  (registers torch.ops.qattn.*)
+from qattn import torch_quant as TQ  # noqa: E402
+from qattn.kv_cache import KVCacheOverflow, QuantizedKVCache  # noqa: E402
+
+_ap = argparse.ArgumentParser()
+_ap.add_argument("art", nargs="?", default=os.path.join(ROOT, "artifacts", "torch-check"))
+_ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+_args = _ap.parse_args()
+ART = _args.art
+OPS = os.path.join(ART, "ops")
+CONF = json.load(open(os.path.join(OPS, "cases.json")))
+BLOCK, GROUP = CONF["block"], CONF["group"]
+CASES = {c["name"]: c for c in CONF["cases"]}
+DEV = (torch.device("cuda", torch.cuda.current_device()) if _args.device == "cuda"
+       else torch.device("cpu"))
+CUSTOM_OP = hasattr(torch.library, "custom_op")
+# |out - ref| / max|ref| allowed: f32 accumulation order plus half an ulp of the output; the
+# tensor-core prefill kernel rounds P and V' to f16 (2^-11 relative).
+TOL = {"f32": 2e-4, "f16": 2e-3, "bf16": 1e-2}
+MMA_TOL = 1e-3
+
+passed, failed, skipped, tests = [], [], [], []
+
+
+class Skip(Exception):
+    pass
+
+
+def need_cuda():
+    if DEV.type != "cuda":
+        raise Skip("needs CUDA")
+
+
+def need_custom_op():
+    if not CUSTOM_OP or not hasattr(torch, "compile"):
+        raise Skip(f"needs torch.library.custom_op and torch.compile (torch {torch.__version__})")
+
+
+def sync():
+    if DEV.type == "cuda":
+        sync()
+
+
+def test(fn):
+    tests.append(fn)
+    return fn
+
+
+def info(msg):
+    print(f"INFO {msg}", flush=True)
+
+
+def to_dev(a):
+    return torch.from_numpy(np.ascontiguousarray(a)).to(DEV)
+
+
+def out_f32(t):
+    return t.float().cpu().numpy()
+
+
+def rel_err(out, ref):
+    return float(np.abs(out.astype(np.float64) - ref).max() / np.abs(ref).max())
+
+
+# --------------------------------------------------------------------------------------------
+# Operands from FORMAT.md (qattn.format on the host), and their float64 reference
+# --------------------------------------------------------------------------------------------
+
+
+def kv_operands(rng, c, dist_outlier=False):
+    """K or V cache operands for case c (host numpy) and their dequantized float32 values."""
+    b, h, n, d = c["batch"], c["hkv"], c["nk"], c["d"]
+    x = rng.normal(size=(b, h, n, d)).astype(np.float32)
+    if dist_outlier:
+        x[..., 3] = 10 * x[..., 3] + 4
+    q8, s1 = F.stage1_quantize(x, BLOCK)
+    if not c["bits"]:
+        return [q8, s1], F.stage1_dequantize(q8, s1, BLOCK)
+    p, g, z = F.stage2_quantize(q8, c["bits"], GROUP)
+    deq = F.dequantized_kv(s1, BLOCK, packed=p, s2=g, z2=z, bits=c["bits"], group=GROUP)
+    return [p.view(np.int8), s1, g.view(np.int8), z], deq
+
+
+def case_inputs(name, seed=0):
+    """(op kwargs on the GPU, float64 reference output, case) for an ops case."""
+    c = CASES[name]
+    rng = np.random.default_rng(seed)
+    kops, kd = kv_operands(rng, c, dist_outlier=True)
+    vops, vd = kv_operands(rng, c)
+    b, hq, hkv, nq, d = c["batch"], c["hq"], c["hkv"], c["nq"], c["d"]
+    kw = dict(k=[to_dev(a) for a in kops], v=[to_dev(a) for a in vops])
+    if c["kind"] == "prefill":
+        q8, qs = F.stage1_quantize(rng.normal(size=(b, hq, nq, d)).astype(np.float32), BLOCK)
+        kw.update(q8=to_dev(q8), q_scales=to_dev(qs))
+        qd = F.stage1_dequantize(q8, qs, BLOCK)
+    else:
+        qf = torch.from_numpy(rng.normal(size=(b, hq, nq, d)).astype(np.float32))
+        q = qf.to({"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[c["q"]])
+        kw["q"] = q.to(DEV)
+        qd = q.float().numpy()
+    if c["buffer"]:
+        nb = c["buffer"]
+        scales = []
+        for x, dst in (("k", kd), ("v", vd)):
+            s = (np.abs(rng.normal(size=(b, hkv))) * 0.02 + 0.02).astype(np.float32)
+            buf = F.buffer_quantize(rng.normal(size=(b, hkv, nb, d)), s)
+            kw[f"{x}_buffer"], kw[f"{x}_buffer_scale"] = to_dev(buf), to_dev(s)
+            scales.append(np.concatenate([dst, buf.astype(np.float32) * s[:, :, None, None]], 2))
+        kd, vd = scales
+    ref = F.attention(qd, kd, vd, 1 / np.sqrt(d), c.get("causal", False))
+    return kw, ref, c
+
+
+def call(name, kw):
+    """Through torch.ops.qattn.* where the ops are registered (torch 2.4+), else the same
+    functions in qattn.torch_ops."""
+    ns = torch.ops.qattn if CUSTOM_OP else torch_ops
+    if CASES[name]["kind"] == "prefill":
+        return ns.prefill_attention(OPS, name, kw["q8"], kw["q_scales"], kw["k"], kw["v"])
+    return ns.decode_attention(OPS, name, kw["q"], kw["k"], kw["v"], kw.get("k_buffer"),
+                               kw.get("k_buffer_scale"), kw.get("v_buffer"),
+                               kw.get("v_buffer_scale"))
+
+
+# --------------------------------------------------------------------------------------------
+# Tests
+# --------------------------------------------------------------------------------------------
+
+
+@test
+def quantize_bitexact():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(2, 8, 1000, 128)).astype(np.float32)
+    x[..., 7] = 30 * x[..., 7] + 5
+    x[1, 3, :64] = 0
+    xt = to_dev(x)
+    n = 0
+    for block in (64, 32, 48):
+        q8, s1 = F.stage1_quantize(x, block)
+        tq8, ts1 = TQ.stage1_quantize(xt, block)
+        assert np.array_equal(q8, tq8.cpu().numpy()), f"stage 1 q8, block {block}"
+        assert np.array_equal(s1, ts1.cpu().numpy()), f"stage 1 s1, block {block}"
+        for bits, group in (([4], 16), ([2], 16), ([3], 8), ([4, 2] * 4, 16), ([4], 12)):
+            for order in ("lsb_first", "msb_first"):
+                p, g, z = F.stage2_quantize(q8, bits, group, order)
+                tp, tg, tz = TQ.stage2_quantize(tq8, bits, group, order)
+                assert np.array_equal(p.view(np.int8), tp.cpu().numpy()), (bits, group, order)
+                assert np.array_equal(g.view(np.int8), tg.cpu().numpy()), (bits, group, order)
+                assert np.array_equal(z, tz.cpu().numpy()), (bits, group, order)
+                n += 1
+    xb = xt.to(torch.bfloat16)
+    q8, s1 = F.stage1_quantize(xb.float().cpu().numpy(), 64)
+    tq8, ts1 = TQ.stage1_quantize(xb, 64)
+    assert np.array_equal(q8, tq8.cpu().numpy()) and np.array_equal(s1, ts1.cpu().numpy())
+    s = (np.abs(rng.normal(size=(2, 8))) * 0.02).astype(np.float32)
+    s[0, 0] = 0
+    assert np.array_equal(F.buffer_quantize(x[:, :, :40], s),
+                          TQ.buffer_quantize(xt[:, :, :40], to_dev(s)).cpu().numpy())
+    return f"{n} stage-2 cases, stage 1 (f32, bf16 input), buffer: bit-exact on {DEV}"
+
+
+def _op_case(name):
+    def run():
+        kw, ref, c = case_inputs(name)
+        out = call(name, kw)
+        sync()
+        assert out.dtype == {"f32": torch.float32, "bf16": torch.bfloat16}[c["out"]]
+        assert tuple(out.shape) == (c["batch"], c["hq"], c["nq"], c["d"])
+        err = rel_err(out_f32(out), ref)
+        tol = TOL[c["out"]]
+        if c["kind"] == "prefill" and len(c["bits"]) == 1:
+            tol = max(tol, MMA_TOL)
+        assert np.isfinite(err) and err <= tol, f"error {err:.2e} > {tol:.0e}"
+        return f"max err {err:.2e} (tol {tol:.0e})"
+    run.__name__ = f"op_{name}"
+    return run
+
+
+for _name in CASES:
+    test(_op_case(_name))
+
+
+@test
+def validation_errors():
+    kw, _, _ = case_inputs("decode_4bit_buf_f32")
+    name = "decode_4bit_buf_f32"
+    q = kw["q"]
+    bad = {
+        "wrong dtype": (TypeError, dict(kw, q=q.double())),
+        "wrong shape": (ValueError, dict(kw, q=q[:, :4].contiguous())),
+        "non-contiguous": (ValueError, dict(kw, k=[kw["k"][0], kw["k"][1],
+                                                   kw["k"][2].transpose(2, 3).contiguous()
+                                                   .transpose(2, 3), kw["k"][3]])),
+        "misaligned": (ValueError, dict(kw, k=[torch.empty(kw["k"][0].numel() + 1,
+                                                           dtype=torch.int8, device=DEV)[1:]
+                                               .view(kw["k"][0].shape)] + kw["k"][1:])),
+        "missing operand": (ValueError, dict(kw, k=kw["k"][:3])),
+        "half the buffers": (ValueError, dict(kw, v_buffer=None)),
+    }
+    if DEV.type == "cuda":
+        bad["cpu tensor"] = (ValueError, dict(kw, q=q.cpu()))
+    lines = []
+    for what, (exc, args) in bad.items():
+        try:
+            call(name, args)
+            sync()
+        except exc as e:
+            lines.append(f"{what}: {type(e).__name__}: {e}")
+            continue
+        raise AssertionError(f"{what}: no {exc.__name__}")
+    try:
+        torch_ops.decode_attention(OPS, "no_such_function", q, kw["k"], kw["v"])
+    except ValueError as e:
+        lines.append(f"unknown function: {e}")
+    else:
+        raise AssertionError("unknown function: no ValueError")
+    for line in lines:
+        info(line)
+    # The op still works after all that.
+    out = call(name, kw)
+    sync()
+    return f"{len(lines)} bad calls rejected with clear messages"
+
+
+@test
+def side_stream():
+    need_cuda()
+    name = "decode_4bit_buf_bf16"
+    kw, _, _ = case_inputs(name, seed=3)
+    ref = call(name, kw)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        out = call(name, kw)
+        for t in (out,):
+            t.record_stream(s)
+    s.synchronize()
+    assert torch.allclose(out.float(), ref.float(), rtol=1e-6, atol=1e-6), "side stream differs"
+    return "same result on a side stream"
+
+
+@test
+def torch_compile_fullgraph():
+    need_custom_op()
+    name = "decode_4bit_buf_f32"
+    kw, _, _ = case_inputs(name, seed=4)
+
+    def f(q, k0, k1, k2, k3, v0, v1, v2, v3, kb, kbs, vb, vbs):
+        o = torch.ops.qattn.decode_attention(OPS, name, q * 1.0, [k0, k1, k2, k3],
+                                             [v0, v1, v2, v3], kb, kbs, vb, vbs)
+        return o * 2.0 + 1.0
+
+    args = (kw["q"], *kw["k"], *kw["v"], kw["k_buffer"], kw["k_buffer_scale"], kw["v_buffer"],
+            kw["v_buffer_scale"])
+    eager = f(*args)
+    torch._dynamo.reset()
+    out = torch.compile(f, fullgraph=True, backend="aot_eager")(*args)
+    sync()
+    assert torch.allclose(out, eager, rtol=1e-6, atol=1e-6), "aot_eager: differs from eager"
+    return "torch.compile(fullgraph=True, backend='aot_eager'): traced through the fake, same as eager"
+
+
+@test
+def torch_compile_inductor():
+    need_custom_op()
+    name = "decode_mixed_nobuf"
+    kw, _, _ = case_inputs(name, seed=4)
+
+    def f(q, k, v):
+        return torch.ops.qattn.decode_attention(OPS, name, torch.nn.functional.gelu(q), k, v) * 3
+
+    eager = f(kw["q"], kw["k"], kw["v"])
+    torch._dynamo.reset()
+    out = torch.compile(f, fullgraph=True)(kw["q"], kw["k"], kw["v"])
+    sync()
+    diff = (out - eager).abs().max().item()
+    assert diff <= 1e-5, f"max |diff| {diff}"
+    return f"torch.compile(fullgraph=True) (inductor): max |diff| vs eager {diff:.1e}"
+
+
+@test
+def torch_compile_prefill_with_quantization():
+    """Quantization (qattn.torch_quant) and the prefill op in one compiled graph."""
+    need_custom_op()
+    name = "prefill_4bit_causal"
+    kw, ref, c = case_inputs(name, seed=5)
+    rng = np.random.default_rng(6)
+    qf = to_dev(rng.normal(size=(c["batch"], c["hq"], c["nq"], c["d"])).astype(np.float32))
+
+    def f(qf, k, v):
+        q8, qs = TQ.stage1_quantize(qf, BLOCK)
+        return torch.ops.qattn.prefill_attention(OPS, name, q8, qs, k, v)
+
+    eager = f(qf, kw["k"], kw["v"])
+    torch._dynamo.reset()
+    aot = torch.compile(f, fullgraph=True, backend="aot_eager")(qf, kw["k"], kw["v"])
+    sync()
+    assert torch.allclose(aot, eager, rtol=1e-6, atol=1e-6), "aot_eager differs from eager"
+    try:
+        torch._dynamo.reset()
+        ind = torch.compile(f, fullgraph=True)(qf, kw["k"], kw["v"])
+        sync()
+        q8, qs = torch.compile(lambda x: TQ.stage1_quantize(x, BLOCK), fullgraph=True)(qf)
+        e8, es = TQ.stage1_quantize(qf, BLOCK)
+        info(f"inductor: quantization + prefill vs eager max |diff| "
+             f"{(ind - eager).abs().max().item():.3e}; stage-1 codes differing "
+             f"{int((q8 != e8).sum())} of {q8.numel()}, scales {int((qs != es).sum())} "
+             "(inductor may compile f32 divisions differently; eager is the bit-exact path)")
+    except Exception as e:  # noqa: BLE001
+        info(f"inductor on quantization + prefill failed: {type(e).__name__}: {e}")
+    return "quantization + prefill under torch.compile(fullgraph=True, backend='aot_eager') match eager"
+
+
+@test
+def opcheck():
+    need_custom_op()
+    done = []
+    for name in ("decode_4bit_buf_f32", "prefill_4bit_causal"):
+        kw, _, c = case_inputs(name, seed=7)
+        if c["kind"] == "prefill":
+            op = torch.ops.qattn.prefill_attention.default
+            args = (OPS, name, kw["q8"], kw["q_scales"], kw["k"], kw["v"])
+        else:
+            op = torch.ops.qattn.decode_attention.default
+            args = (OPS, name, kw["q"], kw["k"], kw["v"], kw["k_buffer"], kw["k_buffer_scale"],
+                    kw["v_buffer"], kw["v_buffer_scale"])
+        result = torch.library.opcheck(op, args)
+        bad = {k: v for k, v in result.items() if v != "SUCCESS"}
+        assert not bad, f"{name}: {bad}"
+        done.append(name)
+    return "torch.library.opcheck passes for " + ", ".join(done)
+
+
+@test
+def kv_cache_torch():
+    """The cache on the device (torch backend) holds what the NumPy backend holds; the decode op over
+    its operands matches float64 attention of what it holds."""
+    name = "decode_4bit_buf_f32"
+    c = CASES[name]
+    b, hkv, d = c["batch"], c["hkv"], c["d"]
+    rng = np.random.default_rng(8)
+    k = rng.normal(size=(b, hkv, 160, d)).astype(np.float32)
+    v = rng.normal(size=(b, hkv, 160, d)).astype(np.float32)
+    k[..., 5] *= 15
+    caches = [QuantizedKVCache(layers=1, batch=b, kv_heads=hkv, head_dim=d, capacity=160,
+                               bits=c["bits"], block=BLOCK, group=GROUP, buffer_tokens=BLOCK,
+                               backend=be, device=dev)
+              for be, dev in (("numpy", None), ("torch", DEV))]
+    for cache, conv in zip(caches, (lambda a: a, to_dev)):
+        cache[0].prefill(conv(k[:, :, :96]), conv(v[:, :, :96]))
+        for pos in range(96, 96 + 37):  # one flush at 128, 5 buffered
+            cache[0].append(conv(k[:, :, pos : pos + 1]), conv(v[:, :, pos : pos + 1]))
+    layer = caches[1][0]
+    assert (layer.length, layer.buffered) == (c["nk"], c["buffer"]), (layer.length,
+                                                                      layer.buffered)
+    for which in "kv":
+        (na, nb), (ta, tb) = caches[0][0].operands(which), layer.operands(which)
+        for a, t in zip(na + nb, ta + tb):
+            assert t.device == DEV and t.is_contiguous() and np.array_equal(a, t.cpu().numpy())
+    q = to_dev(rng.normal(size=(b, c["hq"], 1, d)).astype(np.float32))
+    out = torch_ops.decode_attention(OPS, name, q, **torch_ops.cache_operands(layer))
+    ref = F.attention(q.cpu().numpy(), layer.dequantized("k"), layer.dequantized("v"),
+                      1 / np.sqrt(d), False)
+    err = rel_err(out_f32(out), ref)
+    assert err <= TOL["f32"], f"error {err:.2e}"
+    try:
+        layer.append(to_dev(k[:, :, :28]), to_dev(v[:, :, :28]))
+    except KVCacheOverflow:
+        pass
+    else:
+        raise AssertionError("no KVCacheOverflow")
+    return f"bit-exact with the NumPy cache; decode over it err {err:.2e}; overflow raised"
+
+
+@test
+def decode_op_timing():
+    name = "decode_4bit_buf_bf16"
+    kw, _, _ = case_inputs(name, seed=9)
+    need_cuda()
+    for _ in range(3):
+        call(name, kw)
+    sync()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(100):
+        call(name, kw)
+    end.record()
+    sync()
+    return f"{start.elapsed_time(end) * 10:.1f} us per call incl. Python and launch overhead"
+
+
+def main():
+    where = torch.cuda.get_device_name(DEV) if DEV.type == "cuda" else "CPU"
+    print(f"torch {torch.__version__} (CUDA {torch.version.cuda}), {where}, artifacts {ART}",
+          flush=True)
+    for fn in tests:
+        t0 = time.time()
+        try:
+            msg = fn()
+            passed.append(fn.__name__)
+            print(f"PASS {fn.__name__}: {msg} ({time.time() - t0:.1f} s)", flush=True)
+        except Skip as e:
+            skipped.append(fn.__name__)
+            print(f"SKIP {fn.__name__}: {e}", flush=True)
+        except Exception as e:  # noqa: BLE001
+            failed.append(fn.__name__)
+            print(f"FAIL {fn.__name__}: {type(e).__name__}: {e}", flush=True)
+            traceback.print_exc(limit=4)
+    print(f"torch-check ops: {len(passed)} passed, {len(failed)} failed, {len(skipped)} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
