@@ -65,7 +65,7 @@ def need_custom_op():
 
 def sync():
     if DEV.type == "cuda":
-        sync()
+        torch.cuda.synchronize()
 
 
 def test(fn):

@@ -5,9 +5,10 @@
 // OUT: wrote {{.*}}/manifest.json and the kernels ({{.*}}/module.ptx)
 
 // The host side became the launch list: scratch for the split partials (32
-// rows, 15 splits: 2000 keys afford 15 slices of >= 128), the tensor-core
+// rows, 3 splits: 2000 keys afford 3 slices of >= 512), the tensor-core
 // decode kernel over (splits, CTAs of 4 warps for the 8 KV heads' 16-row
-// tiles), then the combine kernel.
+// tiles) with its cp.async ring in shared memory (4 warps x 2 slots x 2560
+// bytes), then the combine kernel.
 // CHECK: "chip": "sm_90a",
 // CHECK: "buffers": [
 // CHECK-NEXT: {
@@ -15,11 +16,11 @@
 // CHECK-NEXT: "name": "scratch0",
 // CHECK-NEXT: "shape": [
 // CHECK-NEXT: 32,
-// CHECK-NEXT: 15,
+// CHECK-NEXT: 3,
 // CHECK-NEXT: 128
 // CHECK: "launches": [
 // CHECK: "grid": [
-// CHECK-NEXT: 15,
+// CHECK-NEXT: 3,
 // CHECK-NEXT: 2,
 // CHECK: "kernel": "decode_attention_decode",
 // CHECK: "params": [
@@ -36,6 +37,10 @@
 
 // PTX: .target sm_90a
 // PTX: .entry decode_attention_decode(
+// PTX: .shared .align 16 .b8 {{.*}}[20480];
+// PTX: cp.async.cg.shared.global
+// PTX: cp.async.commit_group
+// PTX: cp.async.wait_group {{[[:space:]]*}}1;
 // PTX: prmt.b32
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTX: shfl.sync.bfly.b32

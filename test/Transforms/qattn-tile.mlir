@@ -67,10 +67,11 @@ func.func @decode_sas(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks:
 
 // Packed 4-bit K/V with block scales take the tensor-core decode kernel: the
 // 4 query heads of each of the 2 KV heads fit one 16-row tile, so 2 warps;
-// 16 warps on each of 132 SMs would want 1056 slices, 2000 keys afford 15.
-// With a decode buffer, or decode-kernel=false, the warp kernel stays.
+// 16 warps on each of 132 SMs would want 1056 slices, 2000 keys afford 3 of
+// >= 512 keys. With a decode buffer, or decode-kernel=false, the warp kernel
+// stays (its slices: >= 128 keys).
 // AUTO-LABEL: func.func @decode_packed
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15, kernel = decode, stages = 2>
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 3, kernel = decode, stages = 2>
 // AUTO-LABEL: func.func @decode_packed_buffer
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
 // NODEC-LABEL: func.func @decode_packed

@@ -55,6 +55,11 @@ int64_t mlir::qattn::kernels::decodeThreads(const AttentionShape &shape) {
   return shape.warps * kThreadsPerWarp;
 }
 
+int64_t mlir::qattn::kernels::decodeSlotBytes(int64_t headDim, int64_t kBits,
+                                              int64_t vBits) {
+  return kStepKeys * headDim * (kBits + vBits) / 8 + 4 * headDim;
+}
+
 std::pair<int64_t, int64_t>
 mlir::qattn::kernels::decodeGrid(const AttentionShape &shape) {
   int64_t tasks = shape.batch * shape.kvHeads * decodeRowTiles(shape);
@@ -77,9 +82,26 @@ public:
                 const AttentionView &view, Type outType)
       : b(b), shape(shape), view(view), outType(outType) {}
 
-  void emit(ValueRange outputs) {
+  void emit(ValueRange outputs, gpu::GPUFuncOp kernel) {
     Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     Value lane = rem(b, tid, kThreadsPerWarp);
+    warp = div(b, tid, kThreadsPerWarp);
+    if (shape.stages > 1) {
+      // Each warp's ring of `stages` slots, sized for the widest head.
+      int64_t widest = 0;
+      for (int64_t h = 0; h < shape.kvHeads; ++h)
+        widest = std::max(widest, slotBytes(view.k.stage2.getBitsOfHead(h),
+                                             view.v.stage2.getBitsOfHead(h)));
+      auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                           gpu::AddressSpace::Workgroup);
+      ring = kernel.addWorkgroupAttribution(
+          MemRefType::get({shape.warps * shape.stages * widest}, b.getI8Type(),
+                          nullptr, wg),
+          b.getLoc());
+      // cp.async and the 16-byte reads need 16-byte aligned slots.
+      alignWorkgroupBuffers(kernel);
+      ringSlot = widest;
+    }
     g = div(b, lane, 4);
     t = rem(b, lane, 4);
     Value task = add(b, mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::y),
@@ -263,11 +285,7 @@ private:
         continue;
       }
       // d = 64 at 2 bits: 2 bytes, widened to one word.
-      Value half = vector::ExtractOp::create(b, loadWords(view.v.data, idx, 2, 16),
-                                             ArrayRef<int64_t>{0});
-      f.vCodes.push_back(vector::FromElementsOp::create(
-          b, VectorType::get({1}, b.getI32Type()),
-          ValueRange{arith::ExtUIOp::create(b, b.getI32Type(), half)}));
+      f.vCodes.push_back(widen(loadWords(view.v.data, idx, 2, 16)));
     }
     // A step lies in one stage-2 group and one stage-1 block (both multiples
     // of 16 keys, and slices start at multiples of 16).
@@ -283,6 +301,118 @@ private:
     f.s1v = stage1ScaleAt(b, view.v.scales, view.v.stage1, bi, hk, j, Value());
     return f;
   }
+
+  //===--------------------------------------------------------------------===//
+  // The shared-memory ring (stages > 1)
+  //===--------------------------------------------------------------------===//
+
+  int64_t slotBytes(int64_t kBits, int64_t vBits) const {
+    return decodeSlotBytes(shape.headDim, kBits, vBits);
+  }
+
+  /// Issues the cp.async copies of the step at `j0` into `slot` (16-byte
+  /// chunks spread over the lanes; keys past the end read the last key) as
+  /// one group; returns its token.
+  Value copyStep(Value j0, Value slot, Value lane, int64_t kBits, int64_t vBits,
+                 Value kOff, Value vOff) {
+    int64_t d = shape.headDim;
+    int64_t kRow = d * kBits / 8, vRow = d * vBits / 8;
+    Value base = mul(b, add(b, mul(b, warp, shape.stages), slot), ringSlot);
+    Value last = indexConst(b, shape.cacheKeys - 1);
+    Value jg = minIdx(b, j0, last);
+    Value kGroup = div(b, jg, view.k.stage2.getGroup());
+    Value vGroup = div(b, jg, view.v.stage2.getGroup());
+    auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+    // One region of `chunks` 16-byte pieces at `at` in the slot; `src` maps a
+    // chunk index to its source indices.
+    auto region = [&](int64_t at, int64_t chunks, Value buffer,
+                      function_ref<SmallVector<Value>(Value)> src) {
+      for (int64_t first = 0; first < chunks; first += kThreadsPerWarp) {
+        Value c = add(b, lane, indexConst(b, first));
+        auto copy = [&] {
+          Value dst = add(b, base, add(b, indexConst(b, at), mul(b, c, 16)));
+          // Streamed once: bypass L1 (cp.async.cg).
+          nvgpu::DeviceAsyncCopyOp::create(b, tokenType, ring, ValueRange{dst},
+                                           buffer, src(c), b.getIndexAttr(16),
+                                           Value(), b.getUnitAttr());
+        };
+        if (chunks - first >= kThreadsPerWarp) {
+          copy();
+          continue;
+        }
+        Value active = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, c,
+                                             indexConst(b, chunks));
+        auto ifOp = scf::IfOp::create(b, active, false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+        copy();
+      }
+    };
+    auto rows = [&](int64_t rowBytes, Value data, Value off) {
+      return [&, rowBytes, data, off](Value c) -> SmallVector<Value> {
+        int64_t per = rowBytes / 16;
+        Value key = minIdx(b, add(b, j0, div(b, c, per)), last);
+        return {bi, key, add(b, off, mul(b, rem(b, c, per), 16))};
+      };
+    };
+    auto params = [&](Value buffer, Value group) {
+      return [&, buffer, group](Value c) -> SmallVector<Value> {
+        return {bi, hk, group, mul(b, c, 16)};
+      };
+    };
+    int64_t at = 0;
+    region(at, kStepKeys * kRow / 16, view.k.data, rows(kRow, view.k.data, kOff));
+    at += kStepKeys * kRow;
+    region(at, kStepKeys * vRow / 16, view.v.data, rows(vRow, view.v.data, vOff));
+    at += kStepKeys * vRow;
+    region(at, d / 16, view.k.groupScales, params(view.k.groupScales, kGroup));
+    region(at + d, d / 16, view.k.zeros, params(view.k.zeros, kGroup));
+    region(at + 2 * d, d / 16, view.v.groupScales, params(view.v.groupScales, vGroup));
+    region(at + 3 * d, d / 16, view.v.zeros, params(view.v.zeros, vGroup));
+    return nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, ValueRange{});
+  }
+
+  /// The lane's operands of the step in `slot` (after its copies landed),
+  /// with the stage-1 scales `s1k`, `s1v` loaded earlier.
+  Fetched readSlot(Value slot, int64_t kBits, int64_t vBits, Value s1k,
+                   Value s1v) {
+    int64_t d = shape.headDim;
+    int64_t kRow = d * kBits / 8, vRow = d * vBits / 8;
+    int64_t kBytes = d / 4 * kBits / 8, vBytes = d / 8 * vBits / 8;
+    Value base = mul(b, add(b, mul(b, warp, shape.stages), slot), ringSlot);
+    auto at = [&](int64_t bytes, Value offset) { return add(b, base, add(b, indexConst(b, bytes), offset)); };
+    Fetched f;
+    for (int64_t n = 0; n < 2; ++n)
+      f.kCodes.push_back(loadWords(
+          ring, {at(0, add(b, mul(b, add(b, g, indexConst(b, 8 * n)), kRow),
+                           mul(b, t, kBytes)))},
+          kBytes, 32));
+    int64_t vAt = kStepKeys * kRow;
+    for (int64_t dj : {0, 1, 8, 9}) {
+      Value row = add(b, mul(b, t, 2), indexConst(b, dj));
+      Value idx = at(vAt, add(b, mul(b, row, vRow), mul(b, g, vBytes)));
+      f.vCodes.push_back(vBytes >= 4 ? loadWords(ring, {idx}, vBytes, 32)
+                                     : widen(loadWords(ring, {idx}, 2, 16)));
+    }
+    int64_t pAt = vAt + kStepKeys * vRow;
+    f.kS2 = loadWords(ring, {at(pAt, mul(b, t, d / 4))}, d / 4, 32);
+    f.kZ2 = loadWords(ring, {at(pAt + d, mul(b, t, d / 4))}, d / 4, 32);
+    f.vS2 = loadWords(ring, {at(pAt + 2 * d, mul(b, g, d / 8))}, d / 8, 32);
+    f.vZ2 = loadWords(ring, {at(pAt + 3 * d, mul(b, g, d / 8))}, d / 8, 32);
+    f.s1k = s1k;
+    f.s1v = s1v;
+    return f;
+  }
+
+  /// A one-element vector of i16 as a one-element vector of i32.
+  Value widen(Value half) {
+    Value h = vector::ExtractOp::create(b, half, ArrayRef<int64_t>{0});
+    return vector::FromElementsOp::create(
+        b, VectorType::get({1}, b.getI32Type()),
+        ValueRange{arith::ExtUIOp::create(b, b.getI32Type(), h)});
+  }
+
+  void warpSync() { NVVM::SyncWarpOp::create(b, i32(-1)); }
 
   /// The lane's K channel pairs, in the order its B registers hold them.
   SmallVector<std::pair<int64_t, int64_t>> keyPairs(int64_t bits, PackOrder order) {
@@ -534,20 +664,49 @@ private:
         return step(j0, fetch(j0, kBits, vBits, kOff, vOff), state, kBits, vBits);
       });
     } else {
-      // The next step's loads are issued before this step's math (clamped
-      // to the last key, so the prefetch past the end stays in bounds).
+      // A ring of `stages` slots: steps it+1 .. it+stages-1 are in flight
+      // (cp.async) while step it is computed; the stage-1 scales of the
+      // steps in flight ride along in registers.
+      int64_t depth = shape.stages;
+      Value lane = add(b, mul(b, g, 4), t);
+      Value last = indexConst(b, shape.cacheKeys - 1);
+      auto scales = [&](Value j0) {
+        Value j = minIdx(b, j0, last);
+        return SmallVector<Value>{
+            stage1ScaleAt(b, view.k.scales, view.k.stage1, bi, hk, j, Value()),
+            stage1ScaleAt(b, view.v.scales, view.v.stage1, bi, hk, j, Value())};
+      };
       SmallVector<Value> carried(init);
-      llvm::append_range(carried, fetch(lo, kBits, vBits, kOff, vOff).flat());
+      for (int64_t p = 0; p + 1 < depth; ++p) {
+        Value j0 = firstKey(indexConst(b, p));
+        copyStep(j0, indexConst(b, p), lane, kBits, vBits, kOff, vOff);
+        llvm::append_range(carried, scales(j0));
+      }
       SmallVector<Value> out = reduceRange(
           b, indexConst(b, 0), steps, carried, [&](Value it, ValueRange state) {
-            Fetched next = fetch(firstKey(add(b, it, indexConst(b, 1))), kBits,
-                                 vBits, kOff, vOff);
-            SmallVector<Value> r =
-                step(firstKey(it), Fetched::unflat(state.drop_front(ns)),
-                     state.take_front(ns), kBits, vBits);
-            llvm::append_range(r, next.flat());
+            // Every lane is done reading the slot step it-1 used.
+            warpSync();
+            Value ahead = add(b, it, indexConst(b, depth - 1));
+            Value token = copyStep(firstKey(ahead), rem(b, ahead, depth), lane,
+                                   kBits, vBits, kOff, vOff);
+            SmallVector<Value> aheadScales = scales(firstKey(ahead));
+            // All but the newest depth-1 groups are complete: step it's is.
+            nvgpu::DeviceAsyncWaitOp::create(b, token,
+                                             b.getI32IntegerAttr(depth - 1));
+            warpSync();
+            ValueRange held = state.drop_front(ns);
+            Fetched f = readSlot(rem(b, it, depth), kBits, vBits, held[0], held[1]);
+            SmallVector<Value> r = step(firstKey(it), f, state.take_front(ns),
+                                        kBits, vBits);
+            llvm::append_range(r, held.drop_front(2));
+            llvm::append_range(r, aheadScales);
             return r;
           });
+      // Nothing may still be writing the ring when the warp leaves.
+      nvgpu::DeviceAsyncWaitOp::create(
+          b, nvgpu::DeviceAsyncCreateGroupOp::create(
+                 b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{}),
+          b.getI32IntegerAttr(0));
       st.assign(out.begin(), out.begin() + ns);
     }
     writeRows(st, vBits, view.v.stage2.getOrder(), outputs);
@@ -593,7 +752,9 @@ private:
   const AttentionShape &shape;
   const AttentionView &view;
   Type outType;
-  Value g, t, split, hk, bi, hi;
+  Value g, t, warp, split, hk, bi, hi;
+  Value ring;           // workgroup bytes: per warp, `stages` slots
+  int64_t ringSlot = 0; // bytes per slot
   SmallVector<Value> valid, query, head, rowEnd, rowFactor, qFrags;
 };
 } // namespace
@@ -601,6 +762,7 @@ private:
 void mlir::qattn::kernels::emitDecodeAttention(ImplicitLocOpBuilder &b,
                                                const AttentionShape &shape,
                                                const AttentionView &view,
-                                               Type outType, ValueRange outputs) {
-  DecodeEmitter(b, shape, view, outType).emit(outputs);
+                                               Type outType, ValueRange outputs,
+                                               gpu::GPUFuncOp kernel) {
+  DecodeEmitter(b, shape, view, outType).emit(outputs, kernel);
 }

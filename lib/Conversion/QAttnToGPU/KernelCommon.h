@@ -191,12 +191,26 @@ std::pair<int64_t, int64_t> mmaGrid(const AttentionShape &shape);
 /// partialMaxSum} for the combine kernel.
 void emitDecodeAttention(ImplicitLocOpBuilder &b, const AttentionShape &shape,
                          const AttentionView &view, Type outType,
-                         ValueRange outputs);
+                         ValueRange outputs, gpu::GPUFuncOp kernel);
 /// Threads and grid (x: key splits, y: warp tasks) of the decode kernel, and
 /// its 16-row tiles of (query, query head) pairs per KV head.
 int64_t decodeThreads(const AttentionShape &shape);
 std::pair<int64_t, int64_t> decodeGrid(const AttentionShape &shape);
 int64_t decodeRowTiles(const AttentionShape &shape);
+/// Bytes of one slot of the decode kernel's shared-memory ring: a step's 16
+/// keys' K and V codes (d*bits/8 bytes each), then the group's K s2, K z2,
+/// V s2, V z2 (d bytes each).
+int64_t decodeSlotBytes(int64_t headDim, int64_t kBits, int64_t vBits);
+/// Static shared memory a kernel may declare without opting in to more.
+inline constexpr int64_t kStaticSharedBytes = 48 * 1024;
+
+/// Gives every workgroup buffer of `kernel` 16-byte alignment (vector and
+/// cp.async accesses need it; the default is the element's).
+inline void alignWorkgroupBuffers(gpu::GPUFuncOp kernel) {
+  Builder b(kernel.getContext());
+  for (unsigned i = 0, e = kernel.getNumWorkgroupAttributions(); i < e; ++i)
+    kernel.setWorkgroupAttributionAttr(i, "llvm.align", b.getI64IntegerAttr(16));
+}
 
 } // namespace mlir::qattn::kernels
 

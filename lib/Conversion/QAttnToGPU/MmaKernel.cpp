@@ -69,6 +69,7 @@ public:
         MemRefType::get({d, kTileKeys}, b.getF16Type(), nullptr, wg), b.getLoc());
     kScales = kernel.addWorkgroupAttribution(
         MemRefType::get({kTileKeys}, b.getF32Type(), nullptr, wg), b.getLoc());
+    alignWorkgroupBuffers(kernel);
 
     tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     Value lane = rem(b, tid, kThreadsPerWarp);

@@ -165,38 +165,44 @@ public:
         acc = chunkOf(indexConst(b, chunks * chunk), rest, acc);
       return acc;
     };
-    Value rowMax = overSplits({f32Const(b, -INFINITY)},
-                              [&](ArrayRef<Value> ss, ValueRange m) {
-      SmallVector<Value> ms;
-      for (Value s : ss)
-        ms.push_back(load(b, partialMaxSum, {row, s, zero}));
-      Value r = m[0];
-      for (Value x : ms)
-        r = arith::MaximumFOp::create(b, r, x);
-      return SmallVector<Value>{r};
-    })[0];
-    SmallVector<Value> init(1 + shape.channelsPerLane(), f32Const(b, 0.0));
+    // One pass, online: the running max, sum and accumulators are rescaled
+    // once per chunk (a slice that saw no key has max -inf and sum 0).
+    SmallVector<Value> init = {f32Const(b, -INFINITY), f32Const(b, 0.0)};
+    init.append(shape.channelsPerLane(), f32Const(b, 0.0));
     SmallVector<Value> merged = overSplits(init, [&](ArrayRef<Value> ss,
                                                      ValueRange acc) {
-      SmallVector<Value> ws, ls;
+      SmallVector<Value> ms, ls;
       SmallVector<SmallVector<Value>> as;
       for (Value s : ss) {
-        Value m = load(b, partialMaxSum, {row, s, zero});
-        ws.push_back(math::ExpOp::create(b, arith::SubFOp::create(b, m, rowMax)));
+        ms.push_back(load(b, partialMaxSum, {row, s, zero}));
         ls.push_back(load(b, partialMaxSum, {row, s, one}));
         SmallVector<Value> &a = as.emplace_back();
         for (int64_t t = 0; t < shape.channelsPerLane(); ++t)
           a.push_back(load(b, partialAcc, {row, s, channel(lane, t)}));
       }
-      SmallVector<Value> next(acc.begin(), acc.end());
-      for (auto [w, l, a] : llvm::zip(ws, ls, as)) {
-        next[0] = arith::AddFOp::create(b, next[0], arith::MulFOp::create(b, w, l));
+      Value m = acc[0];
+      for (Value x : ms)
+        m = arith::MaximumFOp::create(b, m, x);
+      Value isInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m,
+                                          f32Const(b, -INFINITY));
+      Value ref = arith::SelectOp::create(b, isInf, f32Const(b, 0.0), m);
+      auto weight = [&](Value x) {
+        return math::ExpOp::create(b, arith::SubFOp::create(b, x, ref));
+      };
+      Value old = weight(acc[0]);
+      SmallVector<Value> next = {m};
+      for (Value a : acc.drop_front())
+        next.push_back(arith::MulFOp::create(b, a, old));
+      for (auto [mx, l, a] : llvm::zip(ms, ls, as)) {
+        Value w = weight(mx);
+        next[1] = arith::AddFOp::create(b, next[1], arith::MulFOp::create(b, w, l));
         for (int64_t t = 0; t < shape.channelsPerLane(); ++t)
-          next[1 + t] = arith::AddFOp::create(
-              b, next[1 + t], arith::MulFOp::create(b, w, a[t]));
+          next[2 + t] = arith::AddFOp::create(
+              b, next[2 + t], arith::MulFOp::create(b, w, a[t]));
       }
       return next;
     });
+    merged.erase(merged.begin()); // the max
     Value i = rem(b, row, shape.queries);
     Value bh = div(b, row, shape.queries);
     Value h = rem(b, bh, shape.qHeads);
@@ -667,6 +673,21 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
 
   if (op.getGpuTilingAttr().getKernel() == GpuKernel::mma)
     return lowerMmaAttention(op, kernels, prefix, *shape, operands, out);
+  if (op.getGpuTilingAttr().getKernel() == GpuKernel::decode &&
+      shape->stages > 1) {
+    int64_t widest = 0;
+    for (int64_t h = 0; h < shape->kvHeads; ++h)
+      widest = std::max(widest,
+                        decodeSlotBytes(shape->headDim,
+                                        op.getKStage2Attr().getBitsOfHead(h),
+                                        op.getVStage2Attr().getBitsOfHead(h)));
+    int64_t bytes = shape->warps * shape->stages * widest;
+    if (bytes > kStaticSharedBytes)
+      return op.emitOpError() << "decode kernel: " << shape->warps << " warps x "
+                              << shape->stages << " stages x " << widest
+                              << " bytes of shared memory exceed "
+                              << kStaticSharedBytes << "; use fewer warps or stages";
+  }
 
   SmallVector<Value> mainArgs(operands);
   mainArgs.append(outputs);
@@ -682,7 +703,7 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
     ValueRange kernelOutputs = main.getArguments().take_back(outputs.size());
     if (decode)
       emitDecodeAttention(k, *shape, view, outType.getElementType(),
-                          kernelOutputs);
+                          kernelOutputs, main);
     else
       AttentionKernelEmitter(k, *shape, view, outType.getElementType(),
                              op.getSoftmaxOrDefault())

@@ -131,9 +131,12 @@ LogicalResult GpuTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError
   if (keysPerStep < 1 || keysPerStep > 32)
     return emitError() << "expected 1 to 32 keys per step, got "
                        << keysPerStep;
-  // The warp and decode kernels pipeline their key streams two steps deep;
-  // the prefill tensor-core kernel does not pipeline yet.
-  int64_t maxStages = kernel == GpuKernel::mma ? 1 : 2;
+  // The warp kernel pipelines its key stream two steps deep (registers), the
+  // decode kernel up to four (a shared-memory ring); the prefill tensor-core
+  // kernel does not pipeline yet.
+  int64_t maxStages = kernel == GpuKernel::mma    ? 1
+                      : kernel == GpuKernel::rows ? 2
+                                                  : 4;
   if (stages < 1 || stages > maxStages)
     return emitError() << "expected 1 to " << maxStages << " stages for the "
                        << stringifyGpuKernel(kernel) << " kernel, got "

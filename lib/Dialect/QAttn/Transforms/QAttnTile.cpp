@@ -72,7 +72,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     int64_t wanted = llvm::divideCeilSigned(
         int64_t(numSMs) * int64_t(decodeWarpsPerSM), tasks);
     int64_t affordable =
-        std::max<int64_t>(1, op.getNumCacheKeys() / minKeysPerSplit);
+        std::max<int64_t>(1, op.getNumCacheKeys() / decodeMinKeysPerSplit);
     return std::max<int64_t>(1, std::min(wanted, affordable));
   }
 
@@ -95,7 +95,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
             splits > 0 ? int64_t(splits) : 1, keysPerStep,
             GpuKernel::rows, /*stages=*/1)) ||
         numSMs < 1 || ctasPerSM < 1 || minKeysPerSplit < 1 ||
-        decodeWarpsPerSM < 1) {
+        decodeWarpsPerSM < 1 || decodeMinKeysPerSplit < 1) {
       getOperation().emitError("qattn-tile: invalid options");
       return signalPassFailure();
     }

@@ -40,6 +40,10 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     Option<"decodeWarpsPerSM", "decode-warps-per-sm", "int64_t",
            /*default=*/"16",
            "Warps per SM the decode kernel's split heuristic aims for">,
+    // 512: on the H200 at B1 Hq32 Hkv8 N32K d128, 64 slices of 512 keys took
+    // 54 us against 93 us for 256 slices of 128 (bench/, docs/PERF.md).
+    Option<"decodeMinKeysPerSplit", "decode-min-keys-per-split", "int64_t",
+           /*default=*/"512", "Shortest key slice of the decode kernel">,
     Option<"useMma", "mma", "bool", /*default=*/"true",
            "Use the tensor-core kernel where it applies (BPQ int8 queries, "
            "16 or more of them)">,
