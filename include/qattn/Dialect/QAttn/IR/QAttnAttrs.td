@@ -175,10 +175,11 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     K and V with block stage-1 scales, stage-2 groups of a multiple of 16
     tokens, no decode buffer): a warp owns 16 rows, each a (query, query
     head) pair of one KV head, and streams 16 keys per step from global
-    memory straight into mma.sync m16n8k16 fragments, dequantizing in
-    registers; `splits` key slices are merged by the combine kernel; with
-    `stages = 2` the next step's loads are issued before this step's math.
-    `keys_per_step` does not apply to it.
+    memory into mma.sync m16n8k16 fragments, dequantizing in registers;
+    `splits` key slices are merged by the combine kernel. With `stages = s`
+    (2 to 4) each warp owns a ring of s shared-memory slots that cp.async
+    fills s - 1 steps ahead of the math; with 1 it loads each step straight
+    into registers. `keys_per_step` does not apply to it.
 
     ```mlir
     #qattn.gpu_tiling<warps = 4, splits = 16>
