@@ -29,7 +29,9 @@ __all__ = [
     "f32_to_bf16",
     "stage1_quantize",
     "stage1_dequantize",
+    "smooth_keys",
     "stage2_params",
+    "stage2_fit_mse",
     "stage2_codes",
     "stage2_quantize",
     "stage2_dequantize",
@@ -199,6 +201,40 @@ def stage1_dequantize(q8, s1, block, granularity=None):
 
 
 # --------------------------------------------------------------------------------------------
+# Key smoothing
+# --------------------------------------------------------------------------------------------
+
+
+def smooth_keys(k, calibration=None, mean=None):
+    """``qattn.smooth_keys``: ``(f32(K) - mean, mean)``, both float32.
+
+    k: ``[B, H, N, d]`` float (to f32). Give exactly one of
+    * ``calibration = (start, end)``: ``mean[b, h, c]`` is the f32 sum of ``K[b, h, t, c]`` over
+      ``t = start .. end - 1`` in token order (each addition rounded to f32), divided by
+      ``f32(end - start)`` (one f32 true division);
+    * ``mean``: ``[B, H, d]`` float32, used as given.
+    The subtraction is one f32 operation per element.
+    """
+    k = _as_f32(k)
+    _check_4d("k", k)
+    if (calibration is None) == (mean is None):
+        raise ValueError("give exactly one of calibration and mean")
+    if mean is None:
+        start, end = (int(v) for v in calibration)
+        if not 0 <= start < end <= k.shape[2]:
+            raise ValueError(f"calibration range [{start}, {end}) outside the {k.shape[2]} tokens")
+        acc = np.zeros(k.shape[:2] + k.shape[3:], F32)
+        for t in range(start, end):  # sequential f32 sum: the order is part of the format
+            acc = (acc + k[:, :, t]).astype(F32)
+        mean = (acc / F32(end - start)).astype(F32)
+    else:
+        mean = np.asarray(mean)
+        if mean.dtype != F32 or mean.shape != k.shape[:2] + k.shape[3:]:
+            raise ValueError(f"mean must be float32 [B, H, d], got {mean.dtype} {mean.shape}")
+    return (k - mean[:, :, None, :]).astype(F32), mean
+
+
+# --------------------------------------------------------------------------------------------
 # Stage 2: asymmetric b-bit on top of int8
 # --------------------------------------------------------------------------------------------
 
@@ -257,13 +293,68 @@ def stage2_params(q8, bits, group):
     return s2, z2, lo, hi
 
 
-def stage2_codes(q8, bits, group):
+def _stage2_clamp(s2, z2, levels):
+    """``lo = max(0, z2 + ceil(-128 / s2))``, ``hi = min(2^b - 1, z2 + floor(127 / s2))``."""
+    return np.maximum(0, z2 - (128 // s2)), np.minimum(levels, z2 + 127 // s2)
+
+
+# The candidates of ``fit = mse`` in FORMAT.md's order: scale offsets outer, zero offsets inner.
+MSE_SCALE_OFFSETS = (0, 1, 2)
+MSE_ZERO_OFFSETS = (0, -1, 1)
+
+
+def stage2_fit_mse(q8, bits, group):
+    """``fit = mse`` parameters ``(s2, z2, lo, hi)`` as int64 ``[B, H, G, d]`` (FORMAT.md).
+
+    Starting from the min/max fit, tries ``s = s2_minmax + ds`` (ds in 0, 1, 2) and
+    ``z = round(-mn / s) + dz`` (dz in 0, -1, +1), in that order; a candidate needs
+    ``-127 <= z <= 127`` and ``lo <= hi``; it replaces the best so far only when its squared
+    error ``sum over the group's tokens of ((code - z) * s - q8)^2`` is strictly smaller.
+    """
+    s0, z0, lo0, hi0 = stage2_params(q8, bits, group)
+    q = np.asarray(q8).astype(np.int64)
+    n = q.shape[2]
+    starts = _starts(n, group)
+    mn = np.minimum.reduceat(q, starts, axis=2)
+    levels = (2 ** np.array(_head_bits(bits, q.shape[1]), np.int64) - 1).reshape(1, -1, 1, 1)
+
+    def sse(s2, z2, lo, hi):
+        t = lambda a: _per_token(a, group, n)  # noqa: E731
+        code = np.minimum(np.maximum(_round_div(q, t(s2)) + t(z2), t(lo)), t(hi))
+        return np.add.reduceat(((code - t(z2)) * t(s2) - q) ** 2, starts, axis=2)
+
+    best = [s0, z0, lo0, hi0]
+    best_err = sse(*best)
+    for ds in MSE_SCALE_OFFSETS:
+        s = s0 + ds
+        z_base = _round_div(-mn, s)
+        for dz in MSE_ZERO_OFFSETS:
+            if ds == 0 and dz == 0:
+                continue
+            z = z_base + dz
+            lo, hi = _stage2_clamp(s, z, levels)
+            valid = (z >= -127) & (z <= 127) & (lo <= hi)
+            err = sse(s, z, lo, hi)
+            better = valid & (err < best_err)
+            for i, v in enumerate((s, z, lo, hi)):
+                best[i] = np.where(better, v, best[i])
+            best_err = np.where(better, err, best_err)
+    return tuple(best)
+
+
+def stage2_codes(q8, bits, group, fit="minmax"):
     """Stage-2 codes, unpacked. Returns ``(codes uint8 [B,H,N,d], s2 uint8 [B,H,G,d], z2 int8)``.
 
-    ``q = clamp(round(q8 / s2) + z2, lo, hi)`` with the exact integer ``round``.
+    ``q = clamp(round(q8 / s2) + z2, lo, hi)`` with the exact integer ``round``; ``fit`` picks
+    the encoder of ``s2``/``z2`` (``'minmax'`` or ``'mse'``, see ``stage2_fit_mse``).
     """
     q8 = np.asarray(q8)
-    s2, z2, lo, hi = stage2_params(q8, bits, group)
+    if fit == "minmax":
+        s2, z2, lo, hi = stage2_params(q8, bits, group)
+    elif fit == "mse":
+        s2, z2, lo, hi = stage2_fit_mse(q8, bits, group)
+    else:
+        raise ValueError(f"fit must be 'minmax' or 'mse', got {fit!r}")
     n = q8.shape[2]
 
     def tok(a):
@@ -274,14 +365,14 @@ def stage2_codes(q8, bits, group):
     return q.astype(np.uint8), s2.astype(np.uint8), z2.astype(np.int8)
 
 
-def stage2_quantize(q8, bits, group, order="lsb_first"):
+def stage2_quantize(q8, bits, group, order="lsb_first", fit="minmax"):
     """Stage-2 quantization (``#qattn.stage2<bits, group, order>``) of stage-1 data ``q8``.
 
     Returns ``(packed uint8 [B, N, R], s2 uint8 [B, H, G, d], z2 int8 [B, H, G, d])``.
     FORMAT.md stores P and S2 in int8 tensors with unsigned content; here they are uint8 (use
     ``.view(np.int8)`` for the int8 tensor's bytes).
     """
-    codes, s2, z2 = stage2_codes(q8, bits, group)
+    codes, s2, z2 = stage2_codes(q8, bits, group, fit)
     return pack_codes(codes, bits, order), s2, z2
 
 

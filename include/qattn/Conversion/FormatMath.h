@@ -44,6 +44,17 @@ struct Stage2Params {
 /// s2, z2 and the code clamp [lo, hi] from the group's i32 min and max.
 Stage2Params stage2Params(ImplicitLocOpBuilder &b, Value mn, Value mx,
                           int64_t bits);
+/// round(-mn / scale), the zero point of a group with minimum `mn` (i32).
+Value stage2Zero(ImplicitLocOpBuilder &b, Value mn, Value scale);
+/// Stage-2 parameters with the scale `scale` and zero point `zero` (i32):
+/// the code clamp [lo, hi] that keeps dequantized values inside int8.
+Stage2Params stage2Clamp(ImplicitLocOpBuilder &b, Value scale, Value zero,
+                         int64_t bits);
+/// The candidates `#qattn.fit<mse>` tries, in order: scale offsets (added to
+/// the min/max scale) outside, zero-point offsets (added to round(-mn / s2))
+/// inside. The first candidate is the min/max fit.
+inline constexpr int64_t kMseScaleOffsets[] = {0, 1, 2};
+inline constexpr int64_t kMseZeroOffsets[] = {0, -1, 1};
 /// Code of an int8 value (as i32): clamp(round(q8 / s2) + z2, lo, hi).
 Value stage2Encode(ImplicitLocOpBuilder &b, Value q8, const Stage2Params &p);
 /// (code - z2) * s2 with i32 operands.

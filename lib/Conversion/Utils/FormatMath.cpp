@@ -81,8 +81,17 @@ Stage2Params stage2Params(ImplicitLocOpBuilder &b, Value mn, Value mx,
   Value range = arith::SubIOp::create(b, mx, mn);
   Value scale = arith::MaxSIOp::create(
       b, i32Const(b, 1), arith::CeilDivSIOp::create(b, range, levels));
-  Value zero = roundedQuotient(b, arith::SubIOp::create(b, i32Const(b, 0), mn),
-                               scale);
+  return stage2Clamp(b, scale, stage2Zero(b, mn, scale), bits);
+}
+
+Value stage2Zero(ImplicitLocOpBuilder &b, Value mn, Value scale) {
+  return roundedQuotient(b, arith::SubIOp::create(b, i32Const(b, 0), mn),
+                         scale);
+}
+
+Stage2Params stage2Clamp(ImplicitLocOpBuilder &b, Value scale, Value zero,
+                         int64_t bits) {
+  Value levels = i32Const(b, (int64_t{1} << bits) - 1);
   // Keep every code's dequantized value inside int8 (see FORMAT.md).
   Value lo = arith::MaxSIOp::create(
       b, i32Const(b, 0),

@@ -35,6 +35,13 @@ def QAttn_PackOrder : I32EnumAttr<"PackOrder",
   let genSpecializedAttr = 0;
 }
 
+def QAttn_Stage2Fit : I32EnumAttr<"Stage2Fit",
+    "how stage-2 quantization picks a group's scale and zero point", [
+    I32EnumAttrCase<"minmax", 0>, I32EnumAttrCase<"mse", 1>]> {
+  let cppNamespace = "::mlir::qattn";
+  let genSpecializedAttr = 0;
+}
+
 def QAttn_GpuKernel : I32EnumAttr<"GpuKernel", "GPU attention kernel", [
     I32EnumAttrCase<"rows", 0>, I32EnumAttrCase<"mma", 1>]> {
   let cppNamespace = "::mlir::qattn";
@@ -126,6 +133,21 @@ def QAttn_Stage2Attr : QAttn_Attr<"Stage2", "stage2"> {
     /// Bytes of one packed token row holding all `numHeads` heads.
     int64_t getRowBytes(int64_t numHeads, int64_t headDim) const;
   }];
+}
+
+def QAttn_Stage2FitAttr : EnumAttr<QAttn_Dialect, QAttn_Stage2Fit, "fit"> {
+  let summary = "the stage-2 encoder's choice of scale and zero point";
+  let description = [{
+    `minmax` computes each group's `s2` and `z2` from its minimum and maximum
+    (docs/FORMAT.md). `mse` tries nearby integer scales and zero points and
+    keeps the pair with the least squared int8 error over the group. Both
+    produce the same format: only the encoder differs, never the decoder.
+
+    ```mlir
+    #qattn.fit<mse>
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
 }
 
 def QAttn_SoftmaxAttr : QAttn_Attr<"Softmax", "softmax"> {
