@@ -178,3 +178,24 @@ func.func @progressive_quantize_mse(%q: tensor<1x2x37x16xi8>) -> tensor<1x37x16x
   %p, %s, %z = qattn.progressive_quantize %q {scheme = #qattn.stage2<bits = [4], group = 8>, fit = #qattn.fit<mse>} : tensor<1x2x37x16xi8> -> tensor<1x37x16xi8>, tensor<1x2x5x16xi8>, tensor<1x2x5x16xi8>
   return %p : tensor<1x37x16xi8>
 }
+
+// -----
+
+// anchor = min: z2 is the group minimum, codes count steps up from it
+// (round((q8 - z2) / s2), clamped to floor((127 - z2) / s2)), and decode is
+// z2 + code * s2.
+// CHECK-LABEL: func.func @stage2_min_anchor
+// CHECK-DAG: %[[C127:.*]] = arith.constant 127 : i32
+// CHECK: %[[MIN:.*]]:2 = scf.for
+// CHECK: %[[CEIL:.*]] = arith.ceildivsi
+// CHECK: %[[S:.*]] = arith.maxsi %[[CEIL]], %{{.*}} : i32
+// CHECK: %[[TOP:.*]] = arith.subi %[[C127]], %[[MIN]]#0 : i32
+// CHECK: arith.floordivsi %[[TOP]], %[[S]] : i32
+// CHECK: arith.subi %{{.*}}, %[[MIN]]#0 : i32
+// CHECK: %[[MUL:.*]] = arith.muli %{{.*}}, %{{.*}} : i32
+// CHECK: arith.addi %{{.*}}, %[[MUL]] : i32
+func.func @stage2_min_anchor(%q: tensor<1x2x32x16xi8>) -> tensor<1x2x32x16xi8> {
+  %p, %s, %z = qattn.progressive_quantize %q {scheme = #qattn.stage2<bits = [4], group = 16, anchor = min>} : tensor<1x2x32x16xi8> -> tensor<1x32x16xi8>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xi8>
+  %d = qattn.progressive_dequantize %p, %s, %z {scheme = #qattn.stage2<bits = [4], group = 16, anchor = min>} : tensor<1x32x16xi8>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xi8> -> tensor<1x2x32x16xi8>
+  return %d : tensor<1x2x32x16xi8>
+}

@@ -214,7 +214,8 @@ static Value stage2SquaredError(ImplicitLocOpBuilder &b, Value in, Value bi,
       b, start, end, arith::ConstantIntOp::create(b, b.getI64Type(), 0),
       [&](Value t, Value acc) {
         Value q8 = sext32(b, load(b, in, {bi, h, t, c}));
-        Value back = stage2Decode(b, stage2Encode(b, q8, p), p.scale, p.zero);
+        Value back = stage2Decode(b, stage2Encode(b, q8, p), p.scale, p.zero,
+                                  p.anchor);
         Value e = arith::ExtSIOp::create(b, b.getI64Type(),
                                          arith::SubIOp::create(b, back, q8));
         return arith::AddIOp::create(b, acc, arith::MulIOp::create(b, e, e));
@@ -231,12 +232,12 @@ static Stage2Params stage2MseFit(ImplicitLocOpBuilder &b, Value in, Value bi,
   Value bestErr = stage2SquaredError(b, in, bi, h, c, start, end, p0);
   for (int64_t ds : kMseScaleOffsets) {
     Value scale = arith::AddIOp::create(b, p0.scale, i32Const(b, ds));
-    Value zero0 = stage2Zero(b, mn, scale);
+    Value zero0 = stage2Zero(b, mn, scale, p0.anchor);
     for (int64_t dz : kMseZeroOffsets) {
       if (ds == 0 && dz == 0)
         continue;
       Value zero = arith::AddIOp::create(b, zero0, i32Const(b, dz));
-      Stage2Params p = stage2Clamp(b, scale, zero, bits);
+      Stage2Params p = stage2Clamp(b, scale, zero, bits, p0.anchor);
       // A candidate must keep z2 in [-127, 127] and leave a code range.
       Value valid = arith::AndIOp::create(
           b,
@@ -256,7 +257,7 @@ static Stage2Params stage2MseFit(ImplicitLocOpBuilder &b, Value in, Value bi,
       bestErr = arith::SelectOp::create(b, better, err, bestErr);
     }
   }
-  return stage2Clamp(b, bestScale, bestZero, bits);
+  return stage2Clamp(b, bestScale, bestZero, bits, p0.anchor);
 }
 
 struct LowerProgressiveQuantize : OpRewritePattern<ProgressiveQuantizeOp> {
@@ -292,7 +293,8 @@ struct LowerProgressiveQuantize : OpRewritePattern<ProgressiveQuantizeOp> {
               return {arith::MinSIOp::create(b, acc[0], v),
                       arith::MaxSIOp::create(b, acc[1], v)};
             });
-        Stage2Params p = stage2Params(b, minMax[0], minMax[1], bits);
+        Stage2Params p =
+            stage2Params(b, minMax[0], minMax[1], bits, scheme.getAnchor());
         if (mse)
           p = stage2MseFit(b, in, bi, h, c, start, end, minMax[0], p, bits);
         store(b, trunc8(b, p.scale), scales, {bi, h, gi, c});
@@ -343,7 +345,8 @@ struct LowerProgressiveDequantize : OpRewritePattern<ProgressiveDequantizeOp> {
         Value code = unpackCode(b, c, bits, scheme.getOrder(), [&](Value byte) {
           return zext32(b, load(b, codes, {bi, t, addIdx(b, headOffset, byte)}));
         });
-        store(b, trunc8(b, stage2Decode(b, code, s2, z2)), out, {bi, h, t, c});
+        store(b, trunc8(b, stage2Decode(b, code, s2, z2, scheme.getAnchor())),
+              out, {bi, h, t, c});
       });
     });
     rewriter.replaceOp(op, toTensor(b, out, resultType));

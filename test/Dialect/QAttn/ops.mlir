@@ -95,3 +95,12 @@ func.func @stage2_fit(%q8: tensor<1x8x100x128xi8>, %b: tensor<1x8x64x128xi8>, %s
   %p2, %s12, %s22, %z22 = qattn.buffer_flush %b, %s into %p, %s1, %s2, %z2[%at] {stage1 = #qattn.stage1<block = 64>, stage2 = #qattn.stage2<bits = [4], group = 16>, fit = #qattn.fit<mse>} : tensor<1x8x64x128xi8>, tensor<1x8xf32> into tensor<1x256x512xi8>, tensor<1x8x4xf32>, tensor<1x8x16x128xi8>, tensor<1x8x16x128xi8>
   return %p2 : tensor<1x256x512xi8>
 }
+
+// CHECK-LABEL: func.func @stage2_min_anchor
+// CHECK: qattn.progressive_quantize %{{.*}} {scheme = #qattn.stage2<bits = [4], group = 16, anchor = min>}
+// CHECK: qattn.attention {{.*}} k_stage2 = #qattn.stage2<bits = [4], group = 16, anchor = min>
+func.func @stage2_min_anchor(%q: tensor<1x2x4x16xf32>, %q8: tensor<1x2x32x16xi8>, %ks: tensor<1x2x1xf32>) -> tensor<1x2x4x16xf32> {
+  %p, %s, %z = qattn.progressive_quantize %q8 {scheme = #qattn.stage2<bits = [4], group = 16, anchor = min>} : tensor<1x2x32x16xi8> -> tensor<1x32x16xi8>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xi8>
+  %o = qattn.attention %q keys(%p, %ks, %s, %z) values(%q8, %ks) {k_stage1 = #qattn.stage1<block = 32>, k_stage2 = #qattn.stage2<bits = [4], group = 16, anchor = min>, v_stage1 = #qattn.stage1<block = 32>} : (tensor<1x2x4x16xf32>, tensor<1x32x16xi8>, tensor<1x2x1xf32>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xi8>, tensor<1x2x32x16xi8>, tensor<1x2x1xf32>) -> tensor<1x2x4x16xf32>
+  return %o : tensor<1x2x4x16xf32>
+}

@@ -39,6 +39,14 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
            op.getNumQueries() >= 16 && d % 32 == 0 && d <= 128;
   }
 
+  /// The GPU kernels decode only zero-anchored stage 2.
+  static bool hasMinAnchor(AttentionOp op) {
+    auto isMin = [](Stage2Attr s) {
+      return s && s.getAnchor() == Stage2Anchor::min;
+    };
+    return isMin(op.getKStage2Attr()) || isMin(op.getVStage2Attr());
+  }
+
   /// Enough CTAs to fill the machine, but no slice shorter than the minimum:
   /// a decode row alone would otherwise stream its whole cache through 1 SM.
   int64_t chooseSplits(AttentionOp op) const {
@@ -61,9 +69,14 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       getOperation().emitError("qattn-tile: invalid options");
       return signalPassFailure();
     }
-    getOperation()->walk([&](AttentionOp op) {
+    WalkResult result = getOperation()->walk([&](AttentionOp op) {
       if (op.getGpuTilingAttr())
-        return;
+        return WalkResult::advance();
+      if (hasMinAnchor(op)) {
+        op.emitOpError("qattn-tile: stage 2 with anchor = min has no GPU "
+                       "kernel yet (use the CPU reference)");
+        return WalkResult::interrupt();
+      }
       int64_t s = splits > 0 ? static_cast<int64_t>(splits) : chooseSplits(op);
       LLVM_DEBUG(llvm::dbgs() << "qattn-tile: " << op.getLoc() << " warps="
                               << warps << " splits=" << s << "\n");
@@ -77,7 +90,10 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       op.setGpuTilingAttr(
           GpuTilingAttr::get(&getContext(), warps, s, keysPerStep, kernel,
                              /*stages=*/1));
+      return WalkResult::advance();
     });
+    if (result.wasInterrupted())
+      signalPassFailure();
   }
 };
 } // namespace
