@@ -58,6 +58,7 @@ class Side:
     fit: str = "minmax"
     smooth: bool = False
     gran: str = "block"
+    anchor: str = "zero"
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,9 @@ def candidates():
         out.append(Candidate(f"bpq{bits}-g16-mse-sm", Side(bits, 16, "mse", True),
                              Side(bits, 16, "mse")))
         out.append(Candidate(f"bpq{bits}-k16v32-mse", Side(bits, 16, "mse"), Side(bits, 32, "mse")))
+        for g in (8, 16, 32):
+            out.append(Candidate(f"bpq{bits}-g{g}-min-mse", Side(bits, g, "mse", anchor="min"),
+                                 Side(bits, g, "mse", anchor="min")))
     out.append(Candidate("bpq4-kch-g16", Side(4, 16, gran="channel"), Side(4, 16)))
     return out
 
@@ -117,7 +121,8 @@ def side_lines(x, side, shape, block):
     q8 = f"%{x}8"
     ops = [(f"%{x}8", x8), (f"%{x}s", st)]
     if side.bits is not None:
-        s2 = f"#qattn.stage2<bits = [{side.bits}], group = {side.group}>"
+        anchor = ", anchor = min" if side.anchor == "min" else ""
+        s2 = f"#qattn.stage2<bits = [{side.bits}], group = {side.group}{anchor}>"
         fit = f", fit = #qattn.fit<{side.fit}>" if side.fit != "minmax" else ""
         pt = tensor([b, n, h * d * side.bits // 8], "i8")
         gt = tensor([b, h, -(-n // side.group), d], "i8")
