@@ -84,6 +84,7 @@ class KV:
     gran: str = "block"
     fit: str = "minmax"  # stage-2 encoder fit (qattn.progressive_quantize's fit)
     smooth: bool = False  # keys only: qattn.smooth_keys with the prompt block as calibration
+    anchor: str = "zero"  # stage-2 grid origin (#qattn.stage2 anchor)
 
 
 @dataclass(frozen=True)
@@ -148,13 +149,30 @@ def schemes(g):
                            KV(b, 8, fit="mse"), KV(b, 8, fit="mse")))
         rows.append(Scheme(f"bpq{b}-mse-k8", f"BPQ {b}-bit, K g8 V g16, mse fit",
                            KV(b, 8, fit="mse"), KV(b, 16, fit="mse")))
+    for b in (4, 3):
+        mn = dict(anchor="min")
+        rows.append(Scheme(f"bpq{b}-min", f"BPQ {b}-bit, g{g}, grid at the group minimum",
+                           KV(b, g, **mn), KV(b, g, **mn)))
+        rows.append(Scheme(f"bpq{b}-min-mse", f"BPQ {b}-bit, g{g}, grid at the minimum, mse fit",
+                           KV(b, g, fit="mse", **mn), KV(b, g, fit="mse", **mn)))
+        rows.append(Scheme(f"bpq{b}-min-mse-v32",
+                           f"BPQ {b}-bit, K g16 V g32, grid at the minimum, mse fit",
+                           KV(b, 16, fit="mse", **mn), KV(b, 32, fit="mse", **mn)))
+        rows.append(Scheme(f"bpq{b}-min-mse-k8",
+                           f"BPQ {b}-bit, K g8 V g16, grid at the minimum, mse fit",
+                           KV(b, 8, fit="mse", **mn), KV(b, 16, fit="mse", **mn)))
+        rows.append(Scheme(f"bpq{b}-min-mse-g8", f"BPQ {b}-bit, g8, grid at the minimum, mse fit",
+                           KV(b, 8, fit="mse", **mn), KV(b, 8, fit="mse", **mn)))
     # The buffer-scale ablation: the same caches with other decode-buffer scales.
     base = {r.name: r for r in rows}
     for policy, names in (("x2", ("int8", "bpq4", "bpq3", "kch4", "kch3", "fasym4-g32",
                                   "fasym3-g32", "fasym4-g16", "fasym3-g16", "kivi4", "kivi3",
                                   "bpq4-sm", "bpq4-mse", "bpq4-mse-sm", "bpq4-mse-v32",
                                   "bpq4-mse-g8", "bpq4-mse-k8", "bpq3-mse", "bpq3-mse-v32",
-                                  "bpq3-mse-g8", "bpq3-mse-k8")),
+                                  "bpq3-mse-g8", "bpq3-mse-k8", "bpq4-min", "bpq4-min-mse",
+                                  "bpq4-min-mse-v32", "bpq4-min-mse-k8", "bpq4-min-mse-g8",
+                                  "bpq3-min", "bpq3-min-mse", "bpq3-min-mse-v32",
+                                  "bpq3-min-mse-k8", "bpq3-min-mse-g8")),
                           ("own", ("int8", "bpq4"))):
         for n in names:
             r = base[n]
@@ -167,7 +185,7 @@ def kv_bits(spec, block, d, tokens):
     """Bits per cached element of K or V, scales and zero points included (see FORMAT.md); a
     smoothed K's f32 mean per channel is spread over the sequence's ``tokens``."""
     if spec.smooth:
-        return kv_bits(KV(spec.bits, spec.group, spec.gran, spec.fit), block, d, tokens) + 32 / tokens
+        return kv_bits(KV(spec.bits, spec.group, spec.gran), block, d, tokens) + 32 / tokens
     if spec.gran == "fchannel":  # f16 scale + f16 zero per channel per group of tokens
         return spec.bits + 32 / spec.group
     if spec.gran == "ftoken":  # f16 scale + f16 zero per token over d channels
@@ -181,7 +199,7 @@ def kv_bits(spec, block, d, tokens):
 
 def kv_formula(spec):
     if spec.smooth:
-        return kv_formula(KV(spec.bits, spec.group, spec.gran, spec.fit)) + " + 32/N"
+        return kv_formula(KV(spec.bits, spec.group, spec.gran)) + " + 32/N"
     if spec.gran == "fchannel":
         return f"{spec.bits} + 32/{spec.group}"
     if spec.gran == "ftoken":
@@ -212,8 +230,9 @@ def stage1_attr(block, gran="block"):
     return f"#qattn.stage1<block = {block}>"
 
 
-def stage2_attr(bits, group):
-    return f"#qattn.stage2<bits = [{', '.join(map(str, bits))}], group = {group}>"
+def stage2_attr(bits, group, anchor="zero"):
+    extra = f", anchor = {anchor}" if anchor != "zero" else ""
+    return f"#qattn.stage2<bits = [{', '.join(map(str, bits))}], group = {group}{extra}>"
 
 
 def smooth_line(dst, src, calibration, ktype, mtype):
@@ -288,7 +307,7 @@ def cache_lines(x, spec, bits, B, H, nk, d, block, src=None):
     attrs = [f"{x}_stage1 = {s1}"]
     if bits is None:
         return lines, [(f"%{x}8", x8), (f"%{x}s", st)], attrs
-    s2 = stage2_attr(bits, spec.group)
+    s2 = stage2_attr(bits, spec.group, spec.anchor)
     row = d * sum(bits) // 8 if len(bits) > 1 else H * d * bits[0] // 8
     pt, gt = tensor([B, nk, row], "i8"), tensor([B, H, cdiv(nk, spec.group), d], "i8")
     fit = f", fit = #qattn.fit<{spec.fit}>" if spec.fit != "minmax" else ""
@@ -473,9 +492,10 @@ def scheme_cache_reference(sc, bits_k, bits_v, k, v, t, block, policy, b=0):
         if bits is None:
             out.append(F.dequantized_kv(s1, block, q8=q8, buffer=buf, buffer_scale=s))
         else:
-            p, s2, z2 = F.stage2_quantize(q8, bits, spec.group, fit=spec.fit)
+            p, s2, z2 = F.stage2_quantize(q8, bits, spec.group, fit=spec.fit, anchor=spec.anchor)
             out.append(F.dequantized_kv(s1, block, packed=p, s2=s2, z2=z2, bits=bits,
-                                        group=spec.group, buffer=buf, buffer_scale=s))
+                                        group=spec.group, buffer=buf, buffer_scale=s,
+                                        anchor=spec.anchor))
     return out
 
 
