@@ -199,3 +199,14 @@ func.func @stage2_min_anchor(%q: tensor<1x2x32x16xi8>) -> tensor<1x2x32x16xi8> {
   %d = qattn.progressive_dequantize %p, %s, %z {scheme = #qattn.stage2<bits = [4], group = 16, anchor = min>} : tensor<1x32x16xi8>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xi8> -> tensor<1x2x32x16xi8>
   return %d : tensor<1x2x32x16xi8>
 }
+
+// -----
+
+// buffer_flush with fit = mse compresses the buffer with the mse encoder.
+// CHECK-LABEL: func.func @buffer_flush_mse
+// CHECK-NOT: qattn.progressive_quantize
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : i64
+func.func @buffer_flush_mse(%buf: tensor<1x2x16x16xi8>, %s: tensor<1x2xf32>, %p: tensor<1x64x16xi8>, %s1: tensor<1x2x4xf32>, %s2: tensor<1x2x8x16xi8>, %z2: tensor<1x2x8x16xi8>, %pos: index) -> tensor<1x64x16xi8> {
+  %p1, %s11, %s21, %z21 = qattn.buffer_flush %buf, %s into %p, %s1, %s2, %z2[%pos] {stage1 = #qattn.stage1<block = 16>, stage2 = #qattn.stage2<bits = [4], group = 8>, fit = #qattn.fit<mse>} : tensor<1x2x16x16xi8>, tensor<1x2xf32> into tensor<1x64x16xi8>, tensor<1x2x4xf32>, tensor<1x2x8x16xi8>, tensor<1x2x8x16xi8>
+  return %p1 : tensor<1x64x16xi8>
+}
