@@ -82,6 +82,9 @@ class KV:
     bits: object = None
     group: int = 16
     gran: str = "block"
+    fit: str = "minmax"  # stage-2 encoder fit (qattn.progressive_quantize's fit)
+    smooth: bool = False  # keys only: qattn.smooth_keys with the prompt block as calibration
+    anchor: str = "zero"  # stage-2 grid origin (#qattn.stage2 anchor)
 
 
 @dataclass(frozen=True)
@@ -131,10 +134,45 @@ def schemes(g):
     for b in (4, 3, 2):
         rows.append(Scheme(f"kivi{b}", f"KIVI {b}-bit: K per channel g32, V per token",
                            KV(b, 32, "fchannel"), KV(b, 0, "ftoken"), numpy=True))
+    # Issue 7: key smoothing, the mse stage-2 fit, and K/V group sizes.
+    rows.append(Scheme("bpq4-sm", f"BPQ 4-bit, g{g}, K smoothed", KV(4, g, smooth=True), KV(4, g)))
+    rows.append(Scheme("kch4-sm", f"BPQ 4-bit, g{g}, K stage 1 per channel, K smoothed",
+                       KV(4, g, "channel", smooth=True), KV(4, g)))
+    for b in (4, 3):
+        rows.append(Scheme(f"bpq{b}-mse", f"BPQ {b}-bit, g{g}, mse fit",
+                           KV(b, g, fit="mse"), KV(b, g, fit="mse")))
+        rows.append(Scheme(f"bpq{b}-mse-sm", f"BPQ {b}-bit, g{g}, mse fit, K smoothed",
+                           KV(b, g, fit="mse", smooth=True), KV(b, g, fit="mse")))
+        rows.append(Scheme(f"bpq{b}-mse-v32", f"BPQ {b}-bit, K g16 V g32, mse fit",
+                           KV(b, 16, fit="mse"), KV(b, 32, fit="mse")))
+        rows.append(Scheme(f"bpq{b}-mse-g8", f"BPQ {b}-bit, g8, mse fit",
+                           KV(b, 8, fit="mse"), KV(b, 8, fit="mse")))
+        rows.append(Scheme(f"bpq{b}-mse-k8", f"BPQ {b}-bit, K g8 V g16, mse fit",
+                           KV(b, 8, fit="mse"), KV(b, 16, fit="mse")))
+    for b in (4, 3):
+        mn = dict(anchor="min")
+        rows.append(Scheme(f"bpq{b}-min", f"BPQ {b}-bit, g{g}, grid at the group minimum",
+                           KV(b, g, **mn), KV(b, g, **mn)))
+        rows.append(Scheme(f"bpq{b}-min-mse", f"BPQ {b}-bit, g{g}, grid at the minimum, mse fit",
+                           KV(b, g, fit="mse", **mn), KV(b, g, fit="mse", **mn)))
+        rows.append(Scheme(f"bpq{b}-min-mse-v32",
+                           f"BPQ {b}-bit, K g16 V g32, grid at the minimum, mse fit",
+                           KV(b, 16, fit="mse", **mn), KV(b, 32, fit="mse", **mn)))
+        rows.append(Scheme(f"bpq{b}-min-mse-k8",
+                           f"BPQ {b}-bit, K g8 V g16, grid at the minimum, mse fit",
+                           KV(b, 8, fit="mse", **mn), KV(b, 16, fit="mse", **mn)))
+        rows.append(Scheme(f"bpq{b}-min-mse-g8", f"BPQ {b}-bit, g8, grid at the minimum, mse fit",
+                           KV(b, 8, fit="mse", **mn), KV(b, 8, fit="mse", **mn)))
     # The buffer-scale ablation: the same caches with other decode-buffer scales.
     base = {r.name: r for r in rows}
     for policy, names in (("x2", ("int8", "bpq4", "bpq3", "kch4", "kch3", "fasym4-g32",
-                                  "fasym3-g32")),
+                                  "fasym3-g32", "fasym4-g16", "fasym3-g16", "kivi4", "kivi3",
+                                  "bpq4-sm", "bpq4-mse", "bpq4-mse-sm", "bpq4-mse-v32",
+                                  "bpq4-mse-g8", "bpq4-mse-k8", "bpq3-mse", "bpq3-mse-v32",
+                                  "bpq3-mse-g8", "bpq3-mse-k8", "bpq4-min", "bpq4-min-mse",
+                                  "bpq4-min-mse-v32", "bpq4-min-mse-k8", "bpq4-min-mse-g8",
+                                  "bpq3-min", "bpq3-min-mse", "bpq3-min-mse-v32",
+                                  "bpq3-min-mse-k8", "bpq3-min-mse-g8")),
                           ("own", ("int8", "bpq4"))):
         for n in names:
             r = base[n]
@@ -143,8 +181,11 @@ def schemes(g):
     return rows
 
 
-def kv_bits(spec, block, d):
-    """Bits per cached element of K or V, scales and zero points included (see FORMAT.md)."""
+def kv_bits(spec, block, d, tokens):
+    """Bits per cached element of K or V, scales and zero points included (see FORMAT.md); a
+    smoothed K's f32 mean per channel is spread over the sequence's ``tokens``."""
+    if spec.smooth:
+        return kv_bits(KV(spec.bits, spec.group, spec.gran), block, d, tokens) + 32 / tokens
     if spec.gran == "fchannel":  # f16 scale + f16 zero per channel per group of tokens
         return spec.bits + 32 / spec.group
     if spec.gran == "ftoken":  # f16 scale + f16 zero per token over d channels
@@ -157,6 +198,8 @@ def kv_bits(spec, block, d):
 
 
 def kv_formula(spec):
+    if spec.smooth:
+        return kv_formula(KV(spec.bits, spec.group, spec.gran)) + " + 32/N"
     if spec.gran == "fchannel":
         return f"{spec.bits} + 32/{spec.group}"
     if spec.gran == "ftoken":
@@ -187,8 +230,15 @@ def stage1_attr(block, gran="block"):
     return f"#qattn.stage1<block = {block}>"
 
 
-def stage2_attr(bits, group):
-    return f"#qattn.stage2<bits = [{', '.join(map(str, bits))}], group = {group}>"
+def stage2_attr(bits, group, anchor="zero"):
+    extra = f", anchor = {anchor}" if anchor != "zero" else ""
+    return f"#qattn.stage2<bits = [{', '.join(map(str, bits))}], group = {group}{extra}>"
+
+
+def smooth_line(dst, src, calibration, ktype, mtype):
+    """``qattn.smooth_keys`` of ``%src`` over the calibration tokens ``[0, calibration)``."""
+    return (f"  %{dst}, %{dst}mu = qattn.smooth_keys %{src} {{calibration = array<i64: 0, "
+            f"{calibration}>}} : {ktype} -> {ktype}, {mtype}")
 
 
 def softmax_attr(softmax):
@@ -234,8 +284,13 @@ def prompt_function(sc, B, Hq, Hkv, d, block, nb):
     k8, ks = tensor([B, Hkv, nb, d], "i8"), tensor([B, Hkv, 1], "f32")
     lines = [
         f'func.func @b0(%q: {qf} {{qattn.name = "q"}}, %k: {kf} {{qattn.name = "k"}}, '
-        f'%v: {kf} {{qattn.name = "v"}}) -> ({qf} {{qattn.name = "o"}}) {{',
-        f"  %k8, %ks = qattn.quantize %k {{scheme = {s1}}} : {kf} -> {k8}, {ks}",
+        f'%v: {kf} {{qattn.name = "v"}}) -> ({qf} {{qattn.name = "o"}}) {{']
+    k = "%k"
+    if sc.k.smooth:  # the prompt is the calibration range
+        lines.append(smooth_line("ksm", "k", nb, kf, tensor([B, Hkv, d], "f32")))
+        k = "%ksm"
+    lines += [
+        f"  %k8, %ks = qattn.quantize {k} {{scheme = {s1}}} : {kf} -> {k8}, {ks}",
         f"  %v8, %vs = qattn.quantize %v {{scheme = {s1}}} : {kf} -> {k8}, {ks}",
     ]
     operands = [("keys", [("%k8", k8), ("%ks", ks)]), ("values", [("%v8", k8), ("%vs", ks)])]
@@ -243,19 +298,20 @@ def prompt_function(sc, B, Hq, Hkv, d, block, nb):
     return "\n".join(lines) + "\n"
 
 
-def cache_lines(x, spec, bits, B, H, nk, d, block):
-    """Quantize the float cache ``%x`` [B, H, nk, d]: (lines, operands, attrs)."""
+def cache_lines(x, spec, bits, B, H, nk, d, block, src=None):
+    """Quantize the float cache ``%x`` (or ``%src``) [B, H, nk, d]: (lines, operands, attrs)."""
     xf, x8 = tensor([B, H, nk, d], "f32"), tensor([B, H, nk, d], "i8")
     s1 = stage1_attr(block, spec.gran)
     st = tensor([B, H, nk // block] + ([d] if spec.gran == "channel" else []), "f32")
-    lines = [f"  %{x}8, %{x}s = qattn.quantize %{x} {{scheme = {s1}}} : {xf} -> {x8}, {st}"]
+    lines = [f"  %{x}8, %{x}s = qattn.quantize %{src or x} {{scheme = {s1}}} : {xf} -> {x8}, {st}"]
     attrs = [f"{x}_stage1 = {s1}"]
     if bits is None:
         return lines, [(f"%{x}8", x8), (f"%{x}s", st)], attrs
-    s2 = stage2_attr(bits, spec.group)
+    s2 = stage2_attr(bits, spec.group, spec.anchor)
     row = d * sum(bits) // 8 if len(bits) > 1 else H * d * bits[0] // 8
     pt, gt = tensor([B, nk, row], "i8"), tensor([B, H, cdiv(nk, spec.group), d], "i8")
-    lines.append(f"  %{x}p, %{x}g, %{x}z = qattn.progressive_quantize %{x}8 {{scheme = {s2}}}"
+    fit = f", fit = #qattn.fit<{spec.fit}>" if spec.fit != "minmax" else ""
+    lines.append(f"  %{x}p, %{x}g, %{x}z = qattn.progressive_quantize %{x}8 {{scheme = {s2}{fit}}}"
                  f" : {x8} -> {pt}, {gt}, {gt}")
     attrs.append(f"{x}_stage2 = {s2}")
     return lines, [(f"%{x}p", pt), (f"%{x}s", st), (f"%{x}g", gt), (f"%{x}z", gt)], attrs
@@ -271,10 +327,18 @@ def block_function(name, sc, bits_k, bits_v, B, Hq, Hkv, d, block, nk, nb):
         + f') -> ({qf} {{qattn.name = "o"}}) {{',
         "  %c0 = arith.constant 0 : index",
         f"  %zero = arith.constant dense<0> : {b8}",
-        f"  %kb = qattn.buffer_append %kbf, %kbs into %zero[%c0] : {bf}, {bs} into {b8}",
+    ]
+    kbf, ksrc = "%kbf", None
+    if sc.k.smooth:  # the mean of the prompt block; the buffer's keys use the same mean
+        mt = tensor([B, Hkv, d], "f32")
+        lines += [smooth_line("ksm", "k", block, kf, mt),
+                  f"  %kbsm, %kbsmmu = qattn.smooth_keys %kbf using(%ksmmu) : {bf}, {mt} -> {bf}, {mt}"]
+        kbf, ksrc = "%kbsm", "ksm"
+    lines += [
+        f"  %kb = qattn.buffer_append {kbf}, %kbs into %zero[%c0] : {bf}, {bs} into {b8}",
         f"  %vb = qattn.buffer_append %vbf, %vbs into %zero[%c0] : {bf}, {bs} into {b8}",
     ]
-    kl, kops, kattrs = cache_lines("k", sc.k, bits_k, B, Hkv, nk, d, block)
+    kl, kops, kattrs = cache_lines("k", sc.k, bits_k, B, Hkv, nk, d, block, ksrc)
     vl, vops, vattrs = cache_lines("v", sc.v, bits_v, B, Hkv, nk, d, block)
     lines += kl + vl
     operands = [("keys", kops), ("values", vops),
@@ -416,6 +480,8 @@ def scheme_cache_reference(sc, bits_k, bits_v, k, v, t, block, policy, b=0):
     out = []
     for x, spec, bits in ((k, sc.k, bits_k), (v, sc.v, bits_v)):
         x = x[b:b + 1]
+        if spec.smooth:
+            x = F.smooth_keys(x, calibration=(0, min(block, x.shape[2])))[0]
         if lo == 0:
             q8, s1 = F.stage1_quantize(x[:, :, :min(block, x.shape[2])], block)
             out.append(F.stage1_dequantize(q8, s1, block)[:, :, :t + 1])
@@ -426,9 +492,10 @@ def scheme_cache_reference(sc, bits_k, bits_v, k, v, t, block, policy, b=0):
         if bits is None:
             out.append(F.dequantized_kv(s1, block, q8=q8, buffer=buf, buffer_scale=s))
         else:
-            p, s2, z2 = F.stage2_quantize(q8, bits, spec.group)
+            p, s2, z2 = F.stage2_quantize(q8, bits, spec.group, fit=spec.fit, anchor=spec.anchor)
             out.append(F.dequantized_kv(s1, block, packed=p, s2=s2, z2=z2, bits=bits,
-                                        group=spec.group, buffer=buf, buffer_scale=s))
+                                        group=spec.group, buffer=buf, buffer_scale=s,
+                                        anchor=spec.anchor))
     return out
 
 
@@ -499,11 +566,13 @@ class Harness:
                                         lo, hi - lo))
         art = self.q.artifact("\n".join(funcs))
         policy = self.policy(sc)
+        # The buffer scale is the caller's: computed on the keys the buffer holds.
+        ksc = F.smooth_keys(k, calibration=(0, block))[0] if sc.k.smooth else k
         for kb in range(1, cdiv(N, block)):
             lo, hi = kb * block, min(N, (kb + 1) * block)
             o[:, :, lo:hi] = self.q.run(art, f"b{kb}", {
                 "q": q[:, :, lo:hi], "k": k[:, :, :lo], "v": v[:, :, :lo],
-                "kbf": k[:, :, lo:hi], "kbs": buffer_scale(k, lo, hi, block, policy),
+                "kbf": k[:, :, lo:hi], "kbs": buffer_scale(ksc, lo, hi, block, policy),
                 "vbf": v[:, :, lo:hi], "vbs": buffer_scale(v, lo, hi, block, policy)})
         return o
 
@@ -581,6 +650,32 @@ def markdown_table(rows, block, d, layers, hkv):
             f"{per_token * (r['k_bits'] + r['v_bits']):.1f} | {100 * r['top1']:.1f}% | "
             f"{r['kl']:.4f} | {r['sqnr']:.1f} | {r['sqnr_min']:.1f} |")
     return head + "\n".join(lines) + "\n"
+
+
+def equal_bits_table(rows):
+    """Each float baseline (NumPy rows) against the qattn row of the same bit width and buffer
+    policy with the lowest KL among those with at most the baseline's bits per element."""
+    lines = []
+    for base in rows:
+        if not base["numpy"] or base["width"] not in (4, 3):
+            continue
+        budget = base["k_bits"] + base["v_bits"]
+        cands = [r for r in rows if not r["numpy"] and r["width"] == base["width"]
+                 and r["policy"] == base["policy"] and r["k_bits"] + r["v_bits"] <= budget + 1e-9]
+        if not cands:
+            continue
+        best = min(cands, key=lambda r: r["kl"])
+        both = best["top1"] >= base["top1"] and best["kl"] <= base["kl"]
+        lines.append(
+            f"| {base['name']} | {(base['k_bits'] + base['v_bits']) / 2:.3f} | "
+            f"{100 * base['top1']:.1f}% | {base['kl']:.4f} | {best['name']} | "
+            f"{(best['k_bits'] + best['v_bits']) / 2:.3f} | {100 * best['top1']:.1f}% | "
+            f"{best['kl']:.4f} | {'yes' if both else 'no'} |")
+    if not lines:
+        return ""
+    return ("| baseline | bits/elem | top-1 | KL | best qattn at <= bits (lowest KL) | bits/elem | "
+            "top-1 | KL | qattn >= on both |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+            + "\n".join(lines) + "\n")
 
 
 def write_doc(path, generated):
@@ -671,9 +766,11 @@ def main():
         top1, kl, st = h.evaluate(sc, tokens, ref_logp)
         pooled, per_layer = st.sqnr()
         row = dict(name=sc.name, label=sc.label, numpy=sc.numpy, top1=top1, kl=kl,
+                   width=sc.k.bits if sc.k.bits == sc.v.bits else None, policy=h.policy(sc),
                    sqnr=float(pooled), sqnr_min=float(per_layer.min()),
                    sqnr_layers=[float(x) for x in per_layer],
-                   k_bits=kv_bits(sc.k, args.block, d), v_bits=kv_bits(sc.v, args.block, d),
+                   k_bits=kv_bits(sc.k, args.block, d, args.tokens),
+                   v_bits=kv_bits(sc.v, args.block, d, args.tokens),
                    k_formula=kv_formula(sc.k), v_formula=kv_formula(sc.v),
                    mixed_bits={str(k): v for k, v in st.bits.items()})
         rows.append(row)
@@ -692,8 +789,10 @@ def main():
                 f"L{layer} {kb} | {vb}" for layer, (kb, vb) in sorted(st.bits.items())))
 
     table = markdown_table(rows, args.block, d, cfg.n_layers, cfg.n_kv_heads)
+    equal = equal_bits_table(rows)
     print()
     print(table)
+    print(equal)
     if h.q:
         print(f"qattn: {h.q.compiled} modules compiled ({h.q.compile_s:.1f} s), {h.q.reused} reused "
               f"from {h.q.cache}, {h.q.runs} qattn-run calls ({h.q.run_s:.1f} s)")
@@ -738,7 +837,11 @@ def main():
             f"{args.block}-token prompt. qattn rows ran qattn's compiled CPU code (exact softmax "
             f"unless stated, float Q unless stated). Runtime {elapsed:.0f} s on the 2-core CPU "
             f"machine. The decode buffer's scale is `{args.buffer_scale}` unless the row's name "
-            f"ends in `@policy`:\n{policies}\n\n{table}{mixed}\nBits per element, scales and zero points included "
+            f"ends in `@policy`:\n{policies}\n\n{table}{mixed}\n"
+            + (f"At equal bits: each float baseline (same buffer policy) against the qattn scheme "
+               f"of the same bit width with the lowest KL among those with at most the "
+               f"baseline's bits per element (K and V averaged):\n\n{equal}\n" if equal else "")
+            + f"Bits per element, scales and zero points included "
             f"(Bt = {args.block}, d = {d}; the transient int8 decode buffer of at most Bt tokens "
             f"is left out):\n\n| schemes | K | V |\n| --- | --- | --- |\n{formulas}\n")
         write_doc(args.doc, generated)

@@ -10,7 +10,10 @@
 * ``qattn.torch_quant`` / ``qattn.torch_ops``: the formats in PyTorch, and the compiled kernels as
   ``torch.ops.qattn.*`` custom ops.
 * ``qattn.kv_cache``: a preallocated quantized KV cache (NumPy or torch storage).
+* ``qattn.report``: picks a KV-cache scheme from calibration K/V by compiling and running
+  candidates with ``qattn-compile`` / ``qattn-run``.
+* ``qattn.llama2c``: a NumPy llama2.c model for accuracy work.
 
-Importing the package imports none of them; ``format``, ``ir``, ``compiler`` and ``kv_cache``
-need only NumPy, ``runtime`` the built library, the torch modules PyTorch.
+Importing the package imports none of them; ``format``, ``ir``, ``compiler``, ``kv_cache`` and
+``llama2c`` need only NumPy, ``runtime`` the built library, the torch modules PyTorch.
 """

@@ -29,7 +29,9 @@ __all__ = [
     "f32_to_bf16",
     "stage1_quantize",
     "stage1_dequantize",
+    "smooth_keys",
     "stage2_params",
+    "stage2_fit_mse",
     "stage2_codes",
     "stage2_quantize",
     "stage2_dequantize",
@@ -199,6 +201,40 @@ def stage1_dequantize(q8, s1, block, granularity=None):
 
 
 # --------------------------------------------------------------------------------------------
+# Key smoothing
+# --------------------------------------------------------------------------------------------
+
+
+def smooth_keys(k, calibration=None, mean=None):
+    """``qattn.smooth_keys``: ``(f32(K) - mean, mean)``, both float32.
+
+    k: ``[B, H, N, d]`` float (to f32). Give exactly one of
+    * ``calibration = (start, end)``: ``mean[b, h, c]`` is the f32 sum of ``K[b, h, t, c]`` over
+      ``t = start .. end - 1`` in token order (each addition rounded to f32), divided by
+      ``f32(end - start)`` (one f32 true division);
+    * ``mean``: ``[B, H, d]`` float32, used as given.
+    The subtraction is one f32 operation per element.
+    """
+    k = _as_f32(k)
+    _check_4d("k", k)
+    if (calibration is None) == (mean is None):
+        raise ValueError("give exactly one of calibration and mean")
+    if mean is None:
+        start, end = (int(v) for v in calibration)
+        if not 0 <= start < end <= k.shape[2]:
+            raise ValueError(f"calibration range [{start}, {end}) outside the {k.shape[2]} tokens")
+        acc = np.zeros(k.shape[:2] + k.shape[3:], F32)
+        for t in range(start, end):  # sequential f32 sum: the order is part of the format
+            acc = (acc + k[:, :, t]).astype(F32)
+        mean = (acc / F32(end - start)).astype(F32)
+    else:
+        mean = np.asarray(mean)
+        if mean.dtype != F32 or mean.shape != k.shape[:2] + k.shape[3:]:
+            raise ValueError(f"mean must be float32 [B, H, d], got {mean.dtype} {mean.shape}")
+    return (k - mean[:, :, None, :]).astype(F32), mean
+
+
+# --------------------------------------------------------------------------------------------
 # Stage 2: asymmetric b-bit on top of int8
 # --------------------------------------------------------------------------------------------
 
@@ -228,12 +264,13 @@ def row_bytes(d, bits, h=None):
     return d * sum(hb) // 8, offs
 
 
-def stage2_params(q8, bits, group):
+def stage2_params(q8, bits, group, anchor="zero"):
     """Per (batch, head, group, channel) parameters ``(s2, z2, lo, hi)`` as int64 ``[B, H, G, d]``.
 
     mn, mx = min, max of q8 over the group's tokens;
     s2 = max(1, ceil((mx - mn) / (2^b - 1)));  z2 = round(-mn / s2);
     lo = max(0, z2 + ceil(-128 / s2));  hi = min(2^b - 1, z2 + floor(127 / s2)).
+    With ``anchor='min'``: z2 = mn, lo = 0, hi = min(2^b - 1, floor((127 - z2) / s2)).
     All integer arithmetic.
     """
     q8 = np.asarray(q8)
@@ -251,37 +288,120 @@ def stage2_params(q8, bits, group):
     mx = np.maximum.reduceat(q, starts, axis=2)
     levels = (2 ** np.array(hb, np.int64) - 1).reshape(1, -1, 1, 1)
     s2 = np.maximum(1, _ceil_div(mx - mn, levels))
-    z2 = _round_div(-mn, s2)
-    lo = np.maximum(0, z2 - (128 // s2))  # ceil(-128 / s2) == -floor(128 / s2)
-    hi = np.minimum(levels, z2 + 127 // s2)
+    z2 = _stage2_zero(mn, s2, anchor)
+    lo, hi = _stage2_clamp(s2, z2, levels, anchor)
     return s2, z2, lo, hi
 
 
-def stage2_codes(q8, bits, group):
+def _check_anchor(anchor):
+    if anchor not in ("zero", "min"):
+        raise ValueError(f"anchor must be 'zero' or 'min', got {anchor!r}")
+
+
+def _stage2_zero(mn, s2, anchor):
+    """``z2 = round(-mn / s2)``, or ``mn`` itself with ``anchor='min'``."""
+    _check_anchor(anchor)
+    return np.broadcast_to(mn, np.broadcast(mn, s2).shape).copy() if anchor == "min" \
+        else _round_div(-mn, s2)
+
+
+def _stage2_clamp(s2, z2, levels, anchor="zero"):
+    """``lo = max(0, z2 + ceil(-128 / s2))``, ``hi = min(2^b - 1, z2 + floor(127 / s2))``;
+    with ``anchor='min'``: ``lo = 0``, ``hi = min(2^b - 1, floor((127 - z2) / s2))``."""
+    if anchor == "min":
+        return np.zeros_like(z2), np.minimum(levels, (127 - z2) // s2)
+    return np.maximum(0, z2 - (128 // s2)), np.minimum(levels, z2 + 127 // s2)
+
+
+def _stage2_encode(q, s2, z2, lo, hi, anchor):
+    """Codes of int64 ``q`` with per-element parameters (FORMAT.md stage 2)."""
+    raw = _round_div(q - z2, s2) if anchor == "min" else _round_div(q, s2) + z2
+    return np.minimum(np.maximum(raw, lo), hi)
+
+
+def _stage2_decode(code, s2, z2, anchor):
+    return z2 + code * s2 if anchor == "min" else (code - z2) * s2
+
+
+# The candidates of ``fit = mse`` in FORMAT.md's order: scale offsets outer, zero offsets inner.
+MSE_SCALE_OFFSETS = (0, 1, 2)
+MSE_ZERO_OFFSETS = (0, -1, 1)
+
+
+def stage2_fit_mse(q8, bits, group, anchor="zero"):
+    """``fit = mse`` parameters ``(s2, z2, lo, hi)`` as int64 ``[B, H, G, d]`` (FORMAT.md).
+
+    Starting from the min/max fit, tries ``s = s2_minmax + ds`` (ds in 0, 1, 2) and
+    ``z = round(-mn / s) + dz`` (dz in 0, -1, +1), in that order; a candidate needs
+    ``-127 <= z <= 127`` and ``lo <= hi``; it replaces the best so far only when its squared
+    error ``sum over the group's tokens of ((code - z) * s - q8)^2`` is strictly smaller.
+    With ``anchor='min'`` the zero candidates are ``z = mn + dz`` and the error uses that
+    anchor's codes and dequantization.
+    """
+    s0, z0, lo0, hi0 = stage2_params(q8, bits, group, anchor)
+    q = np.asarray(q8).astype(np.int64)
+    n = q.shape[2]
+    starts = _starts(n, group)
+    mn = np.minimum.reduceat(q, starts, axis=2)
+    levels = (2 ** np.array(_head_bits(bits, q.shape[1]), np.int64) - 1).reshape(1, -1, 1, 1)
+
+    def sse(s2, z2, lo, hi):
+        t = lambda a: _per_token(a, group, n)  # noqa: E731
+        code = _stage2_encode(q, t(s2), t(z2), t(lo), t(hi), anchor)
+        return np.add.reduceat((_stage2_decode(code, t(s2), t(z2), anchor) - q) ** 2, starts,
+                               axis=2)
+
+    best = [s0, z0, lo0, hi0]
+    best_err = sse(*best)
+    for ds in MSE_SCALE_OFFSETS:
+        s = s0 + ds
+        z_base = _stage2_zero(mn, s, anchor)
+        for dz in MSE_ZERO_OFFSETS:
+            if ds == 0 and dz == 0:
+                continue
+            z = z_base + dz
+            lo, hi = _stage2_clamp(s, z, levels, anchor)
+            valid = (z >= -127) & (z <= 127) & (lo <= hi)
+            err = sse(s, z, lo, hi)
+            better = valid & (err < best_err)
+            for i, v in enumerate((s, z, lo, hi)):
+                best[i] = np.where(better, v, best[i])
+            best_err = np.where(better, err, best_err)
+    return tuple(best)
+
+
+def stage2_codes(q8, bits, group, fit="minmax", anchor="zero"):
     """Stage-2 codes, unpacked. Returns ``(codes uint8 [B,H,N,d], s2 uint8 [B,H,G,d], z2 int8)``.
 
-    ``q = clamp(round(q8 / s2) + z2, lo, hi)`` with the exact integer ``round``.
+    ``q = clamp(round(q8 / s2) + z2, lo, hi)`` with the exact integer ``round``; ``fit`` picks
+    the encoder of ``s2``/``z2`` (``'minmax'`` or ``'mse'``, see ``stage2_fit_mse``); ``anchor``
+    where the grid starts (``'zero'``: ``clamp(round(q8 / s2) + z2, lo, hi)``; ``'min'``:
+    ``clamp(round((q8 - z2) / s2), 0, hi)``).
     """
     q8 = np.asarray(q8)
-    s2, z2, lo, hi = stage2_params(q8, bits, group)
+    if fit == "minmax":
+        s2, z2, lo, hi = stage2_params(q8, bits, group, anchor)
+    elif fit == "mse":
+        s2, z2, lo, hi = stage2_fit_mse(q8, bits, group, anchor)
+    else:
+        raise ValueError(f"fit must be 'minmax' or 'mse', got {fit!r}")
     n = q8.shape[2]
 
     def tok(a):
         return _per_token(a, group, n)
 
-    q = _round_div(q8.astype(np.int64), tok(s2)) + tok(z2)
-    q = np.minimum(np.maximum(q, tok(lo)), tok(hi))
+    q = _stage2_encode(q8.astype(np.int64), tok(s2), tok(z2), tok(lo), tok(hi), anchor)
     return q.astype(np.uint8), s2.astype(np.uint8), z2.astype(np.int8)
 
 
-def stage2_quantize(q8, bits, group, order="lsb_first"):
+def stage2_quantize(q8, bits, group, order="lsb_first", fit="minmax", anchor="zero"):
     """Stage-2 quantization (``#qattn.stage2<bits, group, order>``) of stage-1 data ``q8``.
 
     Returns ``(packed uint8 [B, N, R], s2 uint8 [B, H, G, d], z2 int8 [B, H, G, d])``.
     FORMAT.md stores P and S2 in int8 tensors with unsigned content; here they are uint8 (use
     ``.view(np.int8)`` for the int8 tensor's bytes).
     """
-    codes, s2, z2 = stage2_codes(q8, bits, group)
+    codes, s2, z2 = stage2_codes(q8, bits, group, fit, anchor)
     return pack_codes(codes, bits, order), s2, z2
 
 
@@ -342,14 +462,16 @@ def unpack_codes(packed, H, d, bits, order="lsb_first"):
     return out
 
 
-def stage2_dequantize(packed, s2, z2, H, d, bits, group, order="lsb_first"):
-    """``q8' = (q - z2) * s2`` in integers. Returns int8 ``[B, H, N, d]`` (always in [-128, 127])."""
+def stage2_dequantize(packed, s2, z2, H, d, bits, group, order="lsb_first", anchor="zero"):
+    """``q8' = (q - z2) * s2`` (``anchor='min'``: ``z2 + q * s2``) in integers. Returns int8
+    ``[B, H, N, d]`` (always in [-128, 127])."""
+    _check_anchor(anchor)
     codes = unpack_codes(packed, H, d, bits, order).astype(np.int64)
     n = codes.shape[2]
     s2 = np.asarray(s2)
     s2 = (s2.view(np.uint8) if s2.dtype == np.int8 else s2).astype(np.int64)  # unsigned content
     z2 = np.asarray(z2).astype(np.int64)
-    q = (codes - _per_token(z2, group, n)) * _per_token(s2, group, n)
+    q = _stage2_decode(codes, _per_token(s2, group, n), _per_token(z2, group, n), anchor)
     if q.size and (q.min() < -128 or q.max() > 127):
         raise ValueError("stage-2 dequantization left int8 (inconsistent codes/scales/zeros)")
     return q.astype(np.int8)
@@ -388,6 +510,7 @@ def dequantized_kv(
     order="lsb_first",
     buffer=None,
     buffer_scale=None,
+    anchor="zero",
 ):
     """Dequantized K or V (float32 ``[B, Hkv, Nk + Nb, d]``) as ``qattn.attention`` sees them.
 
@@ -407,7 +530,7 @@ def dequantized_kv(
         if s2 is None or z2 is None or bits is None or group is None:
             raise ValueError("stage-2 operand needs s2, z2, bits and group")
         h, d = np.shape(s2)[1], np.shape(s2)[3]
-        q8 = stage2_dequantize(packed, s2, z2, h, d, bits, group, order)
+        q8 = stage2_dequantize(packed, s2, z2, h, d, bits, group, order, anchor)
     elif q8 is None:
         raise ValueError("give packed (stage 2) or q8 (stage 1)")
     x = stage1_dequantize(q8, s1, block, granularity)

@@ -127,3 +127,86 @@ func.func @buffer_flush(%b: tensor<1x2x16x16xi8>, %s: tensor<1x2xf32>, %p: tenso
   %r:4 = qattn.buffer_flush %b, %s into %p, %s1, %s2, %z2[%i] {stage1 = #qattn.stage1<block = 16>, stage2 = #qattn.stage2<bits = [4], group = 8>} : tensor<1x2x16x16xi8>, tensor<1x2xf32> into tensor<1x64x16xi8>, tensor<1x2x4xf32>, tensor<1x2x8x16xi8>, tensor<1x2x8x16xi8>
   return %r#0 : tensor<1x64x16xi8>
 }
+
+// -----
+
+// Key smoothing with calibration: an f32 sum over tokens [4, 12) in order,
+// one division by the count 8, then one subtraction per element.
+// CHECK-LABEL: func.func @smooth_keys
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C12:.*]] = arith.constant 12 : index
+// CHECK-DAG: %[[COUNT:.*]] = arith.constant 8.000000e+00 : f32
+// CHECK-NOT: qattn.
+// CHECK: %[[MEAN:.*]] = memref.alloc() : memref<1x2x16xf32>
+// CHECK: scf.for %{{.*}} = %[[C4]] to %[[C12]]
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: arith.addf
+// CHECK: %[[M:.*]] = arith.divf %{{.*}}, %[[COUNT]] : f32
+// CHECK: memref.store %[[M]], %[[MEAN]]
+// CHECK: arith.subf
+// CHECK: bufferization.to_tensor %{{.*}} restrict writable : memref<1x2x40x16xf32>
+func.func @smooth_keys(%k: tensor<1x2x40x16xf16>) -> (tensor<1x2x40x16xf32>, tensor<1x2x16xf32>) {
+  %ks, %mu = qattn.smooth_keys %k {calibration = array<i64: 4, 12>} : tensor<1x2x40x16xf16> -> tensor<1x2x40x16xf32>, tensor<1x2x16xf32>
+  return %ks, %mu : tensor<1x2x40x16xf32>, tensor<1x2x16xf32>
+}
+
+// -----
+
+// Key smoothing with a given mean: no reduction, the mean passes through.
+// CHECK-LABEL: func.func @smooth_keys_using
+// CHECK-SAME: %[[K:.*]]: tensor<1x2x3x16xf32>, %[[MU:.*]]: tensor<1x2x16xf32>
+// CHECK-NOT: arith.divf
+// CHECK: arith.subf
+// CHECK-NOT: arith.divf
+// CHECK: return %{{.*}}, %[[MU]]
+func.func @smooth_keys_using(%k: tensor<1x2x3x16xf32>, %m: tensor<1x2x16xf32>) -> (tensor<1x2x3x16xf32>, tensor<1x2x16xf32>) {
+  %ks, %mu = qattn.smooth_keys %k using(%m) : tensor<1x2x3x16xf32>, tensor<1x2x16xf32> -> tensor<1x2x3x16xf32>, tensor<1x2x16xf32>
+  return %ks, %mu : tensor<1x2x3x16xf32>, tensor<1x2x16xf32>
+}
+
+// -----
+
+// fit = mse: after the min/max fit, 8 more candidates, each with an i64
+// squared-error pass over the group and a strict-improvement select.
+// CHECK-LABEL: func.func @progressive_quantize_mse
+// CHECK: arith.ceildivsi
+// CHECK-COUNT-9: arith.muli %{{.*}}, %{{.*}} : i64
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : i64
+// CHECK: arith.select
+// CHECK: arith.ori
+func.func @progressive_quantize_mse(%q: tensor<1x2x37x16xi8>) -> tensor<1x37x16xi8> {
+  %p, %s, %z = qattn.progressive_quantize %q {scheme = #qattn.stage2<bits = [4], group = 8>, fit = #qattn.fit<mse>} : tensor<1x2x37x16xi8> -> tensor<1x37x16xi8>, tensor<1x2x5x16xi8>, tensor<1x2x5x16xi8>
+  return %p : tensor<1x37x16xi8>
+}
+
+// -----
+
+// anchor = min: z2 is the group minimum, codes count steps up from it
+// (round((q8 - z2) / s2), clamped to floor((127 - z2) / s2)), and decode is
+// z2 + code * s2.
+// CHECK-LABEL: func.func @stage2_min_anchor
+// CHECK-DAG: %[[C127:.*]] = arith.constant 127 : i32
+// CHECK: %[[MIN:.*]]:2 = scf.for
+// CHECK: %[[CEIL:.*]] = arith.ceildivsi
+// CHECK: %[[S:.*]] = arith.maxsi %[[CEIL]], %{{.*}} : i32
+// CHECK: %[[TOP:.*]] = arith.subi %[[C127]], %[[MIN]]#0 : i32
+// CHECK: arith.floordivsi %[[TOP]], %[[S]] : i32
+// CHECK: arith.subi %{{.*}}, %[[MIN]]#0 : i32
+// CHECK: %[[MUL:.*]] = arith.muli %{{.*}}, %{{.*}} : i32
+// CHECK: arith.addi %{{.*}}, %[[MUL]] : i32
+func.func @stage2_min_anchor(%q: tensor<1x2x32x16xi8>) -> tensor<1x2x32x16xi8> {
+  %p, %s, %z = qattn.progressive_quantize %q {scheme = #qattn.stage2<bits = [4], group = 16, anchor = min>} : tensor<1x2x32x16xi8> -> tensor<1x32x16xi8>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xi8>
+  %d = qattn.progressive_dequantize %p, %s, %z {scheme = #qattn.stage2<bits = [4], group = 16, anchor = min>} : tensor<1x32x16xi8>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xi8> -> tensor<1x2x32x16xi8>
+  return %d : tensor<1x2x32x16xi8>
+}
+
+// -----
+
+// buffer_flush with fit = mse compresses the buffer with the mse encoder.
+// CHECK-LABEL: func.func @buffer_flush_mse
+// CHECK-NOT: qattn.progressive_quantize
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : i64
+func.func @buffer_flush_mse(%buf: tensor<1x2x16x16xi8>, %s: tensor<1x2xf32>, %p: tensor<1x64x16xi8>, %s1: tensor<1x2x4xf32>, %s2: tensor<1x2x8x16xi8>, %z2: tensor<1x2x8x16xi8>, %pos: index) -> tensor<1x64x16xi8> {
+  %p1, %s11, %s21, %z21 = qattn.buffer_flush %buf, %s into %p, %s1, %s2, %z2[%pos] {stage1 = #qattn.stage1<block = 16>, stage2 = #qattn.stage2<bits = [4], group = 8>, fit = #qattn.fit<mse>} : tensor<1x2x16x16xi8>, tensor<1x2xf32> into tensor<1x64x16xi8>, tensor<1x2x4xf32>, tensor<1x2x8x16xi8>, tensor<1x2x8x16xi8>
+  return %p1 : tensor<1x64x16xi8>
+}

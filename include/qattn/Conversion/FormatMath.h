@@ -37,18 +37,36 @@ std::pair<Value, Value> stage1Scale(ImplicitLocOpBuilder &b, Value absMax,
 /// q8 = 0 if s == 0, else clamp(round(x / s), -127, 127); x, s f32; i8 result.
 Value quantizeInt8(ImplicitLocOpBuilder &b, Value x, Value s);
 
-/// The per-(group, channel) constants of stage 2, all i32.
+/// The per-(group, channel) constants of stage 2 (i32 values) and where
+/// the grid starts: at multiples of `scale` (zero) or at `zero` (min).
 struct Stage2Params {
   Value scale, zero, lo, hi;
+  Stage2Anchor anchor = Stage2Anchor::zero;
 };
 /// s2, z2 and the code clamp [lo, hi] from the group's i32 min and max.
 Stage2Params stage2Params(ImplicitLocOpBuilder &b, Value mn, Value mx,
-                          int64_t bits);
-/// Code of an int8 value (as i32): clamp(round(q8 / s2) + z2, lo, hi).
+                          int64_t bits,
+                          Stage2Anchor anchor = Stage2Anchor::zero);
+/// The zero point of a group with minimum `mn` (i32): round(-mn / scale),
+/// or `mn` itself with anchor = min.
+Value stage2Zero(ImplicitLocOpBuilder &b, Value mn, Value scale,
+                 Stage2Anchor anchor = Stage2Anchor::zero);
+/// Stage-2 parameters with the scale `scale` and zero point `zero` (i32):
+/// the code clamp [lo, hi] that keeps dequantized values inside int8.
+Stage2Params stage2Clamp(ImplicitLocOpBuilder &b, Value scale, Value zero,
+                         int64_t bits,
+                         Stage2Anchor anchor = Stage2Anchor::zero);
+/// The candidates `#qattn.fit<mse>` tries, in order: scale offsets (added to
+/// the min/max scale) outside, zero-point offsets (added to round(-mn / s2))
+/// inside. The first candidate is the min/max fit.
+inline constexpr int64_t kMseScaleOffsets[] = {0, 1, 2};
+inline constexpr int64_t kMseZeroOffsets[] = {0, -1, 1};
+/// Code of an int8 value (as i32): clamp(round(q8 / s2) + z2, lo, hi), or
+/// clamp(round((q8 - z2) / s2), lo, hi) with anchor = min.
 Value stage2Encode(ImplicitLocOpBuilder &b, Value q8, const Stage2Params &p);
-/// (code - z2) * s2 with i32 operands.
+/// (code - z2) * s2 with i32 operands, or z2 + code * s2 with anchor = min.
 Value stage2Decode(ImplicitLocOpBuilder &b, Value code, Value scale,
-                   Value zero);
+                   Value zero, Stage2Anchor anchor = Stage2Anchor::zero);
 
 /// Where bit `bit` of the code of channel `channel` lives in a head's bytes.
 struct BitPosition {

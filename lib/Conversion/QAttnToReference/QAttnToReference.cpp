@@ -157,8 +157,108 @@ struct LowerDequantize : OpRewritePattern<DequantizeOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// Key smoothing
+//===----------------------------------------------------------------------===//
+
+struct LowerSmoothKeys : OpRewritePattern<SmoothKeysOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SmoothKeysOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    ArrayRef<int64_t> shape = op.getInput().getType().getShape();
+    Value x = toBuffer(b, op.getInput());
+    Value mean;
+    if (Value given = op.getGivenMean()) {
+      mean = toBuffer(b, given);
+    } else {
+      // f32 sum in token order, then one true division by the count.
+      ArrayRef<int64_t> range = *op.getCalibration();
+      mean = allocFor(b, op.getMean().getType());
+      Value count = f32Const(b, static_cast<double>(range[1] - range[0]));
+      forEachIndex(b, {shape[0], shape[1], shape[3]}, [&](ValueRange ivs) {
+        Value sum = reduceRange1(
+            b, indexConst(b, range[0]), indexConst(b, range[1]),
+            f32Const(b, 0.0), [&](Value t, Value acc) {
+              Value v = toF32(b, load(b, x, {ivs[0], ivs[1], t, ivs[2]}));
+              return arith::AddFOp::create(b, acc, v);
+            });
+        store(b, arith::DivFOp::create(b, sum, count), mean, ivs);
+      });
+    }
+    Value out = allocFor(b, op.getSmoothed().getType());
+    forEachIndex(b, shape, [&](ValueRange ivs) {
+      Value v = toF32(b, load(b, x, ivs));
+      Value m = load(b, mean, {ivs[0], ivs[1], ivs[3]});
+      store(b, arith::SubFOp::create(b, v, m), out, ivs);
+    });
+    Value meanTensor = op.getGivenMean()
+                           ? op.getGivenMean()
+                           : toTensor(b, mean, op.getMean().getType());
+    rewriter.replaceOp(op,
+                       {toTensor(b, out, op.getSmoothed().getType()), meanTensor});
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // Stage 2
 //===----------------------------------------------------------------------===//
+
+/// Sum over tokens [start, end) of channel c of (q8' - q8)^2 (i64) when the
+/// group is encoded with `p`.
+static Value stage2SquaredError(ImplicitLocOpBuilder &b, Value in, Value bi,
+                                Value h, Value c, Value start, Value end,
+                                const Stage2Params &p) {
+  return reduceRange1(
+      b, start, end, arith::ConstantIntOp::create(b, b.getI64Type(), 0),
+      [&](Value t, Value acc) {
+        Value q8 = sext32(b, load(b, in, {bi, h, t, c}));
+        Value back = stage2Decode(b, stage2Encode(b, q8, p), p.scale, p.zero,
+                                  p.anchor);
+        Value e = arith::ExtSIOp::create(b, b.getI64Type(),
+                                         arith::SubIOp::create(b, back, q8));
+        return arith::AddIOp::create(b, acc, arith::MulIOp::create(b, e, e));
+      });
+}
+
+/// `#qattn.fit<mse>`: the candidate (scale, zero) with the least squared
+/// error, the min/max fit `p0` first and kept on ties (docs/FORMAT.md).
+static Stage2Params stage2MseFit(ImplicitLocOpBuilder &b, Value in, Value bi,
+                                 Value h, Value c, Value start, Value end,
+                                 Value mn, const Stage2Params &p0,
+                                 int64_t bits) {
+  Value bestScale = p0.scale, bestZero = p0.zero;
+  Value bestErr = stage2SquaredError(b, in, bi, h, c, start, end, p0);
+  for (int64_t ds : kMseScaleOffsets) {
+    Value scale = arith::AddIOp::create(b, p0.scale, i32Const(b, ds));
+    Value zero0 = stage2Zero(b, mn, scale, p0.anchor);
+    for (int64_t dz : kMseZeroOffsets) {
+      if (ds == 0 && dz == 0)
+        continue;
+      Value zero = arith::AddIOp::create(b, zero0, i32Const(b, dz));
+      Stage2Params p = stage2Clamp(b, scale, zero, bits, p0.anchor);
+      // A candidate must keep z2 in [-127, 127] and leave a code range.
+      Value valid = arith::AndIOp::create(
+          b,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::sge, zero,
+                                i32Const(b, -127)),
+          arith::CmpIOp::create(b, arith::CmpIPredicate::sle, zero,
+                                i32Const(b, 127)));
+      valid = arith::AndIOp::create(
+          b, valid,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::sle, p.lo, p.hi));
+      Value err = stage2SquaredError(b, in, bi, h, c, start, end, p);
+      Value better = arith::AndIOp::create(
+          b, valid,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, err, bestErr));
+      bestScale = arith::SelectOp::create(b, better, scale, bestScale);
+      bestZero = arith::SelectOp::create(b, better, zero, bestZero);
+      bestErr = arith::SelectOp::create(b, better, err, bestErr);
+    }
+  }
+  return stage2Clamp(b, bestScale, bestZero, bits, p0.anchor);
+}
 
 struct LowerProgressiveQuantize : OpRewritePattern<ProgressiveQuantizeOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -170,6 +270,7 @@ struct LowerProgressiveQuantize : OpRewritePattern<ProgressiveQuantizeOp> {
     int64_t batch = shape[0], tokens = shape[2], headDim = shape[3];
     Stage2Attr scheme = op.getScheme();
     int64_t group = scheme.getGroup();
+    bool mse = op.getFit() == Stage2Fit::mse;
     Value in = toBuffer(b, op.getInput());
     Value codes = allocFor(b, op.getCodes().getType());
     Value scales = allocFor(b, op.getScales().getType());
@@ -192,7 +293,10 @@ struct LowerProgressiveQuantize : OpRewritePattern<ProgressiveQuantizeOp> {
               return {arith::MinSIOp::create(b, acc[0], v),
                       arith::MaxSIOp::create(b, acc[1], v)};
             });
-        Stage2Params p = stage2Params(b, minMax[0], minMax[1], bits);
+        Stage2Params p =
+            stage2Params(b, minMax[0], minMax[1], bits, scheme.getAnchor());
+        if (mse)
+          p = stage2MseFit(b, in, bi, h, c, start, end, minMax[0], p, bits);
         store(b, trunc8(b, p.scale), scales, {bi, h, gi, c});
         store(b, trunc8(b, p.zero), zeros, {bi, h, gi, c});
         forRange(b, start, end, [&](Value t) {
@@ -241,7 +345,8 @@ struct LowerProgressiveDequantize : OpRewritePattern<ProgressiveDequantizeOp> {
         Value code = unpackCode(b, c, bits, scheme.getOrder(), [&](Value byte) {
           return zext32(b, load(b, codes, {bi, t, addIdx(b, headOffset, byte)}));
         });
-        store(b, trunc8(b, stage2Decode(b, code, s2, z2)), out, {bi, h, t, c});
+        store(b, trunc8(b, stage2Decode(b, code, s2, z2, scheme.getAnchor())),
+              out, {bi, h, t, c});
       });
     });
     rewriter.replaceOp(op, toTensor(b, out, resultType));
@@ -329,7 +434,8 @@ struct LowerBufferFlush : OpRewritePattern<BufferFlushOp> {
         {batch, size, stage2.getRowBytes(heads, headDim)}, i8);
     auto groupType = RankedTensorType::get({batch, heads, groups, headDim}, i8);
     auto packed = ProgressiveQuantizeOp::create(
-        b, codesType, groupType, groupType, op.getBuffer(), stage2);
+        b, codesType, groupType, groupType, op.getBuffer(), stage2,
+        op.getFitAttr());
     Value zero = indexConst(b, 0);
     Value groupPos = divIdx(b, pos, stage2.getGroup());
     Value newCodes = insertAt(b, packed.getCodes(), op.getCodes(),
@@ -507,7 +613,8 @@ struct QAttnLowerReferencePass
     : qattn::impl::QAttnLowerReferenceBase<QAttnLowerReferencePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<LowerQuantize, LowerDequantize, LowerProgressiveQuantize,
+    patterns.add<LowerQuantize, LowerDequantize, LowerSmoothKeys,
+                 LowerProgressiveQuantize,
                  LowerProgressiveDequantize, LowerBufferAppend,
                  LowerBufferFlush, LowerAttention>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -76,13 +76,34 @@ static Value roundedQuotient(ImplicitLocOpBuilder &b, Value num, Value den) {
 }
 
 Stage2Params stage2Params(ImplicitLocOpBuilder &b, Value mn, Value mx,
-                          int64_t bits) {
+                          int64_t bits, Stage2Anchor anchor) {
   Value levels = i32Const(b, (int64_t{1} << bits) - 1);
   Value range = arith::SubIOp::create(b, mx, mn);
   Value scale = arith::MaxSIOp::create(
       b, i32Const(b, 1), arith::CeilDivSIOp::create(b, range, levels));
-  Value zero = roundedQuotient(b, arith::SubIOp::create(b, i32Const(b, 0), mn),
-                               scale);
+  return stage2Clamp(b, scale, stage2Zero(b, mn, scale, anchor), bits,
+                     anchor);
+}
+
+Value stage2Zero(ImplicitLocOpBuilder &b, Value mn, Value scale,
+                 Stage2Anchor anchor) {
+  if (anchor == Stage2Anchor::min)
+    return mn;
+  return roundedQuotient(b, arith::SubIOp::create(b, i32Const(b, 0), mn),
+                         scale);
+}
+
+Stage2Params stage2Clamp(ImplicitLocOpBuilder &b, Value scale, Value zero,
+                         int64_t bits, Stage2Anchor anchor) {
+  Value levels = i32Const(b, (int64_t{1} << bits) - 1);
+  if (anchor == Stage2Anchor::min) {
+    // Codes count steps up from z2; the top one must stay <= 127.
+    Value hi = arith::MinSIOp::create(
+        b, levels,
+        arith::FloorDivSIOp::create(
+            b, arith::SubIOp::create(b, i32Const(b, 127), zero), scale));
+    return {scale, zero, i32Const(b, 0), hi, anchor};
+  }
   // Keep every code's dequantized value inside int8 (see FORMAT.md).
   Value lo = arith::MaxSIOp::create(
       b, i32Const(b, 0),
@@ -92,17 +113,22 @@ Stage2Params stage2Params(ImplicitLocOpBuilder &b, Value mn, Value mx,
       b, levels,
       arith::AddIOp::create(
           b, zero, arith::FloorDivSIOp::create(b, i32Const(b, 127), scale)));
-  return {scale, zero, lo, hi};
+  return {scale, zero, lo, hi, anchor};
 }
 
 Value stage2Encode(ImplicitLocOpBuilder &b, Value q8, const Stage2Params &p) {
-  Value code = arith::AddIOp::create(b, roundedQuotient(b, q8, p.scale), p.zero);
+  Value code =
+      p.anchor == Stage2Anchor::min
+          ? roundedQuotient(b, arith::SubIOp::create(b, q8, p.zero), p.scale)
+          : arith::AddIOp::create(b, roundedQuotient(b, q8, p.scale), p.zero);
   code = arith::MaxSIOp::create(b, code, p.lo);
   return arith::MinSIOp::create(b, code, p.hi);
 }
 
 Value stage2Decode(ImplicitLocOpBuilder &b, Value code, Value scale,
-                   Value zero) {
+                   Value zero, Stage2Anchor anchor) {
+  if (anchor == Stage2Anchor::min)
+    return arith::AddIOp::create(b, zero, arith::MulIOp::create(b, code, scale));
   return arith::MulIOp::create(b, arith::SubIOp::create(b, code, zero), scale);
 }
 

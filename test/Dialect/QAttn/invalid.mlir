@@ -345,3 +345,106 @@ func.func @f() attributes {s = #qattn.gpu_tiling<warps = 4, splits = 0>} { retur
 
 // expected-error@+1 {{expected 1 to 32 keys per step, got 64}}
 func.func @f() attributes {s = #qattn.gpu_tiling<warps = 4, splits = 1, keys_per_step = 64>} { return }
+
+// -----
+
+func.func @f(%k: tensor<1x2x40x16xf32>) {
+  // expected-error@+1 {{expected either a calibration token range or a given mean (using), not neither}}
+  %ks, %mu = qattn.smooth_keys %k : tensor<1x2x40x16xf32> -> tensor<1x2x40x16xf32>, tensor<1x2x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<1x2x40x16xf32>, %m: tensor<1x2x16xf32>) {
+  // expected-error@+1 {{expected either a calibration token range or a given mean (using), not both}}
+  %ks, %mu = qattn.smooth_keys %k using(%m) {calibration = array<i64: 0, 8>} : tensor<1x2x40x16xf32>, tensor<1x2x16xf32> -> tensor<1x2x40x16xf32>, tensor<1x2x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<1x2x40x16xf32>) {
+  // expected-error@+1 {{expected a non-empty calibration range [8, 41) inside the 40 input tokens}}
+  %ks, %mu = qattn.smooth_keys %k {calibration = array<i64: 8, 41>} : tensor<1x2x40x16xf32> -> tensor<1x2x40x16xf32>, tensor<1x2x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<1x2x40x16xf32>) {
+  // expected-error@+1 {{expected a non-empty calibration range [8, 8) inside the 40 input tokens}}
+  %ks, %mu = qattn.smooth_keys %k {calibration = array<i64: 8, 8>} : tensor<1x2x40x16xf32> -> tensor<1x2x40x16xf32>, tensor<1x2x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<1x2x40x16xf32>) {
+  // expected-error@+1 {{expected a calibration range [start, end) of 2 tokens, got 3 values}}
+  %ks, %mu = qattn.smooth_keys %k {calibration = array<i64: 0, 8, 16>} : tensor<1x2x40x16xf32> -> tensor<1x2x40x16xf32>, tensor<1x2x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<1x2x40x16xf32>) {
+  // expected-error@+1 {{expected mean of shape [1, 2, 16], got 'tensor<1x2x8xf32>'}}
+  %ks, %mu = qattn.smooth_keys %k {calibration = array<i64: 0, 8>} : tensor<1x2x40x16xf32> -> tensor<1x2x40x16xf32>, tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<1x2x40x16xf32>, %m: tensor<2x2x16xf32>) {
+  // expected-error@+1 {{expected given mean of shape [1, 2, 16], got 'tensor<2x2x16xf32>'}}
+  %ks, %mu = qattn.smooth_keys %k using(%m) : tensor<1x2x40x16xf32>, tensor<2x2x16xf32> -> tensor<1x2x40x16xf32>, tensor<1x2x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<1x2x40x16xf32>) {
+  // expected-error@+1 {{expected smoothed keys of shape [1, 2, 40, 16], got 'tensor<1x2x41x16xf32>'}}
+  %ks, %mu = qattn.smooth_keys %k {calibration = array<i64: 0, 8>} : tensor<1x2x40x16xf32> -> tensor<1x2x41x16xf32>, tensor<1x2x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<2x40x16xf32>) {
+  // expected-error@+1 {{expected input to have rank 4 [B, H, N, d], got 'tensor<2x40x16xf32>'}}
+  %ks, %mu = qattn.smooth_keys %k {calibration = array<i64: 0, 8>} : tensor<2x40x16xf32> -> tensor<2x40x16xf32>, tensor<2x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<1x2x40x16xf32>) {
+  // expected-error@+1 {{result #0 must be ranked tensor of 32-bit float values}}
+  %ks, %mu = qattn.smooth_keys %k {calibration = array<i64: 0, 8>} : tensor<1x2x40x16xf32> -> tensor<1x2x40x16xf16>, tensor<1x2x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q8: tensor<1x2x16x16xi8>) {
+  // expected-error@+2 {{expected ::mlir::qattn::Stage2Fit to be one of: minmax, mse}}
+  // expected-error@+1 {{failed to parse QAttn_Stage2FitAttr parameter 'value'}}
+  %p, %s, %z = qattn.progressive_quantize %q8 {scheme = #qattn.stage2<bits = [4], group = 8>, fit = #qattn.fit<best>} : tensor<1x2x16x16xi8> -> tensor<1x16x16xi8>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xi8>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x4x16xf32>, %p: tensor<1x32x16xi8>, %ks: tensor<1x2x1xf32>, %g: tensor<1x2x2x16xi8>, %v: tensor<1x2x32x16xi8>) {
+  // expected-error@+1 {{expected no gpu_tiling with stage-2 anchor = min (no GPU kernel decodes it yet)}}
+  %o = qattn.attention %q keys(%p, %ks, %g, %g) values(%v, %ks) {k_stage1 = #qattn.stage1<block = 32>, k_stage2 = #qattn.stage2<bits = [4], group = 16, anchor = min>, v_stage1 = #qattn.stage1<block = 32>, gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1>} : (tensor<1x2x4x16xf32>, tensor<1x32x16xi8>, tensor<1x2x1xf32>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xi8>, tensor<1x2x32x16xi8>, tensor<1x2x1xf32>) -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+// expected-error@+2 {{expected ::mlir::qattn::Stage2Anchor to be one of: zero, min}}
+// expected-error@+1 {{failed to parse QAttn_Stage2Attr parameter 'anchor'}}
+func.func @f() attributes {s = #qattn.stage2<bits = [4], group = 8, anchor = max>} { return }

@@ -75,3 +75,32 @@ func.func @softmax_exact(%q: tensor<1x1x1x16xf32>, %k: tensor<1x1x8x16xi8>, %ks:
 // CHECK-SAME: b = #qattn.gpu_tiling<warps = 2, splits = 3, keys_per_step = 4, stages = 2>
 // CHECK-SAME: c = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma>
 func.func @tilings() attributes {a = #qattn.gpu_tiling<warps = 4, splits = 16>, b = #qattn.gpu_tiling<warps = 2, splits = 3, keys_per_step = 4, stages = 2>, c = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma>} { return }
+
+// CHECK-LABEL: func.func @smooth_keys
+// CHECK: %[[KS:.*]], %[[MU:.*]] = qattn.smooth_keys %{{.*}} {calibration = array<i64: 0, 64>} : tensor<1x8x100x128xf16> -> tensor<1x8x100x128xf32>, tensor<1x8x128xf32>
+// CHECK: qattn.smooth_keys %{{.*}} using(%[[MU]]) : tensor<1x8x1x128xbf16>, tensor<1x8x128xf32> -> tensor<1x8x1x128xf32>, tensor<1x8x128xf32>
+func.func @smooth_keys(%k: tensor<1x8x100x128xf16>, %knew: tensor<1x8x1x128xbf16>) -> (tensor<1x8x100x128xf32>, tensor<1x8x1x128xf32>) {
+  %ks, %mu = qattn.smooth_keys %k {calibration = array<i64: 0, 64>} : tensor<1x8x100x128xf16> -> tensor<1x8x100x128xf32>, tensor<1x8x128xf32>
+  %ks1, %mu1 = qattn.smooth_keys %knew using(%mu) : tensor<1x8x1x128xbf16>, tensor<1x8x128xf32> -> tensor<1x8x1x128xf32>, tensor<1x8x128xf32>
+  return %ks, %ks1 : tensor<1x8x100x128xf32>, tensor<1x8x1x128xf32>
+}
+
+// CHECK-LABEL: func.func @stage2_fit
+// CHECK: qattn.progressive_quantize %{{.*}} {fit = #qattn.fit<mse>, scheme = #qattn.stage2<bits = [3], group = 16>} : tensor<1x8x100x128xi8> -> tensor<1x100x384xi8>, tensor<1x8x7x128xi8>, tensor<1x8x7x128xi8>
+// CHECK: qattn.progressive_quantize %{{.*}} {fit = #qattn.fit<minmax>, scheme = #qattn.stage2<bits = [4], group = 16>}
+// CHECK: qattn.buffer_flush %{{.*}} {fit = #qattn.fit<mse>, stage1 = #qattn.stage1<block = 64>, stage2 = #qattn.stage2<bits = [4], group = 16>}
+func.func @stage2_fit(%q8: tensor<1x8x100x128xi8>, %b: tensor<1x8x64x128xi8>, %s: tensor<1x8xf32>, %p: tensor<1x256x512xi8>, %s1: tensor<1x8x4xf32>, %s2: tensor<1x8x16x128xi8>, %z2: tensor<1x8x16x128xi8>, %at: index) -> tensor<1x256x512xi8> {
+  %p0, %g0, %z0 = qattn.progressive_quantize %q8 {scheme = #qattn.stage2<bits = [3], group = 16>, fit = #qattn.fit<mse>} : tensor<1x8x100x128xi8> -> tensor<1x100x384xi8>, tensor<1x8x7x128xi8>, tensor<1x8x7x128xi8>
+  %p1, %g1, %z1 = qattn.progressive_quantize %q8 {scheme = #qattn.stage2<bits = [4], group = 16>, fit = #qattn.fit<minmax>} : tensor<1x8x100x128xi8> -> tensor<1x100x512xi8>, tensor<1x8x7x128xi8>, tensor<1x8x7x128xi8>
+  %p2, %s12, %s22, %z22 = qattn.buffer_flush %b, %s into %p, %s1, %s2, %z2[%at] {stage1 = #qattn.stage1<block = 64>, stage2 = #qattn.stage2<bits = [4], group = 16>, fit = #qattn.fit<mse>} : tensor<1x8x64x128xi8>, tensor<1x8xf32> into tensor<1x256x512xi8>, tensor<1x8x4xf32>, tensor<1x8x16x128xi8>, tensor<1x8x16x128xi8>
+  return %p2 : tensor<1x256x512xi8>
+}
+
+// CHECK-LABEL: func.func @stage2_min_anchor
+// CHECK: qattn.progressive_quantize %{{.*}} {scheme = #qattn.stage2<bits = [4], group = 16, anchor = min>}
+// CHECK: qattn.attention {{.*}} k_stage2 = #qattn.stage2<bits = [4], group = 16, anchor = min>
+func.func @stage2_min_anchor(%q: tensor<1x2x4x16xf32>, %q8: tensor<1x2x32x16xi8>, %ks: tensor<1x2x1xf32>) -> tensor<1x2x4x16xf32> {
+  %p, %s, %z = qattn.progressive_quantize %q8 {scheme = #qattn.stage2<bits = [4], group = 16, anchor = min>} : tensor<1x2x32x16xi8> -> tensor<1x32x16xi8>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xi8>
+  %o = qattn.attention %q keys(%p, %ks, %s, %z) values(%q8, %ks) {k_stage1 = #qattn.stage1<block = 32>, k_stage2 = #qattn.stage2<bits = [4], group = 16, anchor = min>, v_stage1 = #qattn.stage1<block = 32>} : (tensor<1x2x4x16xf32>, tensor<1x32x16xi8>, tensor<1x2x1xf32>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xi8>, tensor<1x2x32x16xi8>, tensor<1x2x1xf32>) -> tensor<1x2x4x16xf32>
+  return %o : tensor<1x2x4x16xf32>
+}

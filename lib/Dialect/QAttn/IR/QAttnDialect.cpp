@@ -80,7 +80,7 @@ void mlir::qattn::printBitList(AsmPrinter &printer, ArrayRef<int64_t> bits) {
 
 LogicalResult Stage2Attr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<int64_t> bits, int64_t group,
-                                 PackOrder) {
+                                 PackOrder, Stage2Anchor) {
   if (bits.empty())
     return emitError() << "expected at least one stage-2 bit width";
   for (int64_t b : bits)

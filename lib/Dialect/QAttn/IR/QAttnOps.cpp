@@ -160,6 +160,38 @@ LogicalResult ProgressiveDequantizeOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// SmoothKeysOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SmoothKeysOp::verify() {
+  FailureOr<BHND> in = getBHND(*this, "input", getInput().getType());
+  if (failed(in) || failed(expectShape(*this, "smoothed keys",
+                                       getSmoothed().getType(), in->shape())))
+    return failure();
+  SmallVector<int64_t> meanShape = {in->b, in->h, in->d};
+  if (failed(expectShape(*this, "mean", getMean().getType(), meanShape)))
+    return failure();
+  std::optional<ArrayRef<int64_t>> calibration = getCalibration();
+  if (static_cast<bool>(getGivenMean()) == calibration.has_value())
+    return emitOpError() << "expected either a calibration token range or a "
+                            "given mean (using), not "
+                         << (calibration ? "both" : "neither");
+  if (Value given = getGivenMean())
+    return expectShape(*this, "given mean",
+                       cast<RankedTensorType>(given.getType()), meanShape);
+  if (calibration->size() != 2)
+    return emitOpError() << "expected a calibration range [start, end) of 2 "
+                            "tokens, got "
+                         << calibration->size() << " values";
+  int64_t start = (*calibration)[0], end = (*calibration)[1];
+  if (start < 0 || start >= end || end > in->n)
+    return emitOpError() << "expected a non-empty calibration range [" << start
+                         << ", " << end << ") inside the " << in->n
+                         << " input tokens";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // BufferAppendOp / BufferFlushOp
 //===----------------------------------------------------------------------===//
 
@@ -358,6 +390,13 @@ LogicalResult AttentionOp::verify() {
                            getVBufferScale().getType(), {out->b, k->h})))
       return failure();
   }
+
+  // The GPU kernels decode only zero-anchored stage 2; keep min-anchored
+  // operands away from them.
+  for (Stage2Attr s : {getKStage2Attr(), getVStage2Attr()})
+    if (s && s.getAnchor() == Stage2Anchor::min && getGpuTilingAttr())
+      return emitOpError() << "expected no gpu_tiling with stage-2 anchor = "
+                              "min (no GPU kernel decodes it yet)";
 
   if (getCausal() && out->n > k->n + bufferTokens)
     return emitOpError() << "expected at most as many queries (" << out->n

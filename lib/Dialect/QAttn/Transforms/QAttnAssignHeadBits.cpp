@@ -71,7 +71,7 @@ struct QAttnAssignHeadBitsPass
     Stage2Attr old = op.getScheme();
     auto scheme = Stage2Attr::getChecked(
         [&] { return op.emitOpError(); }, &getContext(), ArrayRef<int64_t>(bits),
-        old.getGroup(), old.getOrder());
+        old.getGroup(), old.getOrder(), old.getAnchor());
     if (!scheme)
       return failure();
 

@@ -35,6 +35,20 @@ def QAttn_PackOrder : I32EnumAttr<"PackOrder",
   let genSpecializedAttr = 0;
 }
 
+def QAttn_Stage2Anchor : I32EnumAttr<"Stage2Anchor",
+    "where the stage-2 grid of a group starts", [
+    I32EnumAttrCase<"zero", 0>, I32EnumAttrCase<"min", 1>]> {
+  let cppNamespace = "::mlir::qattn";
+  let genSpecializedAttr = 0;
+}
+
+def QAttn_Stage2Fit : I32EnumAttr<"Stage2Fit",
+    "how stage-2 quantization picks a group's scale and zero point", [
+    I32EnumAttrCase<"minmax", 0>, I32EnumAttrCase<"mse", 1>]> {
+  let cppNamespace = "::mlir::qattn";
+  let genSpecializedAttr = 0;
+}
+
 def QAttn_GpuKernel : I32EnumAttr<"GpuKernel", "GPU attention kernel", [
     I32EnumAttrCase<"rows", 0>, I32EnumAttrCase<"mma", 1>,
     I32EnumAttrCase<"decode", 2>]> {
@@ -106,15 +120,24 @@ def QAttn_Stage2Attr : QAttn_Attr<"Stage2", "stage2"> {
     (headwise mixed precision). Dequantization stays in integers:
     `q8' = (q - z2) * s2`.
 
+    `anchor = min` puts the grid at the group's minimum instead of at
+    multiples of `s2`: `z2` holds the minimum itself, codes are
+    `q = clamp(round((q8 - z2) / s2), 0, hi)` and dequantize as
+    `q8' = z2 + q * s2`, so a group's extremes are kept (docs/FORMAT.md).
+    The GPU kernels do not decode it yet: an attention op with it cannot
+    carry a `gpu_tiling`.
+
     ```mlir
     #qattn.stage2<bits = [4], group = 16>
     #qattn.stage2<bits = [4, 2, 2, 4], group = 32, order = msb_first>
+    #qattn.stage2<bits = [3], group = 16, anchor = min>
     ```
   }];
   let parameters = (ins
     QAttn_BitsParameter:$bits,
     "int64_t":$group,
-    QAttn_DefaultEnumParameter<QAttn_PackOrder, "lsb_first">:$order);
+    QAttn_DefaultEnumParameter<QAttn_PackOrder, "lsb_first">:$order,
+    QAttn_DefaultEnumParameter<QAttn_Stage2Anchor, "zero">:$anchor);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -127,6 +150,21 @@ def QAttn_Stage2Attr : QAttn_Attr<"Stage2", "stage2"> {
     /// Bytes of one packed token row holding all `numHeads` heads.
     int64_t getRowBytes(int64_t numHeads, int64_t headDim) const;
   }];
+}
+
+def QAttn_Stage2FitAttr : EnumAttr<QAttn_Dialect, QAttn_Stage2Fit, "fit"> {
+  let summary = "the stage-2 encoder's choice of scale and zero point";
+  let description = [{
+    `minmax` computes each group's `s2` and `z2` from its minimum and maximum
+    (docs/FORMAT.md). `mse` tries nearby integer scales and zero points and
+    keeps the pair with the least squared int8 error over the group. Both
+    produce the same format: only the encoder differs, never the decoder.
+
+    ```mlir
+    #qattn.fit<mse>
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
 }
 
 def QAttn_SoftmaxAttr : QAttn_Attr<"Softmax", "softmax"> {

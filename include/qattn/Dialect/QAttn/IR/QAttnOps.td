@@ -78,16 +78,20 @@ def QAttn_ProgressiveQuantizeOp : QAttn_Op<"progressive_quantize", [Pure]> {
     `group` tokens into token-major packed `codes` `[B, N, R]`
     (`R = d * sum(bits) / 8` bytes per token, all heads of a token in one row),
     unsigned integer `scales` and signed `zeros` `[B, H, ceil(N / group), d]`,
-    as `scheme` (`#qattn.stage2`) and docs/FORMAT.md define.
+    as `scheme` (`#qattn.stage2`) and docs/FORMAT.md define. `fit`
+    (`#qattn.fit<minmax>` unless given) picks the encoder of each group's
+    scale and zero point; `#qattn.fit<mse>` searches nearby integer pairs for
+    the least squared error. The codes decode the same way either way.
 
     ```mlir
     %p, %s2, %z2 = qattn.progressive_quantize %q8
-        {scheme = #qattn.stage2<bits = [4], group = 16>}
+        {scheme = #qattn.stage2<bits = [4], group = 16>, fit = #qattn.fit<mse>}
         : tensor<1x8x1000x128xi8>
         -> tensor<1x1000x512xi8>, tensor<1x8x63x128xi8>, tensor<1x8x63x128xi8>
     ```
   }];
-  let arguments = (ins QAttn_I8Tensor:$input, QAttn_Stage2Attr:$scheme);
+  let arguments = (ins QAttn_I8Tensor:$input, QAttn_Stage2Attr:$scheme,
+                       OptionalAttr<QAttn_Stage2FitAttr>:$fit);
   let results = (outs QAttn_I8Tensor:$codes, QAttn_I8Tensor:$scales,
                       QAttn_I8Tensor:$zeros);
   let assemblyFormat = [{
@@ -116,6 +120,47 @@ def QAttn_ProgressiveDequantizeOp : QAttn_Op<"progressive_dequantize", [Pure]> {
   let assemblyFormat = [{
     $codes `,` $scales `,` $zeros attr-dict `:` type($codes) `,` type($scales)
     `,` type($zeros) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Key smoothing
+//===----------------------------------------------------------------------===//
+
+def QAttn_SmoothKeysOp : QAttn_Op<"smooth_keys", [Pure]> {
+  let summary = "subtract a per-channel key mean (softmax-invariant)";
+  let description = [{
+    Returns `smoothed = f32(K) - mean` for keys `input` `[B, H, N, d]` and
+    the f32 `mean` `[B, H, d]` it subtracted. Either the op computes the mean
+    over the calibration tokens `[calibration[0], calibration[1])` of each
+    batch, head and channel (an f32 sum in token order divided by the token
+    count), or it takes a mean computed earlier as the `using` operand (then
+    the `mean` result is that operand), so the keys of later decode steps
+    are shifted by the same vector (docs/FORMAT.md).
+
+    Subtracting one vector from every key of a (batch, KV head) adds the
+    constant `-scale * q . mean` to each of a query's scores, which the
+    softmax cancels: attention over smoothed keys equals attention over the
+    original ones, with no correction. Quantizing smoothed keys spends the
+    quantization range on the keys' variation instead of a channel's offset.
+
+    ```mlir
+    %ks, %mu = qattn.smooth_keys %k {calibration = array<i64: 0, 64>}
+        : tensor<1x8x1000x128xf16> -> tensor<1x8x1000x128xf32>, tensor<1x8x128xf32>
+    %ks1, %mu1 = qattn.smooth_keys %knew using(%mu)
+        : tensor<1x8x1x128xf16>, tensor<1x8x128xf32>
+        -> tensor<1x8x1x128xf32>, tensor<1x8x128xf32>
+    ```
+  }];
+  let arguments = (ins QAttn_FloatTensor:$input,
+                       Optional<RankedTensorOf<[F32]>>:$given_mean,
+                       OptionalAttr<DenseI64ArrayAttr>:$calibration);
+  let results = (outs RankedTensorOf<[F32]>:$smoothed,
+                      RankedTensorOf<[F32]>:$mean);
+  let assemblyFormat = [{
+    $input (`using` `(` $given_mean^ `)`)? attr-dict `:` type($input)
+    (`,` type($given_mean)^)? `->` type($smoothed) `,` type($mean)
   }];
   let hasVerifier = 1;
 }
@@ -162,7 +207,8 @@ def QAttn_BufferFlushOp : QAttn_Op<"buffer_flush", [Pure,
     `[B, H, ceil(N / group), d]`) at token `position`, which must be a
     multiple of the stage-1 block at run time. The stage-1 scales of the
     written blocks become the buffer's `scale`. `Nb` is a multiple of the
-    stage-1 block, itself a multiple of the stage-2 group.
+    stage-1 block, itself a multiple of the stage-2 group. `fit` picks the
+    stage-2 encoder as on `qattn.progressive_quantize`.
 
     ```mlir
     %p1, %s1b, %s2b, %z2b = qattn.buffer_flush %buf, %s into %p, %s1, %s2, %z2 [%pos]
@@ -175,7 +221,8 @@ def QAttn_BufferFlushOp : QAttn_Op<"buffer_flush", [Pure,
                        QAttn_I8Tensor:$codes, QAttn_ScaleTensor:$block_scales,
                        QAttn_I8Tensor:$scales, QAttn_I8Tensor:$zeros,
                        Index:$position,
-                       QAttn_Stage1Attr:$stage1, QAttn_Stage2Attr:$stage2);
+                       QAttn_Stage1Attr:$stage1, QAttn_Stage2Attr:$stage2,
+                       OptionalAttr<QAttn_Stage2FitAttr>:$fit);
   let results = (outs QAttn_I8Tensor:$new_codes,
                       QAttn_ScaleTensor:$new_block_scales,
                       QAttn_I8Tensor:$new_scales, QAttn_I8Tensor:$new_zeros);
