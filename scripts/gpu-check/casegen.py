@@ -31,6 +31,7 @@ class Case:
     cpu_reference: bool = True  # small enough for the single-threaded CPU spec
     softmax: str = "exact"  # or "sas" (threshold -6, degree 3)
     order: str = "lsb_first"  # stage-2 bit order
+    anchor: str = "zero"  # stage-2 grid anchor (zero | min)
 
 
 def tensor(shape, elt):
@@ -49,7 +50,7 @@ class Operands:
         s1 = f"#qattn.stage1<block = {c.block}>"
         self.s1 = s1
         self.s2 = (f"#qattn.stage2<bits = [{', '.join(map(str, c.bits))}], group = {c.group}, "
-                   f"order = {c.order}>"
+                   f"order = {c.order}{', anchor = min' if c.anchor == 'min' else ''}>"
                    if c.bits else None)
         kv = [c.batch, c.hkv, c.nk, c.d]
         self.qf = tensor([c.batch, c.hq, c.nq, c.d], "f32")

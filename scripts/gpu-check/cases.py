@@ -29,6 +29,12 @@ def matrix():
         Case("decode_msb_d64_2bit", 2, 16, 4, 1, 700, 64, [2], order="msb_first"),
         Case("decode_msb_d128_4bit_group32", 1, 16, 2, 3, 1111, 128, [4],
              group=32, order="msb_first", causal=False),
+        # Min-anchored stage 2 (docs/FORMAT.md) on each kernel: decode, the
+        # warp kernel (3 bits), prefill.
+        Case("decode_anchor_min_4bit", 2, 32, 8, 1, 1000, 128, [4], anchor="min"),
+        Case("decode_anchor_min_mixed_d64", 1, 16, 4, 2, 900, 64, [4, 2, 2, 4], anchor="min"),
+        Case("decode_anchor_min_3bit", 1, 16, 4, 1, 700, 128, [3], anchor="min"),
+        Case("prefill_anchor_min_n300", 1, 8, 2, 300, 300, 64, [4], anchor="min"),
         Case("decode_nq16_noncausal_d64", 3, 16, 4, 16, 555, 64, [4], causal=False),
         Case("decode_mixed_2_4", 2, 16, 4, 2, 900, 128, [4, 2, 2, 4]),
         Case("decode_int8_kv", 2, 16, 4, 1, 1000, 128, []),

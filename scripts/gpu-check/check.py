@@ -106,6 +106,7 @@ def dequantize(case, t):
                                        s2=t[x + "g"].view(np.uint8), z2=t[x + "z"],
                                        bits=bits if len(bits) > 1 else bits[0],
                                        group=grp, order=case.get("order", "lsb_first"),
+                                       anchor=case.get("anchor", "zero"),
                                        **extra))
         else:
             kv.append(F.dequantized_kv(t[x + "s"], blk, q8=t[x + "8"], **extra))

@@ -435,7 +435,8 @@ private:
   /// (s2, 1152 + z2) of channels lo and hi as f16x2 pairs: a byte pair, its
   /// halves masked to a byte and or'ed with the magic (z2 first biased to
   /// the unsigned z2 + 128, so 1024 + z2 + 128 = 1152 + z2), s2 less 1024.
-  std::pair<Value, Value> groupPairs(Value s2, Value z2, int64_t lo, int64_t hi) {
+  std::pair<Value, Value> groupPairs(Value s2, Value z2, int64_t lo, int64_t hi,
+                                     Stage2Anchor anchor) {
     Value sPair = arith::OrIOp::create(
         b, arith::AndIOp::create(b, bytePair(s2, lo, hi), i32(0x00ff00ff)),
         i32(kMagic1024 << 16 | kMagic1024));
@@ -446,14 +447,24 @@ private:
             b, arith::AndIOp::create(b, bytePair(z2, lo, hi), i32(0x00ff00ff)),
             i32(0x00800080)),
         i32(kMagic1024 << 16 | kMagic1024));
-    return {s, half2(zPair)};
+    // With anchor = min, z2 itself (the grid's start), not 1152 + z2.
+    Value z = half2(zPair);
+    if (anchor == Stage2Anchor::min)
+      z = arith::SubFOp::create(b, z, half2Const(1152, 1152));
+    return {s, z};
   }
   /// q8 = (q - z2) * s2 from the codes at `shift` of both halves of `codes`:
-  /// (1152 + q) - (1152 + z2), exact in f16, times s2.
-  Value dequantPair(Value codes, int64_t shift, int64_t bits, Value s, Value z) {
+  /// (1152 + q) - (1152 + z2), exact in f16, times s2. With anchor = min,
+  /// q8 = z2 + q * s2: ((1152 + q) - 1152) * s2 + z2, exact as well (one
+  /// rounding of an integer below 2^11).
+  Value dequantPair(Value codes, int64_t shift, int64_t bits, Value s, Value z,
+                    Stage2Anchor anchor) {
     int64_t mask = (1 << bits) - 1;
     Value m = arith::AndIOp::create(b, shr(codes, shift), i32(mask << 16 | mask));
     Value pair = half2(arith::OrIOp::create(b, m, i32(kMagic1152 << 16 | kMagic1152)));
+    if (anchor == Stage2Anchor::min)
+      return math::FmaOp::create(
+          b, arith::SubFOp::create(b, pair, half2Const(1152, 1152)), s, z);
     return arith::MulFOp::create(b, arith::SubFOp::create(b, pair, z), s);
   }
 
@@ -499,6 +510,8 @@ private:
                           int64_t kBits, int64_t vBits) {
     int64_t d = shape.headDim;
     PackOrder kOrder = view.k.stage2.getOrder(), vOrder = view.v.stage2.getOrder();
+    Stage2Anchor kAnchor = view.k.stage2.getAnchor();
+    Stage2Anchor vAnchor = view.v.stage2.getAnchor();
     auto kp = keyPairs(kBits, kOrder);
 
     // Scores of rows g, g + 8 against keys j0 + 8n + 2t + {0, 1}.
@@ -516,7 +529,7 @@ private:
       std::pair<Value, Value> params[2];
       for (int64_t reg = 0; reg < 2; ++reg)
         params[reg] = groupPairs(f.kS2, f.kZ2, kp[2 * k + reg].first,
-                                 kp[2 * k + reg].second);
+                                 kp[2 * k + reg].second, kAnchor);
       for (int64_t n = 0; n < 2; ++n) {
         Value bv = zeroB;
         for (int64_t reg = 0; reg < 2; ++reg) {
@@ -524,7 +537,7 @@ private:
           Value word = vector::ExtractOp::create(
               b, f.kCodes[n], ArrayRef<int64_t>{p / pairsPerWord});
           Value pair = dequantPair(word, (p % pairsPerWord) * kBits, kBits,
-                                   params[reg].first, params[reg].second);
+                                   params[reg].first, params[reg].second, kAnchor);
           bv = vector::InsertOp::create(b, pair, bv, ArrayRef<int64_t>{reg});
         }
         Value &acc = partial[2 * n + k % 2];
@@ -557,7 +570,7 @@ private:
       for (int64_t n = 0; n < 2; ++n)
         for (int64_t ci = 0; ci < 2; ++ci)
           m = arith::MaximumFOp::create(b, m, s[n][2 * r + ci]);
-      m = overGroup<arith::MaximumFOp>(m);
+      m = overQuad<arith::MaximumFOp>(b, m);
       Value isInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m,
                                           f32Const(b, -INFINITY));
       Value ref = arith::SelectOp::create(b, isInf, f32Const(b, 0.0), m);
@@ -612,7 +625,7 @@ private:
     auto vc = valueChannels(vBits, vOrder);
     int64_t perChunk = 16 / vBits;
     for (int64_t u = 0, e = vc.size(); u < e; ++u) {
-      auto [vs, vz] = groupPairs(f.vS2, f.vZ2, vc[u], vc[u]);
+      auto [vs, vz] = groupPairs(f.vS2, f.vZ2, vc[u], vc[u], vAnchor);
       Value bv = zeroB;
       int64_t h = u / perChunk; // the 16-bit chunk holding channel u
       for (int64_t reg = 0; reg < 2; ++reg) {
@@ -625,24 +638,14 @@ private:
         Value both = NVVM::PermuteOp::create(
             b, b.getI32Type(), word(f.vCodes[2 * reg]),
             word(f.vCodes[2 * reg + 1]), i32(sel), NVVM::PermuteMode::DEFAULT);
-        Value pair = dequantPair(both, (u % perChunk) * vBits, vBits, vs, vz);
+        Value pair = dequantPair(both, (u % perChunk) * vBits, vBits, vs, vz,
+                                 vAnchor);
         bv = vector::InsertOp::create(b, pair, bv, ArrayRef<int64_t>{reg});
       }
       next[4 + u] = nvgpu::MmaSyncOp::create(b, aP, bv, next[4 + u],
                                              ArrayRef<int64_t>{16, 8, 16});
     }
     return next;
-  }
-
-  /// Combines a value over the 4 lanes that share a row.
-  template <typename CombineOp>
-  Value overGroup(Value v) {
-    for (int32_t offset : {1, 2}) {
-      auto sh = gpu::ShuffleOp::create(b, v, offset, kThreadsPerWarp,
-                                       gpu::ShuffleMode::XOR);
-      v = CombineOp::create(b, v, sh.getShuffleResult());
-    }
-    return v;
   }
 
   void emitStream(Value lo, Value steps, int64_t kBits, int64_t vBits,
@@ -717,7 +720,7 @@ private:
     auto vc = valueChannels(vBits, vOrder);
     int64_t perLane = shape.headDim / 8;
     for (int64_t r = 0; r < 2; ++r) {
-      Value sum = overGroup<arith::AddFOp>(st[2 + r]);
+      Value sum = overQuad<arith::AddFOp>(b, st[2 + r]);
       auto ifOp = scf::IfOp::create(b, valid[r], false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(ifOp.thenBlock()->getTerminator());

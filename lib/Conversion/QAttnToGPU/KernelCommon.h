@@ -62,6 +62,18 @@ inline Value warpSum(ImplicitLocOpBuilder &b, Value v) {
   return v;
 }
 
+/// Combines `v` over the 4 lanes 4g .. 4g+3 of an mma fragment's row group
+/// (they hold one row's columns); every lane gets the result.
+template <typename CombineOp>
+Value overQuad(ImplicitLocOpBuilder &b, Value v) {
+  for (int32_t offset : {1, 2}) {
+    auto sh = gpu::ShuffleOp::create(b, v, offset, kThreadsPerWarp,
+                                     gpu::ShuffleMode::XOR);
+    v = CombineOp::create(b, v, sh.getShuffleResult());
+  }
+  return v;
+}
+
 //===----------------------------------------------------------------------===//
 // The operands of an attention op, by role
 //===----------------------------------------------------------------------===//
@@ -143,7 +155,7 @@ inline Value dequantizeToInt8(ImplicitLocOpBuilder &b, const KVView &kv,
       Value v = load(b, kv.data, {bi, j, add(b, headOffset, byte)});
       return arith::ExtUIOp::create(b, b.getI32Type(), v);
     });
-    q8 = stage2Decode(b, code, s2, z2);
+    q8 = stage2Decode(b, code, s2, z2, kv.stage2.getAnchor());
   } else {
     q8 = arith::ExtSIOp::create(b, b.getI32Type(), load(b, kv.data, {bi, hk, j, c}));
   }

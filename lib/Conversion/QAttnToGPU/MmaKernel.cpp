@@ -215,17 +215,6 @@ private:
     return s;
   }
 
-  /// Combines a value over the 4 lanes of a group (they share a row).
-  template <typename CombineOp>
-  Value overGroup(Value v) {
-    for (int32_t offset : {1, 2}) {
-      auto sh = gpu::ShuffleOp::create(b, v, offset, kThreadsPerWarp,
-                                       gpu::ShuffleMode::XOR);
-      v = CombineOp::create(b, v, sh.getShuffleResult());
-    }
-    return v;
-  }
-
   /// state = {max0, max1, sum0, sum1 (per lane), acc[d/8] (2x2 f32)}.
   SmallVector<Value> processTile(Value first, ValueRange state) {
     stageTile(first);
@@ -239,7 +228,7 @@ private:
       for (auto &tile : s)
         for (int64_t ci = 0; ci < 2; ++ci)
           m = arith::MaximumFOp::create(b, m, tile[2 * r + ci]);
-      m = overGroup<arith::MaximumFOp>(m);
+      m = overQuad<arith::MaximumFOp>(b, m);
       corr[r] = math::ExpOp::create(b, arith::SubFOp::create(b, state[r], m));
       next[r] = m;
       Value sum = arith::MulFOp::create(b, state[2 + r], corr[r]);
@@ -288,7 +277,7 @@ private:
 
   void storeOutput(Value out, ArrayRef<Value> st) {
     for (int64_t r = 0; r < 2; ++r) {
-      Value sum = overGroup<arith::AddFOp>(st[2 + r]);
+      Value sum = overQuad<arith::AddFOp>(b, st[2 + r]);
       Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rows[r],
                                             indexConst(b, shape.queries));
       auto ifOp = scf::IfOp::create(b, inRange, false);

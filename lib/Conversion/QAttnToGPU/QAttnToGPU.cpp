@@ -497,7 +497,7 @@ private:
             i32Const(b, (1 << bits) - 1));
         q8.push_back(stage2Decode(
             b, code, arith::ExtUIOp::create(b, i32, element(s2, t)),
-            arith::ExtSIOp::create(b, i32, element(z2, t))));
+            arith::ExtSIOp::create(b, i32, element(z2, t)), kv.stage2.getAnchor()));
       }
     } else {
       Value data = loadVector(kv.data, {x.bi, x.hk, j, c0}, per, i8);

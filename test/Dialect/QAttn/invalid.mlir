@@ -437,14 +437,6 @@ func.func @f(%q8: tensor<1x2x16x16xi8>) {
 
 // -----
 
-func.func @f(%q: tensor<1x2x4x16xf32>, %p: tensor<1x32x16xi8>, %ks: tensor<1x2x1xf32>, %g: tensor<1x2x2x16xi8>, %v: tensor<1x2x32x16xi8>) {
-  // expected-error@+1 {{expected no gpu_tiling with stage-2 anchor = min (no GPU kernel decodes it yet)}}
-  %o = qattn.attention %q keys(%p, %ks, %g, %g) values(%v, %ks) {k_stage1 = #qattn.stage1<block = 32>, k_stage2 = #qattn.stage2<bits = [4], group = 16, anchor = min>, v_stage1 = #qattn.stage1<block = 32>, gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1>} : (tensor<1x2x4x16xf32>, tensor<1x32x16xi8>, tensor<1x2x1xf32>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xi8>, tensor<1x2x32x16xi8>, tensor<1x2x1xf32>) -> tensor<1x2x4x16xf32>
-  return
-}
-
-// -----
-
 // expected-error@+2 {{expected ::mlir::qattn::Stage2Anchor to be one of: zero, min}}
 // expected-error@+1 {{failed to parse QAttn_Stage2Attr parameter 'anchor'}}
 func.func @f() attributes {s = #qattn.stage2<bits = [4], group = 8, anchor = max>} { return }

@@ -391,13 +391,6 @@ LogicalResult AttentionOp::verify() {
       return failure();
   }
 
-  // The GPU kernels decode only zero-anchored stage 2; keep min-anchored
-  // operands away from them.
-  for (Stage2Attr s : {getKStage2Attr(), getVStage2Attr()})
-    if (s && s.getAnchor() == Stage2Anchor::min && getGpuTilingAttr())
-      return emitOpError() << "expected no gpu_tiling with stage-2 anchor = "
-                              "min (no GPU kernel decodes it yet)";
-
   if (getCausal() && out->n > k->n + bufferTokens)
     return emitOpError() << "expected at most as many queries (" << out->n
                          << ") as keys (" << k->n + bufferTokens

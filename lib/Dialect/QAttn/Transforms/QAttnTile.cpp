@@ -76,14 +76,6 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     return std::max<int64_t>(1, std::min(wanted, affordable));
   }
 
-  /// The GPU kernels decode only zero-anchored stage 2.
-  static bool hasMinAnchor(AttentionOp op) {
-    auto isMin = [](Stage2Attr s) {
-      return s && s.getAnchor() == Stage2Anchor::min;
-    };
-    return isMin(op.getKStage2Attr()) || isMin(op.getVStage2Attr());
-  }
-
   /// Enough CTAs to fill the machine, but no slice shorter than the minimum:
   /// a decode row alone would otherwise stream its whole cache through 1 SM.
   int64_t chooseSplits(AttentionOp op) const {
@@ -107,14 +99,9 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       getOperation().emitError("qattn-tile: invalid options");
       return signalPassFailure();
     }
-    WalkResult result = getOperation()->walk([&](AttentionOp op) {
+    getOperation()->walk([&](AttentionOp op) {
       if (op.getGpuTilingAttr())
-        return WalkResult::advance();
-      if (hasMinAnchor(op)) {
-        op.emitOpError("qattn-tile: stage 2 with anchor = min has no GPU "
-                       "kernel yet (use the CPU reference)");
-        return WalkResult::interrupt();
-      }
+        return;
       GpuKernel kernel = GpuKernel::rows;
       if (useMma && fitsMmaKernel(op))
         kernel = GpuKernel::mma;
@@ -134,10 +121,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       op.setGpuTilingAttr(
           GpuTilingAttr::get(&getContext(), warps, s, keysPerStep, kernel,
                              /*stages=*/kernel == GpuKernel::decode ? 2 : 1));
-      return WalkResult::advance();
     });
-    if (result.wasInterrupted())
-      signalPassFailure();
   }
 };
 } // namespace

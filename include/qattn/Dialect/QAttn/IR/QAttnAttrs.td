@@ -124,8 +124,6 @@ def QAttn_Stage2Attr : QAttn_Attr<"Stage2", "stage2"> {
     multiples of `s2`: `z2` holds the minimum itself, codes are
     `q = clamp(round((q8 - z2) / s2), 0, hi)` and dequantize as
     `q8' = z2 + q * s2`, so a group's extremes are kept (docs/FORMAT.md).
-    The GPU kernels do not decode it yet: an attention op with it cannot
-    carry a `gpu_tiling`.
 
     ```mlir
     #qattn.stage2<bits = [4], group = 16>
