@@ -12,6 +12,8 @@
 
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <numeric>
 
@@ -30,24 +32,94 @@ struct QAttnAssignHeadBitsPass
     : qattn::impl::QAttnAssignHeadBitsBase<QAttnAssignHeadBitsPass> {
   using QAttnAssignHeadBitsBase::QAttnAssignHeadBitsBase;
 
-  /// Per-head priorities from the op's statistics attribute.
+  /// The statistics file's entries (`stats-file`), read once.
+  std::optional<llvm::json::Object> file;
+
+  /// `gaps` and `gap_stds` of the entry `key` of the statistics file.
+  LogicalResult fromFile(ProgressiveQuantizeOp op, StringRef key,
+                         SmallVector<double> &gaps, SmallVector<double> &stds) {
+    if (!file)
+      return op.emitOpError() << "names statistics \"" << key
+                              << "\" but no stats-file was given";
+    const llvm::json::Object *entry = file->getObject(key);
+    if (!entry)
+      return op.emitOpError() << "has no entry \"" << key << "\" in "
+                              << statsFile;
+    for (auto [name, out] : {std::pair<StringRef, SmallVector<double> *>{"gaps", &gaps},
+                             {"gap_stds", &stds}}) {
+      const llvm::json::Array *values = entry->getArray(name);
+      if (!values)
+        return op.emitOpError() << "expected \"" << name << "\": [numbers] in "
+                                << statsFile << " entry \"" << key << "\"";
+      for (const llvm::json::Value &v : *values) {
+        std::optional<double> d = v.getAsNumber();
+        if (!d)
+          return op.emitOpError() << "expected numbers in \"" << name
+                                  << "\" of " << statsFile << " entry \""
+                                  << key << "\"";
+        out->push_back(*d);
+      }
+    }
+    return success();
+  }
+
+  /// Per-head priorities from the op's statistics: the attribute itself, or
+  /// the statistics file's entry it names.
   FailureOr<SmallVector<double>> priorities(ProgressiveQuantizeOp op,
                                             int64_t heads) {
-    auto stats = op->getAttrOfType<DictionaryAttr>(kStatsAttr);
-    auto gaps = stats ? stats.getAs<DenseF64ArrayAttr>("gaps") : nullptr;
-    auto stds = stats ? stats.getAs<DenseF64ArrayAttr>("gap_stds") : nullptr;
-    if (!gaps || !stds)
-      return op.emitOpError() << "expected " << kStatsAttr
-                              << " = {gaps = array<f64: ...>, gap_stds = "
-                                 "array<f64: ...>}";
+    SmallVector<double> gaps, stds;
+    Attribute attr = op->getAttr(kStatsAttr);
+    if (auto key = dyn_cast<StringAttr>(attr)) {
+      if (failed(fromFile(op, key.getValue(), gaps, stds)))
+        return failure();
+    } else {
+      auto stats = dyn_cast<DictionaryAttr>(attr);
+      auto g = stats ? stats.getAs<DenseF64ArrayAttr>("gaps") : nullptr;
+      auto s = stats ? stats.getAs<DenseF64ArrayAttr>("gap_stds") : nullptr;
+      if (!g || !s)
+        return op.emitOpError() << "expected " << kStatsAttr
+                                << " = {gaps = array<f64: ...>, gap_stds = "
+                                   "array<f64: ...>} or the name of an entry "
+                                   "of the stats-file";
+      gaps.assign(g.asArrayRef().begin(), g.asArrayRef().end());
+      stds.assign(s.asArrayRef().begin(), s.asArrayRef().end());
+    }
     if (int64_t(gaps.size()) != heads || int64_t(stds.size()) != heads)
       return op.emitOpError() << "expected " << heads
                               << " gaps and gap_stds (one per head), got "
                               << gaps.size() << " and " << stds.size();
     SmallVector<double> p;
-    for (auto [g, s] : llvm::zip(gaps.asArrayRef(), stds.asArrayRef()))
+    for (auto [g, s] : llvm::zip(gaps, stds))
       p.push_back(g * s);
     return p;
+  }
+
+  /// Reads `stats-file` (a JSON object of entries); false after an error.
+  bool readFile() {
+    if (statsFile.empty())
+      return true;
+    auto buffer = llvm::MemoryBuffer::getFile(statsFile);
+    if (!buffer) {
+      getOperation().emitError() << "qattn-assign-head-bits: cannot read "
+                                 << statsFile << ": "
+                                 << buffer.getError().message();
+      return false;
+    }
+    llvm::Expected<llvm::json::Value> json =
+        llvm::json::parse((*buffer)->getBuffer());
+    if (!json) {
+      getOperation().emitError() << "qattn-assign-head-bits: " << statsFile
+                                 << " is not JSON: "
+                                 << llvm::toString(json.takeError());
+      return false;
+    }
+    if (!json->getAsObject()) {
+      getOperation().emitError() << "qattn-assign-head-bits: expected " << statsFile
+                                 << " to hold an object of entries";
+      return false;
+    }
+    file = std::move(*json->getAsObject());
+    return true;
   }
 
   LogicalResult assign(ProgressiveQuantizeOp op) {
@@ -104,6 +176,8 @@ struct QAttnAssignHeadBitsPass
       getOperation().emitError("qattn-assign-head-bits: bit widths must be 2, 3 or 4");
       return signalPassFailure();
     }
+    if (!readFile())
+      return signalPassFailure();
     WalkResult result = getOperation()->walk([&](ProgressiveQuantizeOp op) {
       if (!op->hasAttr(kStatsAttr))
         return WalkResult::advance();

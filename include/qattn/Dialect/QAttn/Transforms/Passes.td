@@ -83,12 +83,19 @@ def QAttnAssignHeadBits : Pass<"qattn-assign-head-bits", "mlir::ModuleOp"> {
     high precision). The op's scheme and codes type change accordingly, and
     so do the `k_stage2` / `v_stage2` of the attention ops that read its
     codes; any other use of the codes is an error (their layout changes).
+
+    The statistics may instead live in a JSON file given as `stats-file`:
+    an object whose entries are `{"gaps": [...], "gap_stds": [...]}`, one
+    number per KV head; an op then names its entry, `qattn.head_stats =
+    "layer0.k"`.
   }];
   let options = [
     Option<"numLow", "num-low", "int64_t", /*default=*/"-1",
            "Heads at low precision (-1: half of them, rounded down)">,
     Option<"lowBits", "low-bits", "int64_t", /*default=*/"2", "Low bit width">,
     Option<"highBits", "high-bits", "int64_t", /*default=*/"4", "High bit width">,
+    Option<"statsFile", "stats-file", "std::string", /*default=*/"\"\"",
+           "JSON file of calibration statistics that ops name by key">,
   ];
 }
 
