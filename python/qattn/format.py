@@ -34,6 +34,7 @@ __all__ = [
     "stage2_fit_mse",
     "stage2_codes",
     "stage2_quantize",
+    "head_bits",
     "stage2_dequantize",
     "pack_codes",
     "unpack_codes",
@@ -239,7 +240,7 @@ def smooth_keys(k, calibration=None, mean=None):
 # --------------------------------------------------------------------------------------------
 
 
-def _head_bits(bits, h):
+def head_bits(bits, h):
     """Normalize ``bits`` (int, ``[b]`` or per-head list) to a list of ``h`` ints in {2, 3, 4}."""
     if np.ndim(bits) == 0:
         hb = [int(bits)] * h
@@ -257,7 +258,7 @@ def _head_bits(bits, h):
 
 def row_bytes(d, bits, h=None):
     """``R = d * (b_0 + ... + b_{H-1}) / 8`` and the per-head byte offsets ``off_h``."""
-    hb = _head_bits(bits, h if h is not None else (1 if np.ndim(bits) == 0 else len(bits)))
+    hb = head_bits(bits, h if h is not None else (1 if np.ndim(bits) == 0 else len(bits)))
     if d % 8:
         raise ValueError(f"d must be a multiple of 8, got {d}")
     offs = [d * sum(hb[:i]) // 8 for i in range(len(hb))]
@@ -282,7 +283,7 @@ def stage2_params(q8, bits, group, anchor="zero"):
         # ASSUMPTION: stage-2 input is stage-1 data, which never holds -128 (FORMAT.md stage 1).
         # With -128, z2 = round(128 / 1) = 128 would not fit the int8 Z2 tensor.
         raise ValueError("stage-2 input must lie in [-127, 127] (stage-1 data)")
-    hb = _head_bits(bits, q.shape[1])
+    hb = head_bits(bits, q.shape[1])
     starts = _starts(q.shape[2], group)
     mn = np.minimum.reduceat(q, starts, axis=2)
     mx = np.maximum.reduceat(q, starts, axis=2)
@@ -343,7 +344,7 @@ def stage2_fit_mse(q8, bits, group, anchor="zero"):
     n = q.shape[2]
     starts = _starts(n, group)
     mn = np.minimum.reduceat(q, starts, axis=2)
-    levels = (2 ** np.array(_head_bits(bits, q.shape[1]), np.int64) - 1).reshape(1, -1, 1, 1)
+    levels = (2 ** np.array(head_bits(bits, q.shape[1]), np.int64) - 1).reshape(1, -1, 1, 1)
 
     def sse(s2, z2, lo, hi):
         t = lambda a: _per_token(a, group, n)  # noqa: E731
@@ -429,7 +430,7 @@ def pack_codes(codes, bits, order="lsb_first"):
     codes = np.asarray(codes)
     _check_4d("codes", codes)
     nb, h, n, d = codes.shape
-    hb = _head_bits(bits, h)
+    hb = head_bits(bits, h)
     row_bytes(d, hb)  # checks d % 8
     parts = []
     for head, b in enumerate(hb):
@@ -448,7 +449,7 @@ def unpack_codes(packed, H, d, bits, order="lsb_first"):
     if packed.ndim != 3:
         raise ValueError(f"packed: expected [B, N, R], got {packed.shape}")
     packed = packed.view(np.uint8) if packed.dtype == np.int8 else packed.astype(np.uint8)
-    hb = _head_bits(bits, H)
+    hb = head_bits(bits, H)
     r, offs = row_bytes(d, hb)
     nb, n, rr = packed.shape
     if rr != r:

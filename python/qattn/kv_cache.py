@@ -42,25 +42,11 @@ def _cdiv(a, b):
     return -(-a // b)
 
 
-def _head_bits(bits, heads):
-    if isinstance(bits, (int, np.integer)):
-        hb = [int(bits)] * heads
-    else:
-        hb = [int(b) for b in bits]
-        if len(hb) == 1:
-            hb = hb * heads
-    if len(hb) != heads:
-        raise ValueError(f"bits lists {len(hb)} heads, the cache has {heads}")
-    if any(b not in (2, 3, 4) for b in hb):
-        raise ValueError(f"bit widths must be 2, 3 or 4, got {hb}")
-    return hb
-
-
 def kv_bytes_per_token(heads, d, bits, block, group):
     """Bytes that one token of K and V together takes in the stage-2 cache of one layer:
     packed codes ``d * sum(bits) / 8`` each, plus its share of the f32 block scales
     (``4 H / block``) and of the int8 group scales and zero points (``2 H d / group``)."""
-    hb = _head_bits(bits, heads)
+    hb = F.head_bits(bits, heads)
     one = d * sum(hb) / 8 + 4 * heads / block + 2 * heads * d / group
     return 2 * one
 
@@ -395,8 +381,8 @@ class QuantizedKVCache:
                 if len(b) != layers:
                     raise ValueError(f"per-layer bits list {len(b)} layers, the model has "
                                      f"{layers}")
-                return [_head_bits(x, kv_heads) for x in b]
-            return [_head_bits(b, kv_heads)] * layers
+                return [F.head_bits(x, kv_heads) for x in b]
+            return [F.head_bits(b, kv_heads)] * layers
 
         self.bits = per_layer(bits)
         self.v_bits = per_layer(bits if v_bits is None else v_bits)

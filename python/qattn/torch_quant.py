@@ -18,6 +18,8 @@ and stage-2 scales hold unsigned content in int8, as in FORMAT.md), f32 stage-1 
 
 import torch
 
+from qattn.format import head_bits
+
 __all__ = [
     "round_half_away",
     "stage1_quantize",
@@ -70,21 +72,6 @@ def stage1_quantize(x, block):
     s1 = m / torch.full_like(m, 127.0)
     s = s1.repeat_interleave(block, dim=2)[:, :, :n, None]
     return _quantize_symmetric(x, s), s1
-
-
-def head_bits(bits, heads):
-    """``bits`` (int, ``[b]`` or one per head) as a list of ``heads`` ints in {2, 3, 4}."""
-    if isinstance(bits, int):
-        hb = [bits] * heads
-    else:
-        hb = [int(b) for b in bits]
-        if len(hb) == 1:
-            hb = hb * heads
-    if len(hb) != heads:
-        raise ValueError(f"bits lists {len(hb)} heads, data has {heads}")
-    if any(b not in (2, 3, 4) for b in hb):
-        raise ValueError(f"bit widths must be 2, 3 or 4, got {hb}")
-    return hb
 
 
 def _round_div(a, b):

@@ -106,7 +106,7 @@ for bits, group, shape in (([4], 8, (1, 2, 37, 16)), ([3, 2], 16, (2, 2, 37, 8))
     q8[0, 0, :group, 2] = np.linspace(-127, 127, group).round().astype(np.int8)
     codes, s2, z2 = F.stage2_codes(q8, bits, group, fit="mse")
     c_mm, s_mm, z_mm = F.stage2_codes(q8, bits, group)
-    hb = F._head_bits(bits, shape[1])
+    hb = F.head_bits(bits, shape[1])
     n = shape[2]
     changed = 0
     for b in range(shape[0]):

@@ -53,7 +53,7 @@ def random_q8(b, h, n, d, block=16):
 
 def check(q8, bits, group, label, scalar=False):
     b, h, n, d = q8.shape
-    hb = F._head_bits(bits, h)
+    hb = F.head_bits(bits, h)
     g = math.ceil(n / group)
     codes, s2, z2 = F.stage2_codes(q8, bits, group)
     assert codes.dtype == np.uint8 and codes.shape == q8.shape

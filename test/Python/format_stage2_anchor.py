@@ -63,7 +63,7 @@ for fit in ("minmax", "mse"):
         q8[0, 0, :group, 0] = 127
         q8[0, 0, :group, 1] = np.linspace(-127, 127, group).round().astype(np.int8)
         codes, s2, z2 = F.stage2_codes(q8, bits, group, fit=fit, anchor="min")
-        hb = F._head_bits(bits, shape[1])
+        hb = F.head_bits(bits, shape[1])
         for b in range(shape[0]):
             for h in range(shape[1]):
                 for g in range(s2.shape[2]):

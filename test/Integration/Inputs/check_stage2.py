@@ -33,7 +33,7 @@ q8d = qcheck.load(a.out, "q8d", "i8")
 B, H, N, d = q8.shape
 
 want_codes, want_s2, want_z2 = F.stage2_quantize(q8, bits, group, order)
-hb = F._head_bits(bits, H)
+hb = F.head_bits(bits, H)
 R, offs = F.row_bytes(d, hb)
 
 
