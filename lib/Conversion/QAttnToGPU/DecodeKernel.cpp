@@ -55,9 +55,32 @@ int64_t mlir::qattn::kernels::decodeThreads(const AttentionShape &shape) {
   return shape.warps * kThreadsPerWarp;
 }
 
-int64_t mlir::qattn::kernels::decodeSlotBytes(int64_t headDim, int64_t kBits,
-                                              int64_t vBits) {
-  return kStepKeys * headDim * (kBits + vBits) / 8 + 4 * headDim;
+namespace {
+/// Byte offsets inside one slot of the decode kernel's ring: a step's 16
+/// keys' K codes, then their V codes (each the head's d*bits/8 bytes of a
+/// row), then the group's K s2, K z2, V s2, V z2 (d bytes each).
+struct SlotLayout {
+  int64_t headDim, kRow, vRow;
+  SlotLayout(int64_t headDim, int64_t kBits, int64_t vBits)
+      : headDim(headDim), kRow(headDim * kBits / 8), vRow(headDim * vBits / 8) {}
+  int64_t kCodes() const { return 0; }
+  int64_t vCodes() const { return kStepKeys * kRow; }
+  /// Group constants: 0 = K s2, 1 = K z2, 2 = V s2, 3 = V z2.
+  int64_t params(int64_t which) const {
+    return vCodes() + kStepKeys * vRow + which * headDim;
+  }
+  int64_t bytes() const { return params(4); }
+};
+} // namespace
+
+int64_t mlir::qattn::kernels::decodeSlotBytes(int64_t headDim, Stage2Attr k,
+                                              Stage2Attr v, int64_t kvHeads) {
+  int64_t widest = 0;
+  for (int64_t h = 0; h < kvHeads; ++h)
+    widest = std::max(widest, SlotLayout(headDim, k.getBitsOfHead(h),
+                                         v.getBitsOfHead(h))
+                                  .bytes());
+  return widest;
 }
 
 std::pair<int64_t, int64_t>
@@ -84,14 +107,12 @@ public:
 
   void emit(ValueRange outputs, gpu::GPUFuncOp kernel) {
     Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-    Value lane = rem(b, tid, kThreadsPerWarp);
+    lane = rem(b, tid, kThreadsPerWarp);
     warp = div(b, tid, kThreadsPerWarp);
     if (shape.stages > 1) {
       // Each warp's ring of `stages` slots, sized for the widest head.
-      int64_t widest = 0;
-      for (int64_t h = 0; h < shape.kvHeads; ++h)
-        widest = std::max(widest, slotBytes(view.k.stage2.getBitsOfHead(h),
-                                             view.v.stage2.getBitsOfHead(h)));
+      int64_t widest = decodeSlotBytes(shape.headDim, view.k.stage2,
+                                       view.v.stage2, shape.kvHeads);
       auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
                                            gpu::AddressSpace::Workgroup);
       ring = kernel.addWorkgroupAttribution(
@@ -106,7 +127,7 @@ public:
     t = rem(b, lane, 4);
     Value task = add(b, mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::y),
                             shape.warps),
-                     div(b, tid, kThreadsPerWarp));
+                     warp);
     split = gpu::BlockIdOp::create(b, gpu::Dimension::x);
     int64_t rowTiles = decodeRowTiles(shape);
     int64_t tasks = shape.batch * shape.kvHeads * rowTiles;
@@ -139,7 +160,7 @@ public:
 
     // This split's keys, cut at the causal diagonal of the tile's last query.
     Value lo = mul(b, split, shape.keysPerSplit());
-    hi = minIdx(b, add(b, lo, indexConst(b, shape.keysPerSplit())),
+    Value hi = minIdx(b, add(b, lo, indexConst(b, shape.keysPerSplit())),
                 indexConst(b, shape.cacheKeys));
     for (Value i : query)
       rowEnd.push_back(causalEnd(i, hi));
@@ -220,7 +241,7 @@ private:
         type, ArrayRef<Attribute>{b.getF16FloatAttr(lo), b.getF16FloatAttr(hi)});
     return arith::ConstantOp::create(b, cast<TypedAttr>(attr));
   }
-    /// Bytes `lo` and `hi` of the little-endian words `words` (vector of i32)
+  /// Bytes `lo` and `hi` of the little-endian words `words` (vector of i32)
   /// in the low bytes of the two halves of an i32 (prmt; other bytes junk).
   Value bytePair(Value words, int64_t lo, int64_t hi) {
     Value a = vector::ExtractOp::create(b, words, ArrayRef<int64_t>{lo / 4});
@@ -249,27 +270,31 @@ private:
   struct Fetched {
     SmallVector<Value> kCodes, vCodes;
     Value kS2, kZ2, vS2, vZ2, s1k, s1v;
-    SmallVector<Value> flat() const {
-      SmallVector<Value> v(kCodes);
-      llvm::append_range(v, vCodes);
-      v.append({kS2, kZ2, vS2, vZ2, s1k, s1v});
-      return v;
-    }
-    static Fetched unflat(ValueRange v) {
-      Fetched f;
-      f.kCodes.assign(v.begin(), v.begin() + 2);
-      f.vCodes.assign(v.begin() + 2, v.begin() + 6);
-      f.kS2 = v[6], f.kZ2 = v[7], f.vS2 = v[8], f.vZ2 = v[9];
-      f.s1k = v[10], f.s1v = v[11];
-      return f;
-    }
   };
+
+  /// Key j0 clamped to the cache (a prefetch past the end reads the last).
+  Value clampKey(Value j0) {
+    return minIdx(b, j0, indexConst(b, shape.cacheKeys - 1));
+  }
+  /// The K and V stage-2 groups of the step at `j0` (a step lies in one
+  /// group and one stage-1 block: both are multiples of 16 keys, and slices
+  /// start at multiples of 16).
+  std::pair<Value, Value> groupsAt(Value j0) {
+    Value j = clampKey(j0);
+    return {div(b, j, view.k.stage2.getGroup()),
+            div(b, j, view.v.stage2.getGroup())};
+  }
+  /// The K and V stage-1 scales of the step at `j0`.
+  std::pair<Value, Value> stage1At(Value j0) {
+    Value j = clampKey(j0);
+    return {stage1ScaleAt(b, view.k.scales, view.k.stage1, bi, hk, j, Value()),
+            stage1ScaleAt(b, view.v.scales, view.v.stage1, bi, hk, j, Value())};
+  }
 
   Fetched fetch(Value j0, int64_t kBits, int64_t vBits, Value kOff, Value vOff) {
     int64_t d = shape.headDim;
-    Value last = indexConst(b, shape.cacheKeys - 1);
     auto key = [&](int64_t dj, Value lanePart) {
-      return minIdx(b, add(b, add(b, j0, lanePart), indexConst(b, dj)), last);
+      return clampKey(add(b, add(b, j0, lanePart), indexConst(b, dj)));
     };
     Fetched f;
     int64_t kBytes = d / 4 * kBits / 8, vBytes = d / 8 * vBits / 8;
@@ -287,18 +312,13 @@ private:
       // d = 64 at 2 bits: 2 bytes, widened to one word.
       f.vCodes.push_back(widen(loadWords(view.v.data, idx, 2, 16)));
     }
-    // A step lies in one stage-2 group and one stage-1 block (both multiples
-    // of 16 keys, and slices start at multiples of 16).
-    Value j = minIdx(b, j0, last);
-    Value kGroup = div(b, j, view.k.stage2.getGroup());
-    Value vGroup = div(b, j, view.v.stage2.getGroup());
+    auto [kGroup, vGroup] = groupsAt(j0);
     Value kc = mul(b, t, d / 4), vc = mul(b, g, d / 8);
     f.kS2 = loadWords(view.k.groupScales, {bi, hk, kGroup, kc}, d / 4, 32);
     f.kZ2 = loadWords(view.k.zeros, {bi, hk, kGroup, kc}, d / 4, 32);
     f.vS2 = loadWords(view.v.groupScales, {bi, hk, vGroup, vc}, d / 8, 32);
     f.vZ2 = loadWords(view.v.zeros, {bi, hk, vGroup, vc}, d / 8, 32);
-    f.s1k = stage1ScaleAt(b, view.k.scales, view.k.stage1, bi, hk, j, Value());
-    f.s1v = stage1ScaleAt(b, view.v.scales, view.v.stage1, bi, hk, j, Value());
+    std::tie(f.s1k, f.s1v) = stage1At(j0);
     return f;
   }
 
@@ -306,22 +326,20 @@ private:
   // The shared-memory ring (stages > 1)
   //===--------------------------------------------------------------------===//
 
-  int64_t slotBytes(int64_t kBits, int64_t vBits) const {
-    return decodeSlotBytes(shape.headDim, kBits, vBits);
+  /// The first byte of this warp's `slot`.
+  Value slotBase(Value slot) {
+    return mul(b, add(b, mul(b, warp, shape.stages), slot), ringSlot);
   }
 
   /// Issues the cp.async copies of the step at `j0` into `slot` (16-byte
   /// chunks spread over the lanes; keys past the end read the last key) as
   /// one group; returns its token.
-  Value copyStep(Value j0, Value slot, Value lane, int64_t kBits, int64_t vBits,
+  Value copyStep(Value j0, Value slot, int64_t kBits, int64_t vBits,
                  Value kOff, Value vOff) {
     int64_t d = shape.headDim;
-    int64_t kRow = d * kBits / 8, vRow = d * vBits / 8;
-    Value base = mul(b, add(b, mul(b, warp, shape.stages), slot), ringSlot);
-    Value last = indexConst(b, shape.cacheKeys - 1);
-    Value jg = minIdx(b, j0, last);
-    Value kGroup = div(b, jg, view.k.stage2.getGroup());
-    Value vGroup = div(b, jg, view.v.stage2.getGroup());
+    SlotLayout layout(d, kBits, vBits);
+    Value base = slotBase(slot);
+    auto [kGroup, vGroup] = groupsAt(j0);
     auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
     // One region of `chunks` 16-byte pieces at `at` in the slot; `src` maps a
     // chunk index to its source indices.
@@ -348,27 +366,26 @@ private:
         copy();
       }
     };
-    auto rows = [&](int64_t rowBytes, Value data, Value off) {
-      return [&, rowBytes, data, off](Value c) -> SmallVector<Value> {
+    auto rows = [&](int64_t rowBytes, Value off) {
+      return [&, rowBytes, off](Value c) -> SmallVector<Value> {
         int64_t per = rowBytes / 16;
-        Value key = minIdx(b, add(b, j0, div(b, c, per)), last);
+        Value key = clampKey(add(b, j0, div(b, c, per)));
         return {bi, key, add(b, off, mul(b, rem(b, c, per), 16))};
       };
     };
-    auto params = [&](Value buffer, Value group) {
-      return [&, buffer, group](Value c) -> SmallVector<Value> {
+    auto params = [&](Value group) {
+      return [&, group](Value c) -> SmallVector<Value> {
         return {bi, hk, group, mul(b, c, 16)};
       };
     };
-    int64_t at = 0;
-    region(at, kStepKeys * kRow / 16, view.k.data, rows(kRow, view.k.data, kOff));
-    at += kStepKeys * kRow;
-    region(at, kStepKeys * vRow / 16, view.v.data, rows(vRow, view.v.data, vOff));
-    at += kStepKeys * vRow;
-    region(at, d / 16, view.k.groupScales, params(view.k.groupScales, kGroup));
-    region(at + d, d / 16, view.k.zeros, params(view.k.zeros, kGroup));
-    region(at + 2 * d, d / 16, view.v.groupScales, params(view.v.groupScales, vGroup));
-    region(at + 3 * d, d / 16, view.v.zeros, params(view.v.zeros, vGroup));
+    region(layout.kCodes(), kStepKeys * layout.kRow / 16, view.k.data,
+           rows(layout.kRow, kOff));
+    region(layout.vCodes(), kStepKeys * layout.vRow / 16, view.v.data,
+           rows(layout.vRow, vOff));
+    region(layout.params(0), d / 16, view.k.groupScales, params(kGroup));
+    region(layout.params(1), d / 16, view.k.zeros, params(kGroup));
+    region(layout.params(2), d / 16, view.v.groupScales, params(vGroup));
+    region(layout.params(3), d / 16, view.v.zeros, params(vGroup));
     return nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, ValueRange{});
   }
 
@@ -377,28 +394,30 @@ private:
   Fetched readSlot(Value slot, int64_t kBits, int64_t vBits, Value s1k,
                    Value s1v) {
     int64_t d = shape.headDim;
-    int64_t kRow = d * kBits / 8, vRow = d * vBits / 8;
+    SlotLayout layout(d, kBits, vBits);
     int64_t kBytes = d / 4 * kBits / 8, vBytes = d / 8 * vBits / 8;
-    Value base = mul(b, add(b, mul(b, warp, shape.stages), slot), ringSlot);
-    auto at = [&](int64_t bytes, Value offset) { return add(b, base, add(b, indexConst(b, bytes), offset)); };
+    Value base = slotBase(slot);
+    auto at = [&](int64_t bytes, Value offset) {
+      return add(b, base, add(b, indexConst(b, bytes), offset));
+    };
     Fetched f;
     for (int64_t n = 0; n < 2; ++n)
       f.kCodes.push_back(loadWords(
-          ring, {at(0, add(b, mul(b, add(b, g, indexConst(b, 8 * n)), kRow),
-                           mul(b, t, kBytes)))},
+          ring, {at(layout.kCodes(),
+                    add(b, mul(b, add(b, g, indexConst(b, 8 * n)), layout.kRow),
+                        mul(b, t, kBytes)))},
           kBytes, 32));
-    int64_t vAt = kStepKeys * kRow;
     for (int64_t dj : {0, 1, 8, 9}) {
       Value row = add(b, mul(b, t, 2), indexConst(b, dj));
-      Value idx = at(vAt, add(b, mul(b, row, vRow), mul(b, g, vBytes)));
+      Value idx = at(layout.vCodes(),
+                     add(b, mul(b, row, layout.vRow), mul(b, g, vBytes)));
       f.vCodes.push_back(vBytes >= 4 ? loadWords(ring, {idx}, vBytes, 32)
                                      : widen(loadWords(ring, {idx}, 2, 16)));
     }
-    int64_t pAt = vAt + kStepKeys * vRow;
-    f.kS2 = loadWords(ring, {at(pAt, mul(b, t, d / 4))}, d / 4, 32);
-    f.kZ2 = loadWords(ring, {at(pAt + d, mul(b, t, d / 4))}, d / 4, 32);
-    f.vS2 = loadWords(ring, {at(pAt + 2 * d, mul(b, g, d / 8))}, d / 8, 32);
-    f.vZ2 = loadWords(ring, {at(pAt + 3 * d, mul(b, g, d / 8))}, d / 8, 32);
+    f.kS2 = loadWords(ring, {at(layout.params(0), mul(b, t, d / 4))}, d / 4, 32);
+    f.kZ2 = loadWords(ring, {at(layout.params(1), mul(b, t, d / 4))}, d / 4, 32);
+    f.vS2 = loadWords(ring, {at(layout.params(2), mul(b, g, d / 8))}, d / 8, 32);
+    f.vZ2 = loadWords(ring, {at(layout.params(3), mul(b, g, d / 8))}, d / 8, 32);
     f.s1k = s1k;
     f.s1v = s1v;
     return f;
@@ -545,14 +564,17 @@ private:
                                        ArrayRef<int64_t>{16, 8, 16});
       }
     }
+    SmallVector<Value> factor;
+    for (Value rf : rowFactor)
+      factor.push_back(arith::MulFOp::create(b, rf, f.s1k));
     for (int64_t n = 0; n < 2; ++n) {
       Value acc = arith::AddFOp::create(b, partial[2 * n], partial[2 * n + 1]);
       for (int64_t r = 0; r < 2; ++r) {
-        Value factor = arith::MulFOp::create(b, rowFactor[r], f.s1k);
         for (int64_t ci = 0; ci < 2; ++ci) {
           Value key = add(b, add(b, j0, mul(b, t, 2)), indexConst(b, 8 * n + ci));
           Value v = arith::MulFOp::create(
-              b, vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{r, ci}), factor);
+              b, vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{r, ci}),
+              factor[r]);
           Value masked = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, key,
                                                rowEnd[r]);
           s[n].push_back(arith::SelectOp::create(b, masked,
@@ -671,18 +693,14 @@ private:
       // (cp.async) while step it is computed; the stage-1 scales of the
       // steps in flight ride along in registers.
       int64_t depth = shape.stages;
-      Value lane = add(b, mul(b, g, 4), t);
-      Value last = indexConst(b, shape.cacheKeys - 1);
       auto scales = [&](Value j0) {
-        Value j = minIdx(b, j0, last);
-        return SmallVector<Value>{
-            stage1ScaleAt(b, view.k.scales, view.k.stage1, bi, hk, j, Value()),
-            stage1ScaleAt(b, view.v.scales, view.v.stage1, bi, hk, j, Value())};
+        auto [k, v] = stage1At(j0);
+        return SmallVector<Value>{k, v};
       };
       SmallVector<Value> carried(init);
       for (int64_t p = 0; p + 1 < depth; ++p) {
         Value j0 = firstKey(indexConst(b, p));
-        copyStep(j0, indexConst(b, p), lane, kBits, vBits, kOff, vOff);
+        copyStep(j0, indexConst(b, p), kBits, vBits, kOff, vOff);
         llvm::append_range(carried, scales(j0));
       }
       SmallVector<Value> out = reduceRange(
@@ -690,8 +708,8 @@ private:
             // Every lane is done reading the slot step it-1 used.
             warpSync();
             Value ahead = add(b, it, indexConst(b, depth - 1));
-            Value token = copyStep(firstKey(ahead), rem(b, ahead, depth), lane,
-                                   kBits, vBits, kOff, vOff);
+            Value token = copyStep(firstKey(ahead), rem(b, ahead, depth), kBits,
+                                   vBits, kOff, vOff);
             SmallVector<Value> aheadScales = scales(firstKey(ahead));
             // All but the newest depth-1 groups are complete: step it's is.
             nvgpu::DeviceAsyncWaitOp::create(b, token,
@@ -716,7 +734,7 @@ private:
   }
 
   void writeRows(ArrayRef<Value> st, int64_t vBits, PackOrder vOrder,
-             ValueRange outputs) {
+                 ValueRange outputs) {
     auto vc = valueChannels(vBits, vOrder);
     int64_t perLane = shape.headDim / 8;
     for (int64_t r = 0; r < 2; ++r) {
@@ -734,7 +752,7 @@ private:
                          indexConst(b, c));
           if (shape.splits == 1)
             store(b, fromF32(b, arith::DivFOp::create(b, acc, sum), outType),
-                           outputs[0], {bi, head[r], query[r], ch});
+                  outputs[0], {bi, head[r], query[r], ch});
           else
             store(b, acc, outputs[0], {row, split, ch});
         }
@@ -755,7 +773,7 @@ private:
   const AttentionShape &shape;
   const AttentionView &view;
   Type outType;
-  Value g, t, warp, split, hk, bi, hi;
+  Value lane, g, t, warp, split, hk, bi;
   Value ring;           // workgroup bytes: per warp, `stages` slots
   int64_t ringSlot = 0; // bytes per slot
   SmallVector<Value> valid, query, head, rowEnd, rowFactor, qFrags;

@@ -209,10 +209,10 @@ void emitDecodeAttention(ImplicitLocOpBuilder &b, const AttentionShape &shape,
 int64_t decodeThreads(const AttentionShape &shape);
 std::pair<int64_t, int64_t> decodeGrid(const AttentionShape &shape);
 int64_t decodeRowTiles(const AttentionShape &shape);
-/// Bytes of one slot of the decode kernel's shared-memory ring: a step's 16
-/// keys' K and V codes (d*bits/8 bytes each), then the group's K s2, K z2,
-/// V s2, V z2 (d bytes each).
-int64_t decodeSlotBytes(int64_t headDim, int64_t kBits, int64_t vBits);
+/// Bytes of one slot of the decode kernel's shared-memory ring (a step's
+/// codes and group constants), sized for the widest of `kvHeads` heads.
+int64_t decodeSlotBytes(int64_t headDim, Stage2Attr k, Stage2Attr v,
+                        int64_t kvHeads);
 /// Static shared memory a kernel may declare without opting in to more.
 inline constexpr int64_t kStaticSharedBytes = 48 * 1024;
 

@@ -675,12 +675,8 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
     return lowerMmaAttention(op, kernels, prefix, *shape, operands, out);
   if (op.getGpuTilingAttr().getKernel() == GpuKernel::decode &&
       shape->stages > 1) {
-    int64_t widest = 0;
-    for (int64_t h = 0; h < shape->kvHeads; ++h)
-      widest = std::max(widest,
-                        decodeSlotBytes(shape->headDim,
-                                        op.getKStage2Attr().getBitsOfHead(h),
-                                        op.getVStage2Attr().getBitsOfHead(h)));
+    int64_t widest = decodeSlotBytes(shape->headDim, op.getKStage2Attr(),
+                                     op.getVStage2Attr(), shape->kvHeads);
     int64_t bytes = shape->warps * shape->stages * widest;
     if (bytes > kStaticSharedBytes)
       return op.emitOpError() << "decode kernel: " << shape->warps << " warps x "
