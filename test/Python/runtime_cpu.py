@@ -18,6 +18,9 @@ from qattn.compiler import CompileError, compile_module
 from qattn.kv_cache import QuantizedKVCache
 from qattn.runtime import Artifact, QAttnRuntimeError, cuda_built
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from testutil import expect  # noqa: E402
+
 out = sys.argv[1]
 rng = np.random.default_rng(7)
 B, HQ, HKV, D = 2, 4, 2, 32
@@ -135,14 +138,6 @@ print("cache decode: ok")
 
 
 # -- errors ------------------------------------------------------------------------------------
-def expect(exc, call):
-    try:
-        call()
-    except exc as e:
-        print(f"{exc.__name__}: {e}")
-        return
-    raise AssertionError(f"expected {exc.__name__}")
-
 
 dec = art["decode"]
 good = [q, kp, ks, kg, kz, vp, vs1, vg, vz, kb, buf_scale, vb, buf_scale]

@@ -17,6 +17,9 @@ from qattn import torch_quant as TQ
 from qattn.compiler import compile_module
 from qattn.kv_cache import QuantizedKVCache
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from testutil import expect  # noqa: E402
+
 out = sys.argv[1]
 B, HQ, HKV, D, BLOCK, GROUP = 1, 4, 2, 32, 16, 8
 four = ir.Scheme(bits=(4,), group=GROUP, block=BLOCK)
@@ -68,14 +71,6 @@ assert err < 1e-5, err
 print("prefill: ok")
 # CHECK: prefill: ok
 
-
-def expect(exc, call):
-    try:
-        call()
-    except exc as e:
-        print(f"{exc.__name__}: {e}")
-        return
-    raise AssertionError(f"expected {exc.__name__}")
 
 
 dec = lambda **kw: torch_ops.decode_attention(art, "decode", **dict(dict(q=q, **ops), **kw))

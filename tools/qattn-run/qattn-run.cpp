@@ -29,6 +29,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <new>
@@ -250,20 +251,16 @@ Options parseOptions(int argc, char **argv) {
       opts.help = true;
       return opts;
     }
-    if (arg == "--cold-l2") {
-      opts.coldL2 = true;
-      continue;
-    }
-    if (arg == "--quiet") {
-      opts.quiet = true;
-      continue;
-    }
-    if (arg == "--verbose") {
-      opts.verbose = true;
-      continue;
-    }
-    if (arg == "--list-devices") {
-      opts.listDevices = true;
+    // Options without a value.
+    static const std::pair<const char *, bool Options::*> kFlags[] = {
+        {"--cold-l2", &Options::coldL2},
+        {"--quiet", &Options::quiet},
+        {"--verbose", &Options::verbose},
+        {"--list-devices", &Options::listDevices}};
+    auto flag = std::find_if(std::begin(kFlags), std::end(kFlags),
+                             [&](const auto &f) { return arg == f.first; });
+    if (flag != std::end(kFlags)) {
+      opts.*(flag->second) = true;
       continue;
     }
     if (arg.rfind("--", 0) != 0) {

@@ -1,4 +1,4 @@
-"""Helpers shared by the NumPy-model tests (not a test itself: lit skips Inputs/)."""
+"""Helpers shared by the Python tests (not a test itself: lit skips Inputs/)."""
 
 
 def expect_value_errors(calls):
@@ -9,3 +9,13 @@ def expect_value_errors(calls):
         except ValueError:
             continue
         raise AssertionError("expected ValueError")
+
+
+def expect(exc, call):
+    """Asserts that `call` raises `exc`; prints "<exc>: <message>" for FileCheck."""
+    try:
+        call()
+    except exc as e:
+        print(f"{exc.__name__}: {e}")
+        return
+    raise AssertionError(f"expected {exc.__name__}")
