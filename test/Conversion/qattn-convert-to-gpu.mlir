@@ -59,23 +59,47 @@ func.func @mixed(%q: tensor<1x2x1x64xf32>, %kp: tensor<1x64x48xi8>, %ks: tensor<
 
 // -----
 
-// The tensor-core kernel: 4 warps x 16 rows per CTA over (64-row tiles,
-// batch x heads); K tiles dequantized to int8 and V tiles to f16 in shared
-// memory, int8 mma.sync for the scores, f16 mma.sync for P.V.
+// The tensor-core prefill kernel: a stage launch decodes K to int8 codes,
+// V to f16 and the key scales into scratch padded to 64-key tiles (300 ->
+// 320); the attention launch (8 warps x 16 rows per CTA over (128-row tiles,
+// batch x heads)) copies the tiles with cp.async into a 2-slot ring in
+// dynamic shared memory (2 x (64 x 64 K + 64 x 64 x 2 V + 64 x 4) bytes),
+// waits for the oldest group and syncs once per tile before refilling, reads
+// int8 K fragments with ldmatrix for the int8 mma.sync, masks only the tiles
+// that need it, and reads f16 V with transposed ldmatrix for P.V.
 // CHECK-LABEL: func.func @prefill_mma
-// CHECK: gpu.launch_func @qattn_kernels::@prefill_mma_attention_mma blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}})
-// CHECK: gpu.func @prefill_mma_attention_mma({{.*}}) workgroup(%{{.*}} : memref<64x64xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64x64xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
-// CHECK: gpu.barrier
+// CHECK-DAG: %[[K8:.*]] = memref.alloc() : memref<1x2x320x64xi8>
+// CHECK-DAG: %[[V16:.*]] = memref.alloc() : memref<1x2x320x64xf16>
+// CHECK-DAG: %[[KS:.*]] = memref.alloc() : memref<1x2x320xf32>
+// CHECK: gpu.launch_func @qattn_kernels::@prefill_mma_prefill_stage
+// CHECK-SAME: %[[K8]] : memref<1x2x320x64xi8>, %[[V16]] : memref<1x2x320x64xf16>, %[[KS]] : memref<1x2x320xf32>)
+// CHECK: gpu.launch_func @qattn_kernels::@prefill_mma_attention_mma {{.*}} dynamic_shared_memory_size %c25088_i32
+// CHECK: gpu.func @prefill_mma_prefill_stage(
+// CHECK: arith.trunci {{.*}} : i32 to i8
+// CHECK: arith.truncf {{.*}} : f32 to f16
+// CHECK: gpu.func @prefill_mma_attention_mma(
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: nvgpu.device_async_copy {{.*}}, 16 : memref<1x2x320x64xi8> to memref<8192xi8, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy {{.*}}, 8 : memref<1x2x320x64xf16> to memref<8192xf16, #gpu.address_space<workgroup>>
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false} : memref<8192xi8, #gpu.address_space<workgroup>> -> vector<4x4xi8>
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 32]} : (vector<4x4xi8>, vector<2x4xi8>, vector<2x2xi32>) -> vector<2x2xi32>
+// CHECK: scf.if {{.*}} -> (f32,
+// CHECK: arith.select
 // CHECK: gpu.shuffle  xor
-// CHECK: math.exp
+// CHECK: math.exp2
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true} : memref<8192xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
-// CHECK: gpu.barrier
 func.func @prefill_mma(%q8: tensor<1x4x300x64xi8>, %qs: tensor<1x4x5xf32>, %kp: tensor<1x300x64xi8>, %ks: tensor<1x2x5xf32>, %kg: tensor<1x2x19x64xi8>, %kz: tensor<1x2x19x64xi8>) -> tensor<1x4x300x64xf32> {
   %o = qattn.attention %q8 [%qs] keys(%kp, %ks, %kg, %kz) values(%kp, %ks, %kg, %kz)
       {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>,
        v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>, causal,
-       gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma>}
+       gpu_tiling = #qattn.gpu_tiling<warps = 8, splits = 1, kernel = mma, stages = 2>}
       : (tensor<1x4x300x64xi8>, tensor<1x4x5xf32>, tensor<1x300x64xi8>, tensor<1x2x5xf32>, tensor<1x2x19x64xi8>, tensor<1x2x19x64xi8>, tensor<1x300x64xi8>, tensor<1x2x5xf32>, tensor<1x2x19x64xi8>, tensor<1x2x19x64xi8>) -> tensor<1x4x300x64xf32>
   return %o : tensor<1x4x300x64xf32>
 }

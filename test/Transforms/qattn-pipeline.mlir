@@ -18,11 +18,16 @@ func.func @warp_kernel(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks
 
 // -----
 
-// The tensor-core kernel is not pipelined yet: it keeps one stage.
+// The prefill tensor-core kernel keeps qattn-tile's depth by default and
+// takes num-stages (up to 4: its ring is in shared memory).
 // CHECK-LABEL: func.func @mma_kernel
-// CHECK: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma>
+// CHECK: gpu_tiling = #qattn.gpu_tiling<warps = 8, splits = 1, kernel = mma, stages = 2>
+// ONE-LABEL: func.func @mma_kernel
+// ONE: gpu_tiling = #qattn.gpu_tiling<warps = 8, splits = 1, kernel = mma, stages = 3>
+// SET1-LABEL: func.func @mma_kernel
+// SET1: gpu_tiling = #qattn.gpu_tiling<warps = 8, splits = 1, kernel = mma>
 func.func @mma_kernel(%q: tensor<1x4x256x64xi8>, %qs: tensor<1x4x4xf32>, %k: tensor<1x4x256x64xi8>, %ks: tensor<1x4x4xf32>) -> tensor<1x4x256x64xf32> {
-  %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %ks) {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma>}
+  %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %ks) {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, gpu_tiling = #qattn.gpu_tiling<warps = 8, splits = 1, kernel = mma, stages = 3>}
       : (tensor<1x4x256x64xi8>, tensor<1x4x4xf32>, tensor<1x4x256x64xi8>, tensor<1x4x4xf32>, tensor<1x4x256x64xi8>, tensor<1x4x4xf32>) -> tensor<1x4x256x64xf32>
   return %o : tensor<1x4x256x64xf32>
 }

@@ -189,14 +189,29 @@ inline std::pair<int64_t, Value> headCodes(ImplicitLocOpBuilder &b,
   return {bits, mul(b, hk, headDim * bits / 8)};
 }
 
-/// Emits the tensor-core attention kernel's body into `kernel` (see
-/// MmaKernel.cpp); it writes the whole output `out`.
+/// Scratch the prefill tensor-core kernel's stage launch fills: K as int8
+/// codes [batch, KV head, key, channel], V as f16 values (same shape), one
+/// f32 scale per key [batch, KV head, key]; keys padded to whole 64-key
+/// tiles (mmaStagedKeys) with zeros.
+struct MmaStaged {
+  Value k, v, kScales;
+};
+int64_t mmaStagedKeys(const AttentionShape &shape);
+/// Emits the stage kernel's body (see MmaKernel.cpp) and gives its grid and
+/// block size (1-D).
+void emitMmaStage(ImplicitLocOpBuilder &b, const AttentionShape &shape,
+                  const AttentionView &view, const MmaStaged &staged);
+std::pair<int64_t, int64_t> mmaStageLaunch(const AttentionShape &shape);
+/// Emits the tensor-core attention kernel's body over the staged operands;
+/// it writes the whole output `out`.
 void emitMmaAttention(ImplicitLocOpBuilder &b, const AttentionShape &shape,
-                      const AttentionView &view, Type outType, Value out,
-                      gpu::GPUFuncOp kernel);
-/// Threads and grid of the tensor-core kernel.
+                      const AttentionView &view, const MmaStaged &staged,
+                      Type outType, Value out);
+/// Threads, grid and dynamic shared memory (the cp.async ring) of the
+/// tensor-core attention kernel.
 int64_t mmaThreads(const AttentionShape &shape);
 std::pair<int64_t, int64_t> mmaGrid(const AttentionShape &shape);
+int64_t mmaSharedBytes(const AttentionShape &shape);
 
 /// Emits the tensor-core decode kernel's body (see DecodeKernel.cpp);
 /// `outputs` is {out} or, with several key splits, {partialAcc,
@@ -215,6 +230,8 @@ int64_t decodeSlotBytes(int64_t headDim, Stage2Attr k, Stage2Attr v,
                         int64_t kvHeads);
 /// Static shared memory a kernel may declare without opting in to more.
 inline constexpr int64_t kStaticSharedBytes = 48 * 1024;
+/// Shared memory a CTA may opt in to on sm_90 (227 KiB).
+inline constexpr int64_t kMaxSharedBytes = 227 * 1024;
 
 /// Gives every workgroup buffer of `kernel` 16-byte alignment (vector and
 /// cp.async accesses need it; the default is the element's).

@@ -1,21 +1,37 @@
-//===- MmaKernel.cpp - tensor-core attention for BPQ int8 queries ---------===//
+//===- MmaKernel.cpp - tensor-core prefill attention for BPQ int8 queries -===//
 //
 // Part of the qattn project.
 //
-// Flash attention on mma.sync: a CTA of 4 warps owns 64 query rows of one
-// query head (16 per warp) and walks the keys in tiles of 64. Per tile the
-// CTA dequantizes K to int8 and V to f16 into shared memory once (stage 2 in
-// integers, V times its stage-1 scale); each warp then computes its 16x64
-// scores as int8 x int8 -> int32 m16n8k32 products scaled by the query's and
-// key's stage-1 scales, runs the online softmax on the accumulator fragments,
-// and multiplies P (f16, reusing the score fragments' layout as the A
-// operand) with V by m16n8k16. Fragment layouts follow the PTX ISA's
-// mma.m16n8k32 (.s8) and mma.m16n8k16 (.f16) register maps.
+// Prefill attention is compute-bound, so the key stream must reach the
+// tensor cores without per-CTA dequantization work. Two launches:
+//
+// 1. The stage kernel decodes K once to its int8 stage-1 codes (stage 2
+//    undone in integers) with one f32 scale per key, and V to f16 values,
+//    into scratch laid out [batch, KV head, key, channel] and padded with
+//    zeros to whole 64-key tiles. Every query CTA of a head reads these.
+//
+// 2. The attention kernel: a CTA of W warps owns 16 W query rows of one query
+//    head (16 per warp, one m16 tile) and walks the keys in tiles of 64. Its
+//    threads copy each tile (int8 K rows, f16 V rows, key scales) with
+//    cp.async into a ring of `stages` slots in dynamic shared memory, stages-1
+//    tiles ahead of the math, one barrier per tile. The 16-byte chunks of a
+//    row are XOR-swizzled by the row so that ldmatrix reads hit 8 distinct
+//    bank groups. ldmatrix feeds the int8 K fragments of QK^T (m16n8k32 s8)
+//    and, transposed, the f16 V fragments of P.V (m16n8k16); P comes from
+//    the score fragments. The online softmax runs in base 2 with the query's
+//    scale, the softmax scale and log2(e) folded into one FMA. Only the tiles
+//    that hold masked keys (the ragged end, the causal diagonal) pay for the
+//    mask. Causal CTAs start with the longest rows so that the tail of the
+//    grid is short.
+//
+// Fragment layouts follow the PTX ISA's mma.m16n8k32 (.s8), mma.m16n8k16
+// (.f16) and ldmatrix register maps.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelCommon.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -27,21 +43,51 @@ using namespace mlir;
 using namespace mlir::qattn;
 using namespace mlir::qattn::kernels;
 
-// 4 warps x 16 rows: one m16 tile per warp; 64-key tiles: 8 n8 score tiles,
-// 4 k16 steps of P.V. Shared memory at d = 128: 8 KiB K + 16 KiB V.
-static constexpr int64_t kMmaWarps = 4;
 static constexpr int64_t kRowsPerWarp = 16;
 static constexpr int64_t kTileKeys = 64;
-static constexpr int64_t kRowsPerCta = kMmaWarps * kRowsPerWarp;
+static constexpr int64_t kStageThreads = 256;
+static constexpr int64_t kChunkBytes = 16;
 
-int64_t mlir::qattn::kernels::mmaThreads(const AttentionShape &) {
-  return kMmaWarps * kThreadsPerWarp;
+int64_t mlir::qattn::kernels::mmaThreads(const AttentionShape &shape) {
+  return shape.warps * kThreadsPerWarp;
 }
 
 std::pair<int64_t, int64_t>
 mlir::qattn::kernels::mmaGrid(const AttentionShape &shape) {
-  return {llvm::divideCeilSigned(shape.queries, kRowsPerCta),
+  return {llvm::divideCeilSigned(shape.queries, shape.warps * kRowsPerWarp),
           shape.batch * shape.qHeads};
+}
+
+int64_t mlir::qattn::kernels::mmaStagedKeys(const AttentionShape &shape) {
+  return llvm::alignTo(shape.cacheKeys, kTileKeys);
+}
+
+namespace {
+/// Where one ring slot keeps a tile: int8 K rows, then f16 V rows, then the
+/// f32 key scales. The K and V regions of all slots are contiguous, so the
+/// ring is three arrays: K codes [stages][64][d], V [stages][64][d], scales
+/// [stages][64].
+struct RingLayout {
+  int64_t headDim, stages;
+  int64_t kBytes() const { return stages * kTileKeys * headDim; }
+  int64_t vBytes() const { return stages * kTileKeys * headDim * 2; }
+  int64_t scaleBytes() const { return stages * kTileKeys * 4; }
+  int64_t bytes() const { return kBytes() + vBytes() + scaleBytes(); }
+};
+} // namespace
+
+int64_t mlir::qattn::kernels::mmaSharedBytes(const AttentionShape &shape) {
+  return RingLayout{shape.headDim, shape.stages}.bytes();
+}
+
+/// The 16-byte chunk where logical chunk `chunk` of row `row` is kept, for
+/// rows of `rowBytes` (64 or a multiple of 128): the eight rows an ldmatrix
+/// reads at one logical chunk land in eight distinct 16-byte bank groups.
+static Value swizzle(ImplicitLocOpBuilder &b, Value row, Value chunk,
+                     int64_t rowBytes) {
+  // Two 64-byte rows share a 128-byte line: vary the chunk with row / 2.
+  Value phase = rowBytes >= 128 ? rem(b, row, 8) : rem(b, div(b, row, 2), 4);
+  return arith::XOrIOp::create(b, chunk, phase);
 }
 
 /// A constant vector of zeros.
@@ -49,27 +95,84 @@ static Value zeros(ImplicitLocOpBuilder &b, VectorType type) {
   return arith::ConstantOp::create(b, cast<TypedAttr>(b.getZeroAttr(type)));
 }
 
+//===----------------------------------------------------------------------===//
+// Stage kernel
+//===----------------------------------------------------------------------===//
+
+std::pair<int64_t, int64_t>
+mlir::qattn::kernels::mmaStageLaunch(const AttentionShape &shape) {
+  int64_t elements =
+      shape.batch * shape.kvHeads * mmaStagedKeys(shape) * shape.headDim;
+  return {llvm::divideCeilSigned(elements, kStageThreads), kStageThreads};
+}
+
+void mlir::qattn::kernels::emitMmaStage(ImplicitLocOpBuilder &b,
+                                        const AttentionShape &shape,
+                                        const AttentionView &view,
+                                        const MmaStaged &staged) {
+  int64_t d = shape.headDim, keys = mmaStagedKeys(shape);
+  // One thread per staged element (bi, hk, j, c); the count is a multiple
+  // of the block (whole 64-key tiles of d >= 64 channels).
+  Value e = add(b, mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                       kStageThreads),
+                gpu::ThreadIdOp::create(b, gpu::Dimension::x));
+  Value c = rem(b, e, d);
+  Value j = rem(b, div(b, e, d), keys);
+  Value hk = rem(b, div(b, e, d * keys), shape.kvHeads);
+  Value bi = div(b, e, d * keys * shape.kvHeads);
+  Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j,
+                                      indexConst(b, shape.cacheKeys));
+  Value jc = minIdx(b, j, indexConst(b, shape.cacheKeys - 1));
+
+  auto [kBits, kOffset] = headCodes(b, view.k.stage2, hk, d, std::nullopt);
+  Value k8 = dequantizeToInt8(b, view.k, bi, hk, jc, c, kBits, kOffset);
+  k8 = arith::SelectOp::create(b, valid, k8, i32Const(b, 0));
+  store(b, arith::TruncIOp::create(b, b.getI8Type(), k8), staged.k,
+        {bi, hk, j, c});
+
+  auto [vBits, vOffset] = headCodes(b, view.v.stage2, hk, d, std::nullopt);
+  Value v = dequantizeCached(b, view.v, bi, hk, jc, c, vBits, vOffset);
+  v = arith::SelectOp::create(b, valid, v, f32Const(b, 0.0));
+  store(b, fromF32(b, v, b.getF16Type()), staged.v, {bi, hk, j, c});
+
+  Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, c,
+                                      indexConst(b, 0));
+  auto ifOp = scf::IfOp::create(b, first, false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  Value s = stage1ScaleAt(b, view.k.scales, view.k.stage1, bi, hk, jc, Value());
+  store(b, arith::SelectOp::create(b, valid, s, f32Const(b, 0.0)),
+        staged.kScales, {bi, hk, j});
+}
+
+//===----------------------------------------------------------------------===//
+// Attention kernel
+//===----------------------------------------------------------------------===//
+
 namespace {
 /// Builds one CTA's body. Lane l of a warp: group g = l / 4 (rows g, g + 8
 /// of the warp's tile), thread-in-group t = l % 4 (columns).
 class MmaEmitter {
 public:
   MmaEmitter(ImplicitLocOpBuilder &b, const AttentionShape &shape,
-             const AttentionView &view, Type outType)
-      : b(b), shape(shape), view(view), outType(outType) {}
+             const AttentionView &view, const MmaStaged &staged, Type outType)
+      : b(b), shape(shape), view(view), staged(staged), outType(outType),
+        ring{shape.headDim, shape.stages} {}
 
-  void emit(Value out, gpu::GPUFuncOp kernel) {
+  void emit(Value out) {
     MLIRContext *ctx = b.getContext();
+    int64_t d = shape.headDim, rowsPerCta = shape.warps * kRowsPerWarp;
     auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-    int64_t d = shape.headDim;
-    kTile = kernel.addWorkgroupAttribution(
-        MemRefType::get({kTileKeys, d}, b.getI8Type(), nullptr, wg), b.getLoc());
-    // V transposed, so a B fragment's two keys are adjacent.
-    vTile = kernel.addWorkgroupAttribution(
-        MemRefType::get({d, kTileKeys}, b.getF16Type(), nullptr, wg), b.getLoc());
-    kScales = kernel.addWorkgroupAttribution(
-        MemRefType::get({kTileKeys}, b.getF32Type(), nullptr, wg), b.getLoc());
-    alignWorkgroupBuffers(kernel);
+    Value dyn = gpu::DynamicSharedMemoryOp::create(
+        b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, wg));
+    auto view1d = [&](int64_t at, int64_t n, Type type) {
+      return memref::ViewOp::create(b, MemRefType::get({n}, type, nullptr, wg),
+                                    dyn, indexConst(b, at), ValueRange{});
+    };
+    kRing = view1d(0, ring.kBytes(), b.getI8Type());
+    vRing = view1d(ring.kBytes(), ring.vBytes() / 2, b.getF16Type());
+    sRing = view1d(ring.kBytes() + ring.vBytes(), ring.scaleBytes() / 4,
+                   b.getF32Type());
 
     tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     Value lane = rem(b, tid, kThreadsPerWarp);
@@ -80,23 +183,34 @@ public:
     h = rem(b, bh, shape.qHeads);
     bi = div(b, bh, shape.qHeads);
     hk = div(b, h, shape.groupSize());
-    Value ctaRow = mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
-                       kRowsPerCta);
+    Value tileIdx = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+    if (shape.causal) {
+      // Causal rows near the end see the most keys: run those CTAs first.
+      Value last = indexConst(b, mmaGrid(shape).first - 1);
+      tileIdx = arith::SubIOp::create(b, last, tileIdx);
+    }
+    Value ctaRow = mul(b, tileIdx, rowsPerCta);
     Value row0 = add(b, add(b, ctaRow, mul(b, warp, kRowsPerWarp)), group);
     rows = {row0, add(b, row0, indexConst(b, 8))};
     // Rows past the end compute on the last query and are never stored.
     for (Value r : rows)
       clampedRows.push_back(minIdx(b, r, indexConst(b, shape.queries - 1)));
-
+    laneOffsets(lane);
     loadQueries();
-    // The CTA's last row bounds the keys any of its rows can see.
-    Value lastRow = minIdx(b, add(b, ctaRow, indexConst(b, kRowsPerCta - 1)),
-                           indexConst(b, shape.queries - 1));
+
+    // Keys a CTA row can see; tiles below `fullTiles` have no masked key for
+    // any of them. Causal row r sees keys <= r + (keys - queries).
+    int64_t offset = shape.cacheKeys - shape.queries;
     Value keyEnd = indexConst(b, shape.cacheKeys);
-    if (shape.causal)
-      keyEnd = minIdx(b, keyEnd,
-                      add(b, lastRow, indexConst(b, shape.cacheKeys -
-                                                        shape.queries + 1)));
+    Value fullTiles = indexConst(b, shape.cacheKeys / kTileKeys);
+    if (shape.causal) {
+      Value lastRow = minIdx(b, add(b, ctaRow, indexConst(b, rowsPerCta - 1)),
+                             indexConst(b, shape.queries - 1));
+      keyEnd = minIdx(b, keyEnd, add(b, lastRow, indexConst(b, offset + 1)));
+      Value firstSeen = arith::MaxSIOp::create(
+          b, add(b, ctaRow, indexConst(b, offset + 1)), indexConst(b, 0));
+      fullTiles = minIdx(b, fullTiles, div(b, firstSeen, kTileKeys));
+    }
     Value tiles = div(b, add(b, keyEnd, indexConst(b, kTileKeys - 1)), kTileKeys);
 
     SmallVector<Value> init = {f32Const(b, -INFINITY), f32Const(b, -INFINITY),
@@ -104,16 +218,67 @@ public:
     Value zeroAcc = zeros(b, VectorType::get({2, 2}, b.getF32Type()));
     for (int64_t u = 0; u < d / 8; ++u)
       init.push_back(zeroAcc);
+
+    int64_t depth = shape.stages;
+    for (int64_t p = 0; p + 1 < depth; ++p) {
+      copyTileIf(indexConst(b, p), indexConst(b, p), tiles);
+      NVVM::CpAsyncCommitGroupOp::create(b);
+    }
     SmallVector<Value> st = reduceRange(
-        b, indexConst(b, 0), tiles, init, [&](Value t, ValueRange state) {
-          return processTile(mul(b, t, kTileKeys), state);
+        b, indexConst(b, 0), tiles, init, [&](Value it, ValueRange state) {
+          if (depth == 1) {
+            // Every warp is done with the slot before it is refilled.
+            gpu::BarrierOp::create(b);
+            copyTileIf(it, indexConst(b, 0), tiles);
+            NVVM::CpAsyncCommitGroupOp::create(b);
+            NVVM::CpAsyncWaitGroupOp::create(b, 0);
+          } else {
+            // This thread's copies of tile `it` have landed ...
+            NVVM::CpAsyncWaitGroupOp::create(b, depth - 2);
+          }
+          // ... and everyone's have; also, every warp is done with the slot
+          // that tile it-1 used, which the copies below refill.
+          gpu::BarrierOp::create(b);
+          if (depth > 1) {
+            Value ahead = add(b, it, indexConst(b, depth - 1));
+            copyTileIf(ahead, rem(b, ahead, depth), tiles);
+            NVVM::CpAsyncCommitGroupOp::create(b);
+          }
+          Value masked = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, it,
+                                               fullTiles);
+          return processTile(mul(b, it, kTileKeys), rem(b, it, depth), masked,
+                             state);
         });
+    NVVM::CpAsyncWaitGroupOp::create(b, 0);
     storeOutput(out, st);
   }
 
 private:
+  /// The lane's ldmatrix offsets that do not depend on the tile: K rows for
+  /// each 64-channel half, V rows for each of the four chunk pairs modulo 8
+  /// chunks (the swizzle only touches a chunk's low three bits).
+  void laneOffsets(Value lane) {
+    int64_t d = shape.headDim;
+    Value m = div(b, lane, 8), r = rem(b, lane, 8);
+    // K: matrix m of an x4 load is the 16-channel chunk 4 half + m of keys
+    // 8n + r.
+    for (int64_t half = 0; half < d / 64; ++half) {
+      Value chunk = swizzle(b, r, add(b, m, indexConst(b, 4 * half)), d);
+      kLane.push_back(add(b, mul(b, r, d), mul(b, chunk, kChunkBytes)));
+    }
+    // V (transposed): matrix m is keys 8 (m % 2) + r of the 16-key step and
+    // the 8-channel chunk 2 pair + m / 2.
+    Value key = add(b, mul(b, rem(b, m, 2), 8), r);
+    for (int64_t pair = 0; pair < std::min<int64_t>(4, d / 16); ++pair) {
+      Value chunk = swizzle(b, key, add(b, div(b, m, 2), indexConst(b, 2 * pair)),
+                            2 * d);
+      vLane.push_back(add(b, mul(b, key, d), mul(b, chunk, 8)));
+    }
+  }
+
   /// A fragments of the int8 queries, one per 32 channels, and the per-row
-  /// factor scale * s1_q that turns int32 scores into f32 ones.
+  /// factor s1_q * scale * log2(e) that turns int32 dot products times the
+  /// key scale into base-2 logits.
   void loadQueries() {
     auto frag = VectorType::get({4, 4}, b.getI8Type());
     auto quad = VectorType::get({4}, b.getI8Type());
@@ -128,77 +293,119 @@ private:
       }
       qFrags.push_back(a);
     }
-    Value scale = f32Const(b, shape.scale);
+    Value scale = f32Const(b, shape.scale * M_LOG2E);
     for (Value row : clampedRows) {
       Value s1 = stage1ScaleAt(b, view.qScales, view.qStage1, bi, h, row, Value());
-      rowScale.push_back(arith::MulFOp::create(b, s1, scale));
+      rowFactor.push_back(arith::MulFOp::create(b, s1, scale));
     }
   }
 
-  /// The CTA dequantizes keys [first, first + 64) into shared memory.
-  void stageTile(Value first) {
-    int64_t d = shape.headDim;
-    int64_t perThread = kTileKeys * d / mmaThreads(shape);
-    auto [kBits, kOffset] =
-        headCodes(b, view.k.stage2, hk, d, std::nullopt);
-    auto [vBits, vOffset] =
-        headCodes(b, view.v.stage2, hk, d, std::nullopt);
-    Value lastKey = indexConst(b, shape.cacheKeys - 1);
-    for (int64_t e = 0; e < perThread; ++e) {
-      Value idx = add(b, tid, indexConst(b, e * mmaThreads(shape)));
-      Value key = div(b, idx, d), c = rem(b, idx, d);
-      Value j = add(b, first, key);
-      Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j,
-                                          indexConst(b, shape.cacheKeys));
-      Value jc = minIdx(b, j, lastKey);
-      Value k8 = dequantizeToInt8(b, view.k, bi, hk, jc, c, kBits, kOffset);
-      k8 = arith::SelectOp::create(b, valid, k8, i32Const(b, 0));
-      store(b, arith::TruncIOp::create(b, b.getI8Type(), k8), kTile, {key, c});
-      Value v = dequantizeCached(b, view.v, bi, hk, jc, c, vBits, vOffset);
-      v = arith::SelectOp::create(b, valid, v, f32Const(b, 0.0));
-      store(b, fromF32(b, v, b.getF16Type()), vTile, {c, key});
-    }
-    // One key scale per key of the tile (block granularity only).
-    Value isScaleThread = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
-                                                indexConst(b, kTileKeys));
-    auto ifOp = scf::IfOp::create(b, isScaleThread, false);
+  /// cp.async copies of staged tile `tile` into ring slot `slot`, when the
+  /// tile exists (the commit that follows is unconditional, so that group
+  /// counts stay in step).
+  void copyTileIf(Value tile, Value slot, Value tiles) {
+    Value exists = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tile, tiles);
+    auto ifOp = scf::IfOp::create(b, exists, false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    Value jc = minIdx(b, add(b, first, tid), lastKey);
-    store(b, stage1ScaleAt(b, view.k.scales, view.k.stage1, bi, hk, jc, Value()),
-          kScales, {tid});
+    int64_t d = shape.headDim;
+    Value first = mul(b, tile, kTileKeys);
+    auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+    // `chunks` 16-byte pieces spread over the CTA; `copy` issues piece c.
+    auto spread = [&](int64_t chunks, function_ref<void(Value)> issue) {
+      int64_t threads = mmaThreads(shape);
+      for (int64_t at = 0; at < chunks; at += threads) {
+        Value c = add(b, tid, indexConst(b, at));
+        if (chunks - at >= threads) {
+          issue(c);
+          continue;
+        }
+        Value active = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, c,
+                                             indexConst(b, chunks));
+        auto inner = scf::IfOp::create(b, active, false);
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPoint(inner.thenBlock()->getTerminator());
+        issue(c);
+      }
+    };
+    // Read by every query CTA of the head: keep in L1 (cp.async.ca).
+    auto copy = [&](Value dst, Value dstIdx, Value src, ValueRange srcIdx,
+                    int64_t elements) {
+      nvgpu::DeviceAsyncCopyOp::create(b, tokenType, dst, ValueRange{dstIdx},
+                                       src, srcIdx, b.getIndexAttr(elements),
+                                       Value(), UnitAttr());
+    };
+    int64_t kPerRow = d / 16, vPerRow = d / 8;
+    spread(kTileKeys * kPerRow, [&](Value c) {
+      Value key = div(b, c, kPerRow), chunk = rem(b, c, kPerRow);
+      Value dst = add(b, mul(b, slot, kTileKeys * d),
+                      add(b, mul(b, key, d),
+                          mul(b, swizzle(b, key, chunk, d), kChunkBytes)));
+      copy(kRing, dst, staged.k, {bi, hk, add(b, first, key), mul(b, chunk, 16)},
+           16);
+    });
+    spread(kTileKeys * vPerRow, [&](Value c) {
+      Value key = div(b, c, vPerRow), chunk = rem(b, c, vPerRow);
+      Value dst = add(b, mul(b, slot, kTileKeys * d),
+                      add(b, mul(b, key, d),
+                          mul(b, swizzle(b, key, chunk, 2 * d), 8)));
+      copy(vRing, dst, staged.v, {bi, hk, add(b, first, key), mul(b, chunk, 8)},
+           8);
+    });
+    spread(kTileKeys / 4, [&](Value c) {
+      copy(sRing, add(b, mul(b, slot, kTileKeys), mul(b, c, 4)), staged.kScales,
+           {bi, hk, add(b, first, mul(b, c, 4))}, 4);
+    });
   }
 
-  /// Scores of the warp's 16 rows against the tile's 64 keys: 8 n8 tiles of
-  /// (row g / g+8) x (keys 8n + 2t, 8n + 2t + 1), masked, in f32.
-  SmallVector<SmallVector<Value>> scores(Value first) {
-    auto bFrag = VectorType::get({2, 4}, b.getI8Type());
-    auto quad = VectorType::get({4}, b.getI8Type());
+  /// Base-2 logits (before the row factor) of the warp's 16 rows against the
+  /// tile in `slot`: 8 n8 tiles of (row g / g+8) x (keys 8n + 2t, 8n + 2t + 1).
+  SmallVector<SmallVector<Value>> scores(Value slot) {
+    int64_t d = shape.headDim;
     auto cType = VectorType::get({2, 2}, b.getI32Type());
-    Value zeroC = zeros(b, cType);
-    SmallVector<SmallVector<Value>> s; // [n tile][reg: row g c0, c1, row g+8 c0, c1]
+    auto bFrag = VectorType::get({2, 4}, b.getI8Type());
+    auto x4 = VectorType::get({4, 4}, b.getI8Type());
+    auto pairType = VectorType::get({2}, b.getF32Type());
+    Value kBase = mul(b, slot, kTileKeys * d);
+    Value sBase = add(b, mul(b, slot, kTileKeys), mul(b, inGroup, 2));
+    SmallVector<SmallVector<Value>> s;
     for (int64_t nt = 0; nt < kTileKeys / 8; ++nt) {
-      Value acc = zeroC;
-      Value key = add(b, group, indexConst(b, nt * 8));
-      for (int64_t ks = 0; ks < shape.headDim / 32; ++ks) {
-        Value bv = zeros(b, bFrag);
-        for (int64_t reg = 0; reg < 2; ++reg) {
-          Value c = add(b, mul(b, inGroup, 4), indexConst(b, ks * 32 + reg * 16));
-          Value v = vector::LoadOp::create(b, quad, kTile, ValueRange{key, c});
-          bv = vector::InsertOp::create(b, v, bv, ArrayRef<int64_t>{reg});
+      Value acc = zeros(b, cType);
+      for (int64_t half = 0; half < d / 64; ++half) {
+        Value at = add(b, kBase, add(b, kLane[half], indexConst(b, nt * 8 * d)));
+        Value m = nvgpu::LdMatrixOp::create(b, x4, kRing, ValueRange{at},
+                                            /*transpose=*/false, /*numTiles=*/4);
+        for (int64_t kk = 0; kk < 2; ++kk) {
+          Value bv = zeros(b, bFrag);
+          for (int64_t reg = 0; reg < 2; ++reg) {
+            Value part = vector::ExtractOp::create(b, m, ArrayRef<int64_t>{2 * kk + reg});
+            bv = vector::InsertOp::create(b, part, bv, ArrayRef<int64_t>{reg});
+          }
+          acc = nvgpu::MmaSyncOp::create(b, qFrags[2 * half + kk], bv, acc,
+                                         ArrayRef<int64_t>{16, 8, 32});
         }
-        acc = nvgpu::MmaSyncOp::create(b, qFrags[ks], bv, acc,
-                                       ArrayRef<int64_t>{16, 8, 32});
       }
+      Value ks = vector::LoadOp::create(
+          b, pairType, sRing, ValueRange{add(b, sBase, indexConst(b, nt * 8))});
       SmallVector<Value> &tile = s.emplace_back();
       for (int64_t r = 0; r < 2; ++r)
         for (int64_t ci = 0; ci < 2; ++ci) {
-          Value localKey = add(b, mul(b, inGroup, 2), indexConst(b, nt * 8 + ci));
           Value dot = vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{r, ci});
-          Value v = arith::MulFOp::create(
-              b, arith::MulFOp::create(b, intToF32(b, dot), rowScale[r]),
-              load(b, kScales, {localKey}));
-          Value j = add(b, first, localKey);
+          Value kScale = vector::ExtractOp::create(b, ks, ArrayRef<int64_t>{ci});
+          tile.push_back(arith::MulFOp::create(b, intToF32(b, dot), kScale));
+        }
+    }
+    return s;
+  }
+
+  /// The scores with keys past the end, or after a causal row's diagonal,
+  /// at -inf.
+  void applyMask(SmallVector<SmallVector<Value>> &s, Value first) {
+    for (int64_t nt = 0, e = s.size(); nt < e; ++nt)
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t ci = 0; ci < 2; ++ci) {
+          Value j = add(b, first, add(b, mul(b, inGroup, 2),
+                                      indexConst(b, nt * 8 + ci)));
           Value masked = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, j,
                                                indexConst(b, shape.cacheKeys));
           if (shape.causal) {
@@ -206,20 +413,38 @@ private:
                                                             shape.queries));
             masked = arith::OrIOp::create(
                 b, masked,
-                arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, j, limit));
+                arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, j, limit));
           }
-          tile.push_back(arith::SelectOp::create(b, masked,
-                                                 f32Const(b, -INFINITY), v));
+          Value &v = s[nt][2 * r + ci];
+          v = arith::SelectOp::create(b, masked, f32Const(b, -INFINITY), v);
         }
-    }
-    return s;
   }
 
-  /// state = {max0, max1, sum0, sum1 (per lane), acc[d/8] (2x2 f32)}.
-  SmallVector<Value> processTile(Value first, ValueRange state) {
-    stageTile(first);
-    gpu::BarrierOp::create(b);
-    SmallVector<SmallVector<Value>> s = scores(first);
+  /// state = {max0, max1 (unscaled logits), sum0, sum1 (per lane),
+  /// acc[d/8] (2x2 f32)}.
+  SmallVector<Value> processTile(Value first, Value slot, Value needsMask,
+                                 ValueRange state) {
+    SmallVector<SmallVector<Value>> s = scores(slot);
+    {
+      // Only the tiles that hold masked keys pay for the mask.
+      SmallVector<Value> flat;
+      for (auto &tile : s)
+        llvm::append_range(flat, tile);
+      auto ifOp = scf::IfOp::create(b, ValueRange(flat).getTypes(), needsMask,
+                                    /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      applyMask(s, first);
+      SmallVector<Value> maskedFlat;
+      for (auto &tile : s)
+        llvm::append_range(maskedFlat, tile);
+      scf::YieldOp::create(b, maskedFlat);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(b, flat);
+      for (size_t i = 0; i < s.size(); ++i)
+        for (size_t k = 0; k < s[i].size(); ++k)
+          s[i][k] = ifOp.getResult(i * 4 + k);
+    }
 
     SmallVector<Value> next(state.begin(), state.end());
     SmallVector<Value> corr(2);
@@ -229,14 +454,18 @@ private:
         for (int64_t ci = 0; ci < 2; ++ci)
           m = arith::MaximumFOp::create(b, m, tile[2 * r + ci]);
       m = overQuad<arith::MaximumFOp>(b, m);
-      corr[r] = math::ExpOp::create(b, arith::SubFOp::create(b, state[r], m));
+      // p = 2^((x - m) * factor) as one FMA per score.
+      Value f = rowFactor[r];
+      Value negMf = arith::NegFOp::create(b, arith::MulFOp::create(b, m, f));
+      corr[r] = math::Exp2Op::create(
+          b, math::FmaOp::create(b, state[r], f, negMf));
       next[r] = m;
       Value sum = arith::MulFOp::create(b, state[2 + r], corr[r]);
       for (auto &tile : s)
         for (int64_t ci = 0; ci < 2; ++ci) {
-          tile[2 * r + ci] = math::ExpOp::create(
-              b, arith::SubFOp::create(b, tile[2 * r + ci], m));
-          sum = arith::AddFOp::create(b, sum, tile[2 * r + ci]);
+          Value &p = tile[2 * r + ci];
+          p = math::Exp2Op::create(b, math::FmaOp::create(b, p, f, negMf));
+          sum = arith::AddFOp::create(b, sum, p);
         }
       next[2 + r] = sum;
     }
@@ -247,10 +476,13 @@ private:
       next[4 + u] = arith::MulFOp::create(b, state[4 + u], corrVec);
 
     // P.V: the score fragments of n tiles 2k and 2k+1 are the A fragment of
-    // k step k (m16n8k16 .f16).
+    // k step k (m16n8k16 .f16); one transposed x4 ldmatrix gives the B
+    // fragments of two 8-channel tiles.
+    int64_t d = shape.headDim;
     auto aType = VectorType::get({4, 2}, b.getF16Type());
     auto bType = VectorType::get({2, 2}, b.getF16Type());
-    auto pair = VectorType::get({2}, b.getF16Type());
+    auto x4 = VectorType::get({4, 2}, b.getF16Type());
+    Value vBase = mul(b, slot, kTileKeys * d);
     for (int64_t k = 0; k < kTileKeys / 16; ++k) {
       SmallVector<Value> p;
       for (int64_t half = 0; half < 2; ++half)
@@ -258,26 +490,33 @@ private:
           for (int64_t ci = 0; ci < 2; ++ci)
             p.push_back(fromF32(b, s[2 * k + half][2 * r + ci], b.getF16Type()));
       Value a = vector::FromElementsOp::create(b, aType, p);
-      for (int64_t u = 0; u < shape.headDim / 8; ++u) {
-        Value c = add(b, group, indexConst(b, u * 8));
-        Value bv = zeros(b, bType);
-        for (int64_t reg = 0; reg < 2; ++reg) {
-          Value key = add(b, mul(b, inGroup, 2), indexConst(b, k * 16 + reg * 8));
-          Value v = vector::LoadOp::create(b, pair, vTile, ValueRange{c, key});
-          bv = vector::InsertOp::create(b, v, bv, ArrayRef<int64_t>{reg});
+      for (int64_t pair = 0; pair < d / 16; ++pair) {
+        // Chunks 2 pair, 2 pair + 1: their low three bits are swizzled (the
+        // lane's offset for pair % 4), the rest is 8 chunks of 8 channels.
+        Value at = add(b, vBase,
+                       add(b, vLane[pair % 4],
+                           indexConst(b, k * 16 * d + (pair / 4) * 64)));
+        Value m = nvgpu::LdMatrixOp::create(b, x4, vRing, ValueRange{at},
+                                            /*transpose=*/true, /*numTiles=*/4);
+        for (int64_t n = 0; n < 2; ++n) {
+          Value bv = zeros(b, bType);
+          for (int64_t reg = 0; reg < 2; ++reg) {
+            Value part = vector::ExtractOp::create(b, m, ArrayRef<int64_t>{2 * n + reg});
+            bv = vector::InsertOp::create(b, part, bv, ArrayRef<int64_t>{reg});
+          }
+          int64_t u = 2 * pair + n;
+          next[4 + u] = nvgpu::MmaSyncOp::create(b, a, bv, next[4 + u],
+                                                 ArrayRef<int64_t>{16, 8, 16});
         }
-        next[4 + u] = nvgpu::MmaSyncOp::create(b, a, bv, next[4 + u],
-                                               ArrayRef<int64_t>{16, 8, 16});
       }
     }
-    // The next tile overwrites shared memory only after every warp is done.
-    gpu::BarrierOp::create(b);
     return next;
   }
 
   void storeOutput(Value out, ArrayRef<Value> st) {
     for (int64_t r = 0; r < 2; ++r) {
       Value sum = overQuad<arith::AddFOp>(b, st[2 + r]);
+      Value inv = arith::DivFOp::create(b, f32Const(b, 1.0), sum);
       Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rows[r],
                                             indexConst(b, shape.queries));
       auto ifOp = scf::IfOp::create(b, inRange, false);
@@ -287,7 +526,7 @@ private:
         for (int64_t ci = 0; ci < 2; ++ci) {
           Value v = vector::ExtractOp::create(b, st[4 + u], ArrayRef<int64_t>{r, ci});
           Value c = add(b, mul(b, inGroup, 2), indexConst(b, u * 8 + ci));
-          store(b, fromF32(b, arith::DivFOp::create(b, v, sum), outType), out,
+          store(b, fromF32(b, arith::MulFOp::create(b, v, inv), outType), out,
                 {bi, h, rows[r], c});
         }
     }
@@ -296,16 +535,18 @@ private:
   ImplicitLocOpBuilder &b;
   const AttentionShape &shape;
   const AttentionView &view;
+  const MmaStaged &staged;
   Type outType;
-  Value kTile, vTile, kScales, tid, group, inGroup, bi, h, hk;
-  SmallVector<Value> rows, clampedRows, qFrags, rowScale;
+  RingLayout ring;
+  Value kRing, vRing, sRing, tid, group, inGroup, bi, h, hk;
+  SmallVector<Value> rows, clampedRows, qFrags, rowFactor, kLane, vLane;
 };
 } // namespace
 
 void mlir::qattn::kernels::emitMmaAttention(ImplicitLocOpBuilder &b,
                                             const AttentionShape &shape,
                                             const AttentionView &view,
-                                            Type outType, Value out,
-                                            gpu::GPUFuncOp kernel) {
-  MmaEmitter(b, shape, view, outType).emit(out, kernel);
+                                            const MmaStaged &staged,
+                                            Type outType, Value out) {
+  MmaEmitter(b, shape, view, staged, outType).emit(out);
 }

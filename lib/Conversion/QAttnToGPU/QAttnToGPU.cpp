@@ -618,15 +618,49 @@ static gpu::KernelDim3 dims(ImplicitLocOpBuilder &b, int64_t x, int64_t y) {
   return {indexConst(b, x), indexConst(b, y), indexConst(b, 1)};
 }
 
-/// The tensor-core kernel: one launch writes the output.
+/// The tensor-core prefill kernel: a stage launch decodes K and V into
+/// scratch once, the attention launch writes the output.
 static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
                                        StringRef prefix,
                                        const AttentionShape &shape,
                                        ArrayRef<Value> operands, Value out) {
+  int64_t d = shape.headDim;
+  if (d != 64 && d != 128)
+    return op.emitOpError() << "tensor-core prefill kernel: expected a head "
+                               "dimension of 64 or 128, got " << d;
+  int64_t sharedBytes = mmaSharedBytes(shape);
+  if (sharedBytes > kMaxSharedBytes)
+    return op.emitOpError() << "tensor-core prefill kernel: " << shape.stages
+                            << " stages need " << sharedBytes
+                            << " bytes of shared memory, more than "
+                            << kMaxSharedBytes << "; use fewer stages";
   OpBuilder builder(op);
   ImplicitLocOpBuilder b(op.getLoc(), builder);
   RankedTensorType outType = op.getResult().getType();
-  SmallVector<Value> args(operands);
+  int64_t keys = mmaStagedKeys(shape);
+  SmallVector<int64_t> kvShape = {shape.batch, shape.kvHeads, keys, d};
+  SmallVector<Value> scratch = {
+      memref::AllocOp::create(b, MemRefType::get(kvShape, b.getI8Type())),
+      memref::AllocOp::create(b, MemRefType::get(kvShape, b.getF16Type())),
+      memref::AllocOp::create(
+          b, MemRefType::get({shape.batch, shape.kvHeads, keys}, b.getF32Type()))};
+
+  SmallVector<Value> stageArgs(operands);
+  stageArgs.append(scratch);
+  auto [stageBlocks, stageThreads] = mmaStageLaunch(shape);
+  auto stage = createKernel(kernels, op.getLoc(), (prefix + "_prefill_stage").str(),
+                            ValueRange(stageArgs).getTypes(), stageThreads);
+  {
+    OpBuilder kb = OpBuilder::atBlockBegin(&stage.front());
+    ImplicitLocOpBuilder k(op.getLoc(), kb);
+    AttentionView view = viewOperands(op, stage.getArguments());
+    ValueRange args = stage.getArguments().take_back(3);
+    emitMmaStage(k, shape, view, MmaStaged{args[0], args[1], args[2]});
+  }
+  gpu::LaunchFuncOp::create(b, stage, dims(b, stageBlocks, 1),
+                            dims(b, stageThreads, 1), Value(), stageArgs);
+
+  SmallVector<Value> args(stageArgs);
   args.push_back(out);
   int64_t threads = mmaThreads(shape);
   auto kernel = createKernel(kernels, op.getLoc(), (prefix + "_attention_mma").str(),
@@ -635,12 +669,14 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
     OpBuilder kb = OpBuilder::atBlockBegin(&kernel.front());
     ImplicitLocOpBuilder k(op.getLoc(), kb);
     AttentionView view = viewOperands(op, kernel.getArguments());
-    emitMmaAttention(k, shape, view, outType.getElementType(),
-                     kernel.getArguments().back(), kernel);
+    ValueRange kargs = kernel.getArguments().take_back(4);
+    emitMmaAttention(k, shape, view, MmaStaged{kargs[0], kargs[1], kargs[2]},
+                     outType.getElementType(), kargs[3]);
   }
   auto [gx, gy] = mmaGrid(shape);
+  Value shared = arith::ConstantIntOp::create(b, b.getI32Type(), sharedBytes);
   gpu::LaunchFuncOp::create(b, kernel, dims(b, gx, gy), dims(b, threads, 1),
-                            Value(), args);
+                            shared, args);
   op.replaceAllUsesWith(toTensor(b, out, outType));
   op.erase();
   return success();

@@ -328,8 +328,8 @@ func.func @f(%q: tensor<1x2x4x16xf32>, %kp: tensor<1x16x16xi8>, %ks: tensor<1x2x
 
 // -----
 
-// expected-error@+1 {{expected 1 to 1 stages for the mma kernel, got 2}}
-func.func @f() attributes {s = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2>} { return }
+// expected-error@+1 {{expected 1 to 4 stages for the mma kernel, got 5}}
+func.func @f() attributes {s = #qattn.gpu_tiling<warps = 8, splits = 1, kernel = mma, stages = 5>} { return }
 
 // -----
 

@@ -132,11 +132,8 @@ LogicalResult GpuTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError
     return emitError() << "expected 1 to 32 keys per step, got "
                        << keysPerStep;
   // The warp kernel pipelines its key stream two steps deep (registers), the
-  // decode kernel up to four (a shared-memory ring); the prefill tensor-core
-  // kernel does not pipeline yet.
-  int64_t maxStages = kernel == GpuKernel::mma    ? 1
-                      : kernel == GpuKernel::rows ? 2
-                                                  : 4;
+  // decode and prefill tensor-core kernels up to four (shared-memory rings).
+  int64_t maxStages = kernel == GpuKernel::rows ? 2 : 4;
   if (stages < 1 || stages > maxStages)
     return emitError() << "expected 1 to " << maxStages << " stages for the "
                        << stringifyGpuKernel(kernel) << " kernel, got "

@@ -27,7 +27,7 @@ struct QAttnPipelinePass : qattn::impl::QAttnPipelineBase<QAttnPipelinePass> {
         return WalkResult::interrupt();
       }
       int64_t stages = t.getStages();
-      if (t.getKernel() != GpuKernel::mma && numStages > 0)
+      if (numStages > 0)
         stages = numStages;
       auto diag = [&] { return op.emitOpError("qattn-pipeline: "); };
       if (failed(GpuTilingAttr::verifyInvariants(diag, t.getWarps(),

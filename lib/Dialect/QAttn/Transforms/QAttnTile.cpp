@@ -20,12 +20,14 @@ using namespace mlir;
 using namespace mlir::qattn;
 
 namespace {
+constexpr int64_t kMmaWarps = 8;
+
 struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   using QAttnTileBase::QAttnTileBase;
 
   /// What the tensor-core kernel handles: BPQ int8 queries and keys with
   /// block scales, exact softmax, no decode buffer, enough query rows for an
-  /// m16 tile, head dimensions its shared-memory tiles hold.
+  /// m16 tile, d of 64 or 128 (its swizzled shared-memory rows).
   static bool fitsMmaKernel(AttentionOp op) {
     auto blockScales = [](Stage1Attr s) {
       return s && s.getGranularity() == Granularity::block;
@@ -36,7 +38,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
            blockScales(op.getKStage1()) && uniform(op.getKStage2Attr()) &&
            uniform(op.getVStage2Attr()) && !op.getKBuffer() &&
            op.getSoftmaxOrDefault().getMode() == SoftmaxMode::exact &&
-           op.getNumQueries() >= 16 && d % 32 == 0 && d <= 128;
+           op.getNumQueries() >= 16 && (d == 64 || d == 128);
   }
 
   /// What the tensor-core decode kernel handles: packed 2/4-bit K and V in
@@ -118,9 +120,12 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       if (kernel == GpuKernel::mma ||
           op.getSoftmaxOrDefault().getMode() != SoftmaxMode::exact)
         s = 1;
-      op.setGpuTilingAttr(
-          GpuTilingAttr::get(&getContext(), warps, s, keysPerStep, kernel,
-                             /*stages=*/kernel == GpuKernel::decode ? 2 : 1));
+      // The prefill kernel shares each K/V tile among 8 warps (128 query
+      // rows); both tensor-core kernels overlap copies with math 2 deep.
+      int64_t w = kernel == GpuKernel::mma ? kMmaWarps : int64_t(warps);
+      int64_t stages = kernel == GpuKernel::rows ? 1 : 2;
+      op.setGpuTilingAttr(GpuTilingAttr::get(&getContext(), w, s, keysPerStep,
+                                             kernel, stages));
     });
   }
 };

@@ -16,8 +16,9 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     `qattn.attention` that has none: one warp per (batch, KV head, query)
     serving all query heads of the group, `warps` warps per CTA, and the keys
     split over several CTAs when there are too few warps to fill the GPU
-    (decode, flash-decoding style). Prefill with BPQ int8 queries gets the
-    tensor-core kernel (`kernel = mma`) unless `mma=false`. With `splits = 0` the
+    (decode, flash-decoding style). Prefill with BPQ int8 queries and d of 64
+    or 128 gets the tensor-core kernel (`kernel = mma`, 8 warps of 16 query
+    rows, 2 stages) unless `mma=false`. With `splits = 0` the
     pass picks the split count so that the grid reaches `ctas-per-sm` CTAs
     per SM without slices shorter than `min-keys-per-split` keys.
   }];
@@ -57,17 +58,19 @@ def QAttnPipeline : Pass<"qattn-pipeline", "mlir::ModuleOp"> {
     (run `qattn-tile` first): with 2 stages the warp kernel loads the next
     step's keys and values (into registers) before it reduces the current
     step's scores, so two steps of loads are in flight per warp; the decode
-    kernel (`kernel = decode`) does the same with its 16-key steps. The
-    prefill tensor-core kernel is not pipelined yet and keeps 1 stage. Ops
-    without a tiling are an error.
+    kernel (`kernel = decode`) does the same with its 16-key steps, and the
+    prefill tensor-core kernel (`kernel = mma`) with its 64-key tiles: a ring
+    of `stages` shared-memory slots filled by cp.async `stages - 1` tiles
+    ahead. Ops without a tiling are an error.
   }];
   let options = [
     // qattn-tile's defaults: 1 for the warp kernel (on the H200 two stages
     // measured slower at the reference decode shape, 729 us against 646 us,
     // as the extra registers cost occupancy), 2 for the decode kernel.
     Option<"numStages", "num-stages", "int64_t", /*default=*/"0",
-           "Pipeline depth (1 or 2) of the warp and decode kernels; 0 keeps "
-           "the depth qattn-tile chose (warp 1, decode 2)">,
+           "Pipeline depth (warp kernel 1 or 2, tensor-core kernels 1 to "
+           "4); 0 keeps the depth qattn-tile chose (warp 1, decode and "
+           "prefill 2)">,
   ];
 }
 
