@@ -41,10 +41,10 @@ func.func @pretiled(%q: tensor<1x1x1x64xf32>, %k: tensor<1x1x64x64xi8>, %ks: ten
 
 // -----
 
-// Prefill with BPQ int8 queries takes the tensor-core kernel (8 warps, a
+// Prefill with BPQ int8 queries takes the tensor-core kernel (4 warps, a
 // 2-stage ring), unless mma=false.
 // AUTO-LABEL: func.func @prefill_int8_q
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 8, splits = 1, kernel = mma, stages = 2>
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2>
 // NOMMA-LABEL: func.func @prefill_int8_q
 // NOMMA: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 2>
 func.func @prefill_int8_q(%q: tensor<1x4x256x64xi8>, %qs: tensor<1x4x4xf32>, %k: tensor<1x4x256x64xi8>, %ks: tensor<1x4x4xf32>) -> tensor<1x4x256x64xf32> {

@@ -607,30 +607,11 @@ private:
         }
       next[2 + r] = sum;
     }
-    // Rescale the accumulators only when some row of the warp has a new max
-    // (rare after the first steps); the branch is warp-uniform.
-    Value grew = arith::OrIOp::create(
-        b,
-        arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, next[0], state[0]),
-        arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, next[1], state[1]));
-    Value anyGrew = NVVM::VoteSyncOp::create(b, b.getI1Type(), i32(-1), grew,
-                                             NVVM::VoteSyncKind::any);
-    SmallVector<Type> accTypes(d / 8, cType);
-    auto rescale = scf::IfOp::create(b, accTypes, anyGrew, /*withElse=*/true);
-    {
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(rescale.thenBlock());
-      Value corrVec = vector::FromElementsOp::create(
-          b, cType, ValueRange{corr[0], corr[0], corr[1], corr[1]});
-      SmallVector<Value> scaled;
-      for (int64_t u = 0; u < d / 8; ++u)
-        scaled.push_back(arith::MulFOp::create(b, state[4 + u], corrVec));
-      scf::YieldOp::create(b, scaled);
-      b.setInsertionPointToStart(rescale.elseBlock());
-      scf::YieldOp::create(b, state.slice(4, d / 8));
-    }
+    SmallVector<Value> accs = rescaleIfGrew(b, {state[0], state[1]},
+                                            {next[0], next[1]}, corr,
+                                            state.slice(4, d / 8));
     for (int64_t u = 0; u < d / 8; ++u)
-      next[4 + u] = rescale.getResult(u);
+      next[4 + u] = accs[u];
 
     // P times the step's stage-1 value scale, as the A fragment (m16n8k16).
     SmallVector<Value> pe;

@@ -17,7 +17,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace mlir::qattn::kernels {
 using namespace mlir::qattn::format;
@@ -72,6 +75,38 @@ Value overQuad(ImplicitLocOpBuilder &b, Value v) {
     v = CombineOp::create(b, v, sh.getShuffleResult());
   }
   return v;
+}
+
+/// The output accumulators of an mma warp times each row's correction
+/// (`corr[r]` for rows g and g + 8 of every 2x2 f32 fragment), computed only
+/// when some row of the warp got a new max (rare after the first key tiles);
+/// the branch is warp-uniform (vote.sync).
+inline SmallVector<Value> rescaleIfGrew(ImplicitLocOpBuilder &b,
+                                        ArrayRef<Value> oldMax,
+                                        ArrayRef<Value> newMax,
+                                        ArrayRef<Value> corr, ValueRange accs) {
+  auto grewAt = [&](int r) {
+    return arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, newMax[r],
+                                 oldMax[r]);
+  };
+  Value grew = arith::OrIOp::create(b, grewAt(0), grewAt(1));
+  Value all = arith::ConstantIntOp::create(b, b.getI32Type(), -1);
+  Value anyGrew = NVVM::VoteSyncOp::create(b, b.getI1Type(), all, grew,
+                                           NVVM::VoteSyncKind::any);
+  auto rescale = scf::IfOp::create(b, accs.getTypes(), anyGrew,
+                                   /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(rescale.thenBlock());
+  Value corrVec = vector::FromElementsOp::create(
+      b, cast<VectorType>(accs.front().getType()),
+      ValueRange{corr[0], corr[0], corr[1], corr[1]});
+  SmallVector<Value> scaled;
+  for (Value acc : accs)
+    scaled.push_back(arith::MulFOp::create(b, acc, corrVec));
+  scf::YieldOp::create(b, scaled);
+  b.setInsertionPointToStart(rescale.elseBlock());
+  scf::YieldOp::create(b, accs);
+  return SmallVector<Value>(rescale.getResults());
 }
 
 //===----------------------------------------------------------------------===//

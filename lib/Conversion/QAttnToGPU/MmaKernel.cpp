@@ -47,6 +47,11 @@ static constexpr int64_t kRowsPerWarp = 16;
 static constexpr int64_t kTileKeys = 64;
 static constexpr int64_t kStageThreads = 256;
 static constexpr int64_t kChunkBytes = 16;
+// f32 1.5 * 2^23 has unit steps: its bit pattern plus an int32 |v| < 2^22
+// (an int8 dot product over d <= 128 channels is below 2^21) reads as
+// 1.5 * 2^23 + v exactly.
+static constexpr double kDotBias = 12582912.0;
+static constexpr int64_t kDotBiasBits = 0x4B400000;
 
 int64_t mlir::qattn::kernels::mmaThreads(const AttentionShape &shape) {
   return shape.warps * kThreadsPerWarp;
@@ -358,9 +363,13 @@ private:
     });
   }
 
-  /// Base-2 logits (before the row factor) of the warp's 16 rows against the
-  /// tile in `slot`: 8 n8 tiles of (row g / g+8) x (keys 8n + 2t, 8n + 2t + 1).
-  SmallVector<SmallVector<Value>> scores(Value slot) {
+  /// Scores of the warp's 16 rows against the tile in `slot`: 8 n8 tiles of
+  /// (row g / g+8) x (keys 8n + 2t, 8n + 2t + 1). With one key scale per
+  /// tile they are the int32 dot products read as the f32 bit patterns of
+  /// kDotBias + dot (the conversion then costs an integer add instead of an
+  /// I2F on the quarter-rate pipe), and `tileScale` is the tile's key scale;
+  /// else they are dot * key scale as f32 and `tileScale` is null.
+  SmallVector<SmallVector<Value>> scores(Value slot, Value &tileScale) {
     int64_t d = shape.headDim;
     auto cType = VectorType::get({2, 2}, b.getI32Type());
     auto bFrag = VectorType::get({2, 4}, b.getI8Type());
@@ -385,17 +394,35 @@ private:
                                          ArrayRef<int64_t>{16, 8, 32});
         }
       }
-      Value ks = vector::LoadOp::create(
-          b, pairType, sRing, ValueRange{add(b, sBase, indexConst(b, nt * 8))});
+      Value ks;
+      if (!tileScales())
+        ks = vector::LoadOp::create(
+            b, pairType, sRing, ValueRange{add(b, sBase, indexConst(b, nt * 8))});
       SmallVector<Value> &tile = s.emplace_back();
       for (int64_t r = 0; r < 2; ++r)
         for (int64_t ci = 0; ci < 2; ++ci) {
           Value dot = vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{r, ci});
+          Value biased = arith::BitcastOp::create(
+              b, b.getF32Type(),
+              arith::AddIOp::create(b, dot, i32Const(b, kDotBiasBits)));
+          if (tileScales()) {
+            tile.push_back(biased);
+            continue;
+          }
+          Value exact = arith::SubFOp::create(b, biased, f32Const(b, kDotBias));
           Value kScale = vector::ExtractOp::create(b, ks, ArrayRef<int64_t>{ci});
-          tile.push_back(arith::MulFOp::create(b, intToF32(b, dot), kScale));
+          tile.push_back(arith::MulFOp::create(b, exact, kScale));
         }
     }
+    tileScale = Value();
+    if (tileScales())
+      tileScale = load(b, sRing, {mul(b, slot, kTileKeys)});
     return s;
+  }
+
+  /// Whether every tile has one key scale (stage-1 blocks of whole tiles).
+  bool tileScales() const {
+    return view.k.stage1.getBlock() % kTileKeys == 0;
   }
 
   /// The scores with keys past the end, or after a causal row's diagonal,
@@ -420,11 +447,12 @@ private:
         }
   }
 
-  /// state = {max0, max1 (unscaled logits), sum0, sum1 (per lane),
+  /// state = {max0, max1 (base-2 logits), sum0, sum1 (per lane),
   /// acc[d/8] (2x2 f32)}.
   SmallVector<Value> processTile(Value first, Value slot, Value needsMask,
                                  ValueRange state) {
-    SmallVector<SmallVector<Value>> s = scores(slot);
+    Value tileScale;
+    SmallVector<SmallVector<Value>> s = scores(slot, tileScale);
     {
       // Only the tiles that hold masked keys pay for the mask.
       SmallVector<Value> flat;
@@ -446,34 +474,42 @@ private:
           s[i][k] = ifOp.getResult(i * 4 + k);
     }
 
+    // The running max is kept in base-2 logits: x * f, with f the row's
+    // factor (times the tile's key scale), x the score (minus the bias).
     SmallVector<Value> next(state.begin(), state.end());
     SmallVector<Value> corr(2);
     for (int64_t r = 0; r < 2; ++r) {
-      Value m = state[r];
+      Value f = rowFactor[r];
+      Value bias = f32Const(b, 0.0);
+      if (tileScale) {
+        f = arith::MulFOp::create(b, f, tileScale);
+        bias = f32Const(b, kDotBias);
+      }
+      Value x = s[0][2 * r];
       for (auto &tile : s)
         for (int64_t ci = 0; ci < 2; ++ci)
-          m = arith::MaximumFOp::create(b, m, tile[2 * r + ci]);
-      m = overQuad<arith::MaximumFOp>(b, m);
-      // p = 2^((x - m) * factor) as one FMA per score.
-      Value f = rowFactor[r];
-      Value negMf = arith::NegFOp::create(b, arith::MulFOp::create(b, m, f));
-      corr[r] = math::Exp2Op::create(
-          b, math::FmaOp::create(b, state[r], f, negMf));
+          x = arith::MaximumFOp::create(b, x, tile[2 * r + ci]);
+      x = overQuad<arith::MaximumFOp>(b, x);
+      Value tileMax = arith::MulFOp::create(b, arith::SubFOp::create(b, x, bias), f);
+      Value m = arith::MaximumFOp::create(b, state[r], tileMax);
+      corr[r] = math::Exp2Op::create(b, arith::SubFOp::create(b, state[r], m));
       next[r] = m;
+      // p = 2^(x f - (bias f + m)): one FMA per score.
+      Value offset = arith::NegFOp::create(b, math::FmaOp::create(b, bias, f, m));
       Value sum = arith::MulFOp::create(b, state[2 + r], corr[r]);
       for (auto &tile : s)
         for (int64_t ci = 0; ci < 2; ++ci) {
           Value &p = tile[2 * r + ci];
-          p = math::Exp2Op::create(b, math::FmaOp::create(b, p, f, negMf));
+          p = math::Exp2Op::create(b, math::FmaOp::create(b, p, f, offset));
           sum = arith::AddFOp::create(b, sum, p);
         }
       next[2 + r] = sum;
     }
-    auto accType = VectorType::get({2, 2}, b.getF32Type());
-    Value corrVec = vector::FromElementsOp::create(
-        b, accType, ValueRange{corr[0], corr[0], corr[1], corr[1]});
+    SmallVector<Value> accs =
+        rescaleIfGrew(b, {state[0], state[1]}, {next[0], next[1]}, corr,
+                      state.slice(4, shape.headDim / 8));
     for (int64_t u = 0; u < shape.headDim / 8; ++u)
-      next[4 + u] = arith::MulFOp::create(b, state[4 + u], corrVec);
+      next[4 + u] = accs[u];
 
     // P.V: the score fragments of n tiles 2k and 2k+1 are the A fragment of
     // k step k (m16n8k16 .f16); one transposed x4 ldmatrix gives the B

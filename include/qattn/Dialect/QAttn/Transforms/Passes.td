@@ -17,7 +17,7 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     serving all query heads of the group, `warps` warps per CTA, and the keys
     split over several CTAs when there are too few warps to fill the GPU
     (decode, flash-decoding style). Prefill with BPQ int8 queries and d of 64
-    or 128 gets the tensor-core kernel (`kernel = mma`, 8 warps of 16 query
+    or 128 gets the tensor-core kernel (`kernel = mma`, 4 warps of 16 query
     rows, 2 stages) unless `mma=false`. With `splits = 0` the
     pass picks the split count so that the grid reaches `ctas-per-sm` CTAs
     per SM without slices shorter than `min-keys-per-split` keys.
