@@ -109,8 +109,10 @@ def QAttnRaiseAttention : Pass<"qattn-raise-attention", "mlir::ModuleOp"> {
     options. The matcher anchors on a `linalg.softmax` whose result feeds a
     contraction and recognizes:
 
-    * QK^T: a `linalg.generic` (or `linalg.contract`, any op of the
-      `LinalgOp` interface) with 4 parallel loops and 1 reduction indexing
+    * QK^T: a `linalg.generic` (the matcher reads only the `LinalgOp`
+      interface, so other structured ops such as `linalg.contract` go
+      through the same checks; only `linalg.generic` is tested) with 4
+      parallel loops and 1 reduction indexing
       `Q[b, h, i, c]`, `K[b, h, j, c]` (or `K^T[b, h, c, j]` when K^T is a
       `linalg.transpose` of K with permutation `[0, 1, 3, 2]`) and
       `S[b, h, i, j]`, in any loop order; its body `acc + a * b`, optionally
