@@ -102,4 +102,72 @@ def QAttnAssignHeadBits : Pass<"qattn-assign-head-bits", "mlir::ModuleOp"> {
   ];
 }
 
+def QAttnRaiseAttention : Pass<"qattn-raise-attention", "mlir::ModuleOp"> {
+  let summary = "Raise softmax(s Q K^T + M) V written in linalg to quantized qattn ops";
+  let description = [{
+    Finds attention written in upstream ops on static tensors, in qattn's
+    layout (Q `[B, Hq, Nq, d]`, K and V `[B, Hkv, Nk, d]`), and replaces it by
+    `qattn.quantize` (+ `qattn.progressive_quantize`) of K and V (and of Q
+    with `quantize-q`) and one `qattn.attention` with the scheme given by the
+    options. The matcher anchors on a `linalg.softmax` whose result feeds a
+    contraction and recognizes:
+
+    * QK^T: a `linalg.generic` (the matcher reads only the `LinalgOp`
+      interface, so other structured ops such as `linalg.contract` go
+      through the same checks; only `linalg.generic` is tested) with 4
+      parallel loops and 1 reduction indexing
+      `Q[b, h, i, c]`, `K[b, h, j, c]` (or `K^T[b, h, c, j]` when K^T is a
+      `linalg.transpose` of K with permutation `[0, 1, 3, 2]`) and
+      `S[b, h, i, j]`, in any loop order; its body `acc + a * b`, optionally
+      times or divided by a constant (the scale folded in), the inputs
+      optionally `arith.extf`-widened; its init zeros (`linalg.fill` of 0).
+    * Between QK^T and the softmax, any number of elementwise linalg ops
+      (identity maps on the scores) whose bodies only scale by positive
+      constants (`mulf`/`divf` by a float constant, or by a splat constant
+      operand) and mask: `addf` of a constant tensor of 0 and -inf (or
+      values <= -1e4) indexed by (query, key), or `arith.select` between the
+      scores and a constant <= -1e4 on a condition built from
+      `linalg.index 2` / `linalg.index 3`, integer constants and
+      `arith` integer ops. The condition is evaluated for every (query, key)
+      pair; the union of the masks must be qattn's causal mask (key `j`
+      visible to query `i` iff `j <= i + Nk - Nq`) or nothing.
+    * `linalg.softmax` along dimension 3.
+    * P.V: a contraction as above indexing `P[b, h, i, j]`, `V[b, h, j, c]`
+      and `O[b, h, i, c]`, without a scale.
+    * Grouped-query attention: K and V operands that are
+      `tensor.collapse_shape [[0], [1, 2], [3], [4]]` of a broadcast from
+      `[B, Hkv, Nk, d]` to `[B, Hkv, r, Nk, d]` (`linalg.broadcast` with
+      `dimensions = [2]`, or the equivalent `linalg.generic`) are quantized
+      before the broadcast; other K/V operands are quantized as they are.
+
+    Every intermediate (scores, scaled scores, probabilities) must have no
+    other use. A softmax that feeds a contraction but does not match is left
+    untouched with a remark saying why, at the op that broke the match; with
+    `strict` that remark is an error and the pass fails. The scale becomes the
+    attention's explicit `scale` (1 when there is none).
+  }];
+  let dependentDialects = ["mlir::qattn::QAttnDialect"];
+  let options = [
+    Option<"kBits", "k-bits", "int64_t", /*default=*/"4",
+           "Key bits: 8 keeps stage-1 int8, 2/3/4 adds stage 2">,
+    Option<"vBits", "v-bits", "int64_t", /*default=*/"4",
+           "Value bits: 8 keeps stage-1 int8, 2/3/4 adds stage 2">,
+    Option<"block", "block", "int64_t", /*default=*/"64",
+           "Stage-1 block (tokens per int8 scale) of Q, K and V">,
+    Option<"group", "group", "int64_t", /*default=*/"16",
+           "Stage-2 group (tokens per integer scale and zero point); divides "
+           "the block">,
+    Option<"anchor", "anchor", "std::string", /*default=*/"\"zero\"",
+           "Stage-2 grid anchor: zero or min">,
+    Option<"fit", "fit", "std::string", /*default=*/"\"minmax\"",
+           "Stage-2 encoder: minmax or mse">,
+    Option<"quantizeQ", "quantize-q", "bool", /*default=*/"false",
+           "Quantize Q to stage-1 int8 too (the tensor-core prefill kernel's "
+           "input)">,
+    Option<"strict", "strict", "bool", /*default=*/"false",
+           "Fail on an attention-like softmax that does not match instead "
+           "of leaving it with a remark">,
+  ];
+}
+
 #endif // QATTN_DIALECT_QATTN_TRANSFORMS_PASSES_TD

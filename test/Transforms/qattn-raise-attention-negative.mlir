@@ -1,0 +1,376 @@
+// RUN: qattn-opt %s -split-input-file --qattn-raise-attention -verify-diagnostics | FileCheck %s
+
+#q = affine_map<(b, h, i, j, c) -> (b, h, i, c)>
+#k = affine_map<(b, h, i, j, c) -> (b, h, j, c)>
+#s = affine_map<(b, h, i, j, c) -> (b, h, i, j)>
+#p = affine_map<(b, h, i, c, j) -> (b, h, i, j)>
+#v = affine_map<(b, h, i, c, j) -> (b, h, j, c)>
+#o = affine_map<(b, h, i, c, j) -> (b, h, i, c)>
+#e = affine_map<(b, h, i, j) -> (b, h, i, j)>
+
+// CHECK-LABEL: func.func @softmax_dim2(
+// CHECK-NOT:     qattn.
+// CHECK:         linalg.softmax
+// CHECK-NOT:     qattn.
+// CHECK:         return
+// Softmax over the queries, not the keys.
+func.func @softmax_dim2(%q: tensor<1x2x4x64xf32>, %k: tensor<1x2x8x64xf32>, %v: tensor<1x2x8x64xf32>) -> tensor<1x2x4x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %s_init = tensor.empty() : tensor<1x2x4x8xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %s = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x2x4x64xf32>, tensor<1x2x8x64xf32>) outs(%s_zero : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x8xf32>
+  %p_init = tensor.empty() : tensor<1x2x4x8xf32>
+  // expected-remark@+1 {{qattn-raise-attention: not raised: softmax runs along dimension 2, not the key dimension 3}}
+  %p = linalg.softmax dimension(2) ins(%s : tensor<1x2x4x8xf32>) outs(%p_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o_init = tensor.empty() : tensor<1x2x4x64xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<1x2x4x64xf32>) -> tensor<1x2x4x64xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<1x2x4x8xf32>, tensor<1x2x8x64xf32>) outs(%o_zero : tensor<1x2x4x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x64xf32>
+  return %o : tensor<1x2x4x64xf32>
+}
+
+// -----
+
+#q = affine_map<(b, h, i, j, c) -> (b, h, i, c)>
+#k = affine_map<(b, h, i, j, c) -> (b, h, j, c)>
+#s = affine_map<(b, h, i, j, c) -> (b, h, i, j)>
+#p = affine_map<(b, h, i, c, j) -> (b, h, i, j)>
+#v = affine_map<(b, h, i, c, j) -> (b, h, j, c)>
+#o = affine_map<(b, h, i, c, j) -> (b, h, i, c)>
+#e = affine_map<(b, h, i, j) -> (b, h, i, j)>
+
+// CHECK-LABEL: func.func @scale_not_constant(
+// CHECK-NOT:     qattn.
+// CHECK:         linalg.softmax
+// CHECK-NOT:     qattn.
+// CHECK:         return
+// A scale that is a function argument.
+func.func @scale_not_constant(%q: tensor<1x2x4x64xf32>, %k: tensor<1x2x8x64xf32>, %v: tensor<1x2x8x64xf32>, %c: f32) -> tensor<1x2x4x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %s_init = tensor.empty() : tensor<1x2x4x8xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %s = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x2x4x64xf32>, tensor<1x2x8x64xf32>) outs(%s_zero : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x8xf32>
+  %t_init = tensor.empty() : tensor<1x2x4x8xf32>
+  %t = linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<1x2x4x8xf32>) outs(%t_init : tensor<1x2x4x8xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    // expected-remark@+1 {{qattn-raise-attention: not raised: scales the scores by a value that is not a constant}}
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x4x8xf32>
+  %p_init = tensor.empty() : tensor<1x2x4x8xf32>
+  // expected-note@+1 {{for this softmax}}
+  %p = linalg.softmax dimension(3) ins(%t : tensor<1x2x4x8xf32>) outs(%p_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o_init = tensor.empty() : tensor<1x2x4x64xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<1x2x4x64xf32>) -> tensor<1x2x4x64xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<1x2x4x8xf32>, tensor<1x2x8x64xf32>) outs(%o_zero : tensor<1x2x4x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x64xf32>
+  return %o : tensor<1x2x4x64xf32>
+}
+
+// -----
+
+#q = affine_map<(b, h, i, j, c) -> (b, h, i, c)>
+#k = affine_map<(b, h, i, j, c) -> (b, h, j, c)>
+#s = affine_map<(b, h, i, j, c) -> (b, h, i, j)>
+#p = affine_map<(b, h, i, c, j) -> (b, h, i, j)>
+#v = affine_map<(b, h, i, c, j) -> (b, h, j, c)>
+#o = affine_map<(b, h, i, c, j) -> (b, h, i, c)>
+#e = affine_map<(b, h, i, j) -> (b, h, i, j)>
+
+// CHECK-LABEL: func.func @mask_top_left(
+// CHECK-NOT:     qattn.
+// CHECK:         linalg.softmax
+// CHECK-NOT:     qattn.
+// CHECK:         return
+// A causal mask aligned at the first key (j <= i) with Nq < Nk: not qattn's causal.
+func.func @mask_top_left(%q: tensor<1x2x4x64xf32>, %k: tensor<1x2x8x64xf32>, %v: tensor<1x2x8x64xf32>) -> tensor<1x2x4x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %s_init = tensor.empty() : tensor<1x2x4x8xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %s = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x2x4x64xf32>, tensor<1x2x8x64xf32>) outs(%s_zero : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x8xf32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %t_init = tensor.empty() : tensor<1x2x4x8xf32>
+  %t = linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<1x2x4x8xf32>) outs(%t_init : tensor<1x2x4x8xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %visible = arith.cmpi ule, %j, %i : index
+    %y = arith.select %visible, %x, %ninf : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x4x8xf32>
+  %p_init = tensor.empty() : tensor<1x2x4x8xf32>
+  // expected-remark@+1 {{qattn-raise-attention: not raised: masks the scores, but not causally with the last query aligned to the last key: query 0 does not see key 1}}
+  %p = linalg.softmax dimension(3) ins(%t : tensor<1x2x4x8xf32>) outs(%p_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o_init = tensor.empty() : tensor<1x2x4x64xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<1x2x4x64xf32>) -> tensor<1x2x4x64xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<1x2x4x8xf32>, tensor<1x2x8x64xf32>) outs(%o_zero : tensor<1x2x4x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x64xf32>
+  return %o : tensor<1x2x4x64xf32>
+}
+
+// -----
+
+#q = affine_map<(b, h, i, j, c) -> (b, h, i, c)>
+#k = affine_map<(b, h, i, j, c) -> (b, h, j, c)>
+#s = affine_map<(b, h, i, j, c) -> (b, h, i, j)>
+#p = affine_map<(b, h, i, c, j) -> (b, h, i, j)>
+#v = affine_map<(b, h, i, c, j) -> (b, h, j, c)>
+#o = affine_map<(b, h, i, c, j) -> (b, h, i, c)>
+#e = affine_map<(b, h, i, j) -> (b, h, i, j)>
+
+// CHECK-LABEL: func.func @bias_not_mask(
+// CHECK-NOT:     qattn.
+// CHECK:         linalg.softmax
+// CHECK-NOT:     qattn.
+// CHECK:         return
+// An additive bias (ALiBi-like) is not a mask.
+func.func @bias_not_mask(%q: tensor<1x2x4x64xf32>, %k: tensor<1x2x8x64xf32>, %v: tensor<1x2x8x64xf32>) -> tensor<1x2x4x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %s_init = tensor.empty() : tensor<1x2x4x8xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %s = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x2x4x64xf32>, tensor<1x2x8x64xf32>) outs(%s_zero : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x8xf32>
+  %bias = arith.constant dense<0.5> : tensor<4x8xf32>
+  %t_init = tensor.empty() : tensor<1x2x4x8xf32>
+  %t = linalg.generic {indexing_maps = [#e, affine_map<(b, h, i, j) -> (i, j)>, #e], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %bias : tensor<1x2x4x8xf32>, tensor<4x8xf32>) outs(%t_init : tensor<1x2x4x8xf32>) {
+  ^bb0(%x: f32, %bias_el: f32, %out: f32):
+    // expected-remark@+1 {{qattn-raise-attention: not raised: adds 0.5 to the score of query 0 and key 0: a bias, not a mask of 0 and -inf}}
+    %y = arith.addf %x, %bias_el : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x4x8xf32>
+  %p_init = tensor.empty() : tensor<1x2x4x8xf32>
+  // expected-note@+1 {{for this softmax}}
+  %p = linalg.softmax dimension(3) ins(%t : tensor<1x2x4x8xf32>) outs(%p_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o_init = tensor.empty() : tensor<1x2x4x64xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<1x2x4x64xf32>) -> tensor<1x2x4x64xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<1x2x4x8xf32>, tensor<1x2x8x64xf32>) outs(%o_zero : tensor<1x2x4x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x64xf32>
+  return %o : tensor<1x2x4x64xf32>
+}
+
+// -----
+
+#q = affine_map<(b, h, i, j, c) -> (b, h, i, c)>
+#k = affine_map<(b, h, i, j, c) -> (b, h, j, c)>
+#s = affine_map<(b, h, i, j, c) -> (b, h, i, j)>
+#p = affine_map<(b, h, i, c, j) -> (b, h, i, j)>
+#v = affine_map<(b, h, i, c, j) -> (b, h, j, c)>
+#o = affine_map<(b, h, i, c, j) -> (b, h, i, c)>
+#e = affine_map<(b, h, i, j) -> (b, h, i, j)>
+
+// CHECK-LABEL: func.func @pv_accumulates(
+// CHECK-NOT:     qattn.
+// CHECK:         linalg.softmax
+// CHECK-NOT:     qattn.
+// CHECK:         return
+// P.V accumulated into a live tensor.
+func.func @pv_accumulates(%q: tensor<1x2x4x64xf32>, %k: tensor<1x2x8x64xf32>, %v: tensor<1x2x8x64xf32>, %init: tensor<1x2x4x64xf32>) -> tensor<1x2x4x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %s_init = tensor.empty() : tensor<1x2x4x8xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %s = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x2x4x64xf32>, tensor<1x2x8x64xf32>) outs(%s_zero : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x8xf32>
+  %p_init = tensor.empty() : tensor<1x2x4x8xf32>
+  // expected-note@+1 {{for this softmax}}
+  %p = linalg.softmax dimension(3) ins(%s : tensor<1x2x4x8xf32>) outs(%p_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o_init = tensor.empty() : tensor<1x2x4x64xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<1x2x4x64xf32>) -> tensor<1x2x4x64xf32>
+  // expected-remark@+1 {{qattn-raise-attention: not raised: the P.V contraction does not accumulate into zeros}}
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<1x2x4x8xf32>, tensor<1x2x8x64xf32>) outs(%init : tensor<1x2x4x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x64xf32>
+  return %o : tensor<1x2x4x64xf32>
+}
+
+// -----
+
+#q = affine_map<(b, h, i, j, c) -> (b, h, i, c)>
+#k = affine_map<(b, h, i, j, c) -> (b, h, j, c)>
+#s = affine_map<(b, h, i, j, c) -> (b, h, i, j)>
+#p = affine_map<(b, h, i, c, j) -> (b, h, i, j)>
+#v = affine_map<(b, h, i, c, j) -> (b, h, j, c)>
+#o = affine_map<(b, h, i, c, j) -> (b, h, i, c)>
+#e = affine_map<(b, h, i, j) -> (b, h, i, j)>
+
+// CHECK-LABEL: func.func @probs_escape(
+// CHECK-NOT:     qattn.
+// CHECK:         linalg.softmax
+// CHECK-NOT:     qattn.
+// CHECK:         return
+// The probabilities are returned too.
+func.func @probs_escape(%q: tensor<1x2x4x64xf32>, %k: tensor<1x2x8x64xf32>, %v: tensor<1x2x8x64xf32>) -> (tensor<1x2x4x64xf32>, tensor<1x2x4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %s_init = tensor.empty() : tensor<1x2x4x8xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %s = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x2x4x64xf32>, tensor<1x2x8x64xf32>) outs(%s_zero : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x8xf32>
+  %p_init = tensor.empty() : tensor<1x2x4x8xf32>
+  // expected-remark@+1 {{qattn-raise-attention: not raised: softmax result has more than one use}}
+  %p = linalg.softmax dimension(3) ins(%s : tensor<1x2x4x8xf32>) outs(%p_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o_init = tensor.empty() : tensor<1x2x4x64xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<1x2x4x64xf32>) -> tensor<1x2x4x64xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<1x2x4x8xf32>, tensor<1x2x8x64xf32>) outs(%o_zero : tensor<1x2x4x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x64xf32>
+  return %o, %p : tensor<1x2x4x64xf32>, tensor<1x2x4x8xf32>
+}
+
+// -----
+
+#q = affine_map<(b, h, i, j, c) -> (b, h, i, c)>
+#k = affine_map<(b, h, i, j, c) -> (b, h, j, c)>
+#s = affine_map<(b, h, i, j, c) -> (b, h, i, j)>
+#p = affine_map<(b, h, i, c, j) -> (b, h, i, j)>
+#v = affine_map<(b, h, i, c, j) -> (b, h, j, c)>
+#o = affine_map<(b, h, i, c, j) -> (b, h, i, c)>
+#e = affine_map<(b, h, i, j) -> (b, h, i, j)>
+
+// CHECK-LABEL: func.func @value_head_dim(
+// CHECK-NOT:     qattn.
+// CHECK:         linalg.softmax
+// CHECK-NOT:     qattn.
+// CHECK:         return
+// Values narrower than the queries.
+func.func @value_head_dim(%q: tensor<1x2x4x64xf32>, %k: tensor<1x2x8x64xf32>, %v: tensor<1x2x8x32xf32>) -> tensor<1x2x4x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %s_init = tensor.empty() : tensor<1x2x4x8xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %s = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x2x4x64xf32>, tensor<1x2x8x64xf32>) outs(%s_zero : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x8xf32>
+  %p_init = tensor.empty() : tensor<1x2x4x8xf32>
+  // expected-note@+1 {{for this softmax}}
+  %p = linalg.softmax dimension(3) ins(%s : tensor<1x2x4x8xf32>) outs(%p_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o_init = tensor.empty() : tensor<1x2x4x32xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<1x2x4x32xf32>) -> tensor<1x2x4x32xf32>
+  // expected-remark@+1 {{qattn-raise-attention: not raised: value head dimension 32 differs from the query's 64}}
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<1x2x4x8xf32>, tensor<1x2x8x32xf32>) outs(%o_zero : tensor<1x2x4x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x32xf32>
+  return %o : tensor<1x2x4x32xf32>
+}
+
+// -----
+
+#q = affine_map<(b, h, i, j, c) -> (b, h, i, c)>
+#k = affine_map<(b, h, i, j, c) -> (b, h, j, c)>
+#s = affine_map<(b, h, i, j, c) -> (b, h, i, j)>
+#p = affine_map<(b, h, i, c, j) -> (b, h, i, j)>
+#v = affine_map<(b, h, i, c, j) -> (b, h, j, c)>
+#o = affine_map<(b, h, i, c, j) -> (b, h, i, c)>
+#e = affine_map<(b, h, i, j) -> (b, h, i, j)>
+
+// CHECK-LABEL: func.func @classifier(
+// CHECK-NOT:     qattn.
+// CHECK:         linalg.softmax
+// CHECK-NOT:     qattn.
+// CHECK:         return
+// A classifier's softmax is not attention: no remark.
+func.func @classifier(%logits: tensor<4x10xf32>) -> tensor<4x10xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p_init = tensor.empty() : tensor<4x10xf32>
+  %p = linalg.softmax dimension(1) ins(%logits : tensor<4x10xf32>) outs(%p_init : tensor<4x10xf32>) -> tensor<4x10xf32>
+  return %p : tensor<4x10xf32>
+}
+
+// -----
+
+#q = affine_map<(b, h, i, j, c) -> (b, h, i, c)>
+#k = affine_map<(b, h, i, j, c) -> (b, h, j, c)>
+#s = affine_map<(b, h, i, j, c) -> (b, h, i, j)>
+#p = affine_map<(b, h, i, c, j) -> (b, h, i, j)>
+#v = affine_map<(b, h, i, c, j) -> (b, h, j, c)>
+#o = affine_map<(b, h, i, c, j) -> (b, h, i, c)>
+#e = affine_map<(b, h, i, j) -> (b, h, i, j)>
+
+// CHECK-LABEL: func.func @scores_only(
+// CHECK-NOT:     qattn.
+// CHECK:         linalg.generic
+// CHECK-NOT:     qattn.
+// CHECK:         return
+// QK^T alone.
+func.func @scores_only(%q: tensor<1x2x4x64xf32>, %k: tensor<1x2x8x64xf32>, %v: tensor<1x2x8x64xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %s_init = tensor.empty() : tensor<1x2x4x8xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %s = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x2x4x64xf32>, tensor<1x2x8x64xf32>) outs(%s_zero : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x8xf32>
+  return %s : tensor<1x2x4x8xf32>
+}
