@@ -625,9 +625,27 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
                                        const AttentionShape &shape,
                                        ArrayRef<Value> operands, Value out) {
   int64_t d = shape.headDim;
+  // What the kernel reads; qattn-tile only picks it when all hold, so these
+  // guard hand-written tilings.
+  auto unsupported = [&]() {
+    return op.emitOpError() << "tensor-core prefill kernel (kernel = mma): ";
+  };
+  auto blockScales = [](Stage1Attr s) {
+    return s && s.getGranularity() == Granularity::block;
+  };
+  auto uniform = [](Stage2Attr s) { return !s || s.getBits().size() == 1; };
   if (d != 64 && d != 128)
-    return op.emitOpError() << "tensor-core prefill kernel: expected a head "
-                               "dimension of 64 or 128, got " << d;
+    return unsupported() << "expected a head dimension of 64 or 128, got " << d;
+  if (!op.getQScales() || !blockScales(op.getQStage1Attr()))
+    return unsupported() << "expected BPQ int8 queries with block scales";
+  if (!blockScales(op.getKStage1()))
+    return unsupported() << "expected keys with block stage-1 scales";
+  if (!uniform(op.getKStage2Attr()) || !uniform(op.getVStage2Attr()))
+    return unsupported() << "expected one stage-2 width for all heads";
+  if (op.getKBuffer())
+    return unsupported() << "a decode buffer is not supported";
+  if (shape.splits != 1)
+    return unsupported() << "expected splits = 1, got " << shape.splits;
   int64_t sharedBytes = mmaSharedBytes(shape);
   if (sharedBytes > kMaxSharedBytes)
     return op.emitOpError() << "tensor-core prefill kernel: " << shape.stages

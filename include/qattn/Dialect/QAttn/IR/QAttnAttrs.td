@@ -200,12 +200,14 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     of that key stream: with 2, the next step's keys and values are loaded
     before the current step's scores are reduced.
 
-    `kernel = mma` selects the tensor-core kernel instead (prefill with BPQ
-    int8 queries): CTAs of 4 warps own 64 query rows of one head; K and V
-    tiles of 64 keys are dequantized once per CTA into shared memory, QK^T
-    runs as int8 mma.sync (m16n8k32) and P.V as f16 mma.sync (m16n8k16);
-    `warps`, `splits` and `keys_per_step` do not apply to it, and it is not
-    pipelined yet (`stages = 1`).
+    `kernel = mma` selects the tensor-core prefill kernel instead (BPQ int8
+    queries, d of 64 or 128): a stage launch decodes K to int8 codes with
+    one scale per key and V to f16 once into scratch; then CTAs of `warps`
+    warps own 16 query rows of one head per warp and stream the keys in
+    tiles of 64 through a ring of `stages` (1 to 4) slots of dynamic shared
+    memory that cp.async fills `stages - 1` tiles ahead; QK^T runs as int8
+    mma.sync (m16n8k32) and P.V as f16 mma.sync (m16n8k16), both fed by
+    ldmatrix. `splits` must be 1 and `keys_per_step` does not apply.
 
     `kernel = decode` selects the tensor-core decode kernel (packed 2/4-bit
     K and V with block stage-1 scales, stage-2 groups of a multiple of 16
@@ -220,7 +222,7 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     ```mlir
     #qattn.gpu_tiling<warps = 4, splits = 16>
     #qattn.gpu_tiling<warps = 4, splits = 16, keys_per_step = 4, stages = 2>
-    #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma>
+    #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2>
     #qattn.gpu_tiling<warps = 4, splits = 24, kernel = decode, stages = 2>
     ```
   }];
