@@ -32,6 +32,9 @@ class Case:
     softmax: str = "exact"  # or "sas" (threshold -6, degree 3)
     order: str = "lsb_first"  # stage-2 bit order
     anchor: str = "zero"  # stage-2 grid anchor (zero | min)
+    # A #qattn.gpu_tiling for the GPU module's op (qattn-tile keeps it); ""
+    # leaves the choice to qattn-tile.
+    tiling: str = ""
 
 
 def tensor(shape, elt):
@@ -85,7 +88,7 @@ class Operands:
         return ops
 
 
-def attention_func(c, o):
+def attention_func(c, o, gpu=False):
     ops = o.all()
     args = ", ".join(f'%{n}: {t} {{qattn.name = "{n}"}}' for n, t in ops)
     out = tensor([c.batch, c.hq, c.nq, c.d], c.out)
@@ -102,6 +105,8 @@ def attention_func(c, o):
         attrs.append("causal")
     if c.softmax == "sas":
         attrs.append("softmax = #qattn.softmax<sas, threshold = -6.0, degree = 3>")
+    if gpu and c.tiling:
+        attrs.append(f"gpu_tiling = {c.tiling}")
     types = ", ".join(t for _, t in ops)
     return (f'func.func @attention({args}) -> ({out} {{qattn.name = "out"}}) {{\n'
             f"  %o = qattn.attention {q} {keys} {values}{bufs} {{{', '.join(attrs)}}}\n"
@@ -147,7 +152,7 @@ def write_case(c, folder, qattn_compile):
     with open(cpu, "w") as f:
         f.write(quantize_func(c, o) + "\n" + attention_func(c, o))
     with open(gpu, "w") as f:
-        f.write(attention_func(c, o))
+        f.write(attention_func(c, o, gpu=True))
     for src, target in ((cpu, "cpu"), (gpu, "cuda")):
         r = subprocess.run([qattn_compile, src, "-o", os.path.join(folder, target),
                             f"--target={target}"], capture_output=True, text=True)

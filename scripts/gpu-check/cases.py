@@ -54,6 +54,15 @@ def matrix():
              cpu_reference=False),
         Case("prefill_n4100_causal_d64", 1, 8, 8, 4100, 4100, 64, [4], cpu_reference=False),
         Case("prefill_n8192_causal_d128", 1, 8, 2, 8192, 8192, 128, [4], cpu_reference=False),
+        # The prefill kernel's other ring depths and CTA sizes (tilings set by
+        # hand), and key scales per 32-key block (one scale per key in a tile).
+        Case("prefill_mma_1stage_n1100_d128", 1, 16, 2, 1100, 1100, 128, [4],
+             cpu_reference=False,
+             tiling="#qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma>"),
+        Case("prefill_mma_8warps_4stages_n700_d64", 2, 8, 2, 700, 700, 64, [4],
+             causal=False,
+             tiling="#qattn.gpu_tiling<warps = 8, splits = 1, kernel = mma, stages = 4>"),
+        Case("prefill_block32_n500_d64", 1, 8, 4, 500, 500, 64, [4], block=32),
         # The prefill shape of the design brief: B4 H32 N4096 d128, non-causal.
         Case("prefill_b4_h32_n4096_d128_noncausal", 4, 32, 32, 4096, 4096, 128, [4],
              causal=False, cpu_reference=False),
