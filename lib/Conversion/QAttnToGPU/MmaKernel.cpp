@@ -104,50 +104,123 @@ static Value zeros(ImplicitLocOpBuilder &b, VectorType type) {
 // Stage kernel
 //===----------------------------------------------------------------------===//
 
+// A stage thread decodes 16 channels of one key: 16-byte vector loads of
+// the group constants and stores of the results.
+static constexpr int64_t kStageChannels = 16;
+
 std::pair<int64_t, int64_t>
 mlir::qattn::kernels::mmaStageLaunch(const AttentionShape &shape) {
-  int64_t elements =
-      shape.batch * shape.kvHeads * mmaStagedKeys(shape) * shape.headDim;
-  return {llvm::divideCeilSigned(elements, kStageThreads), kStageThreads};
+  int64_t chunks = shape.batch * shape.kvHeads * mmaStagedKeys(shape) *
+                   shape.headDim / kStageChannels;
+  return {llvm::divideCeilSigned(chunks, kStageThreads), kStageThreads};
 }
+
+namespace {
+/// Decodes 16 consecutive channels [c0, c0 + 16) of key j of one of K and V
+/// (a stage-kernel thread's share) to their int8 values, loading everything
+/// before anything is stored so that the bytes two codes share load once.
+class ChunkDecoder {
+public:
+  ChunkDecoder(ImplicitLocOpBuilder &b, const KVView &kv, int64_t headDim,
+               Value bi, Value hk, Value j, Value c0)
+      : b(b), kv(kv), bi(bi), hk(hk), j(j), c0(c0) {
+    auto bytes = VectorType::get({kStageChannels}, b.getI8Type());
+    auto vload = [&](Value buffer, ValueRange idx) {
+      // Rows of d channels (d a multiple of 16) from 16-byte aligned buffers.
+      return vector::LoadOp::create(b, bytes, buffer, idx, /*nontemporal=*/false,
+                                    llvm::MaybeAlign(16));
+    };
+    if (kv.stage2) {
+      Value g = div(b, j, kv.stage2.getGroup());
+      scales = vload(kv.groupScales, {bi, hk, g, c0});
+      zeros = vload(kv.zeros, {bi, hk, g, c0});
+      std::tie(bits, offset) = headCodes(b, kv.stage2, hk, headDim, std::nullopt);
+    } else {
+      codes = vload(kv.data, {bi, hk, j, c0});
+    }
+  }
+
+  /// Channel c0 + i as its int8 value (i32).
+  Value int8At(int64_t i) {
+    auto at = [&](Value v) {
+      return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{i});
+    };
+    if (!kv.stage2)
+      return arith::ExtSIOp::create(b, b.getI32Type(), at(codes));
+    Value c = add(b, c0, indexConst(b, i));
+    Value code = unpackCode(b, c, bits, kv.stage2.getOrder(), [&](Value byte) {
+      Value v = load(b, kv.data, {bi, j, add(b, offset, byte)});
+      return arith::ExtUIOp::create(b, b.getI32Type(), v);
+    });
+    return stage2Decode(b, code, arith::ExtUIOp::create(b, b.getI32Type(), at(scales)),
+                        arith::ExtSIOp::create(b, b.getI32Type(), at(zeros)),
+                        kv.stage2.getAnchor());
+  }
+
+  /// Channel c0 + i dequantized to f32.
+  Value valueAt(int64_t i) {
+    Value s1 = stage1ScaleAt(b, kv.scales, kv.stage1, bi, hk, j,
+                             add(b, c0, indexConst(b, i)));
+    return arith::MulFOp::create(b, intToF32(b, int8At(i)), s1);
+  }
+
+private:
+  ImplicitLocOpBuilder &b;
+  const KVView &kv;
+  Value bi, hk, j, c0, scales, zeros, codes, offset;
+  int64_t bits = 0;
+};
+} // namespace
 
 void mlir::qattn::kernels::emitMmaStage(ImplicitLocOpBuilder &b,
                                         const AttentionShape &shape,
                                         const AttentionView &view,
                                         const MmaStaged &staged) {
   int64_t d = shape.headDim, keys = mmaStagedKeys(shape);
-  // One thread per staged element (bi, hk, j, c); the count is a multiple
-  // of the block (whole 64-key tiles of d >= 64 channels).
+  int64_t perRow = d / kStageChannels;
+  // One thread per 16 channels of a staged key (bi, hk, j); the count is a
+  // multiple of the block (whole 64-key tiles of d >= 64 channels).
   Value e = add(b, mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
                        kStageThreads),
                 gpu::ThreadIdOp::create(b, gpu::Dimension::x));
-  Value c = rem(b, e, d);
-  Value j = rem(b, div(b, e, d), keys);
-  Value hk = rem(b, div(b, e, d * keys), shape.kvHeads);
-  Value bi = div(b, e, d * keys * shape.kvHeads);
+  Value chunk = rem(b, e, perRow);
+  Value c0 = mul(b, chunk, kStageChannels);
+  Value j = rem(b, div(b, e, perRow), keys);
+  Value hk = rem(b, div(b, e, perRow * keys), shape.kvHeads);
+  Value bi = div(b, e, perRow * keys * shape.kvHeads);
   Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j,
                                       indexConst(b, shape.cacheKeys));
+  // Padding keys decode the last key and store zeros.
   Value jc = minIdx(b, j, indexConst(b, shape.cacheKeys - 1));
 
-  auto [kBits, kOffset] = headCodes(b, view.k.stage2, hk, d, std::nullopt);
-  Value k8 = dequantizeToInt8(b, view.k, bi, hk, jc, c, kBits, kOffset);
-  k8 = arith::SelectOp::create(b, valid, k8, i32Const(b, 0));
-  store(b, arith::TruncIOp::create(b, b.getI8Type(), k8), staged.k,
-        {bi, hk, j, c});
+  ChunkDecoder k(b, view.k, d, bi, hk, jc, c0), v(b, view.v, d, bi, hk, jc, c0);
+  SmallVector<Value> k8, v16;
+  for (int64_t i = 0; i < kStageChannels; ++i) {
+    k8.push_back(arith::TruncIOp::create(
+        b, b.getI8Type(),
+        arith::SelectOp::create(b, valid, k.int8At(i), i32Const(b, 0))));
+    v16.push_back(fromF32(
+        b, arith::SelectOp::create(b, valid, v.valueAt(i), f32Const(b, 0.0)),
+        b.getF16Type()));
+  }
+  Value kScale = arith::SelectOp::create(
+      b, valid, stage1ScaleAt(b, view.k.scales, view.k.stage1, bi, hk, jc, Value()),
+      f32Const(b, 0.0));
 
-  auto [vBits, vOffset] = headCodes(b, view.v.stage2, hk, d, std::nullopt);
-  Value v = dequantizeCached(b, view.v, bi, hk, jc, c, vBits, vOffset);
-  v = arith::SelectOp::create(b, valid, v, f32Const(b, 0.0));
-  store(b, fromF32(b, v, b.getF16Type()), staged.v, {bi, hk, j, c});
-
-  Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, c,
+  auto vstore = [&](ArrayRef<Value> elems, Type type, Value buffer) {
+    auto vt = VectorType::get({kStageChannels}, type);
+    vector::StoreOp::create(b, vector::FromElementsOp::create(b, vt, elems),
+                            buffer, ValueRange{bi, hk, j, c0},
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+  };
+  vstore(k8, b.getI8Type(), staged.k);
+  vstore(v16, b.getF16Type(), staged.v);
+  Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunk,
                                       indexConst(b, 0));
   auto ifOp = scf::IfOp::create(b, first, false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  Value s = stage1ScaleAt(b, view.k.scales, view.k.stage1, bi, hk, jc, Value());
-  store(b, arith::SelectOp::create(b, valid, s, f32Const(b, 0.0)),
-        staged.kScales, {bi, hk, j});
+  store(b, kScale, staged.kScales, {bi, hk, j});
 }
 
 //===----------------------------------------------------------------------===//
