@@ -345,26 +345,13 @@ private:
     // chunk index to its source indices.
     auto region = [&](int64_t at, int64_t chunks, Value buffer,
                       function_ref<SmallVector<Value>(Value)> src) {
-      for (int64_t first = 0; first < chunks; first += kThreadsPerWarp) {
-        Value c = add(b, lane, indexConst(b, first));
-        auto copy = [&] {
-          Value dst = add(b, base, add(b, indexConst(b, at), mul(b, c, 16)));
-          // Streamed once: bypass L1 (cp.async.cg).
-          nvgpu::DeviceAsyncCopyOp::create(b, tokenType, ring, ValueRange{dst},
-                                           buffer, src(c), b.getIndexAttr(16),
-                                           Value(), b.getUnitAttr());
-        };
-        if (chunks - first >= kThreadsPerWarp) {
-          copy();
-          continue;
-        }
-        Value active = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, c,
-                                             indexConst(b, chunks));
-        auto ifOp = scf::IfOp::create(b, active, false);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-        copy();
-      }
+      spreadOver(b, lane, kThreadsPerWarp, chunks, [&](Value c) {
+        Value dst = add(b, base, add(b, indexConst(b, at), mul(b, c, 16)));
+        // Streamed once: bypass L1 (cp.async.cg).
+        nvgpu::DeviceAsyncCopyOp::create(b, tokenType, ring, ValueRange{dst},
+                                         buffer, src(c), b.getIndexAttr(16),
+                                         Value(), b.getUnitAttr());
+      });
     };
     auto rows = [&](int64_t rowBytes, Value off) {
       return [&, rowBytes, off](Value c) -> SmallVector<Value> {

@@ -109,6 +109,26 @@ inline SmallVector<Value> rescaleIfGrew(ImplicitLocOpBuilder &b,
   return SmallVector<Value>(rescale.getResults());
 }
 
+/// Calls issue(c) for c = id, id + threads, id + 2 threads, ... below
+/// `chunks`: the pieces of a copy spread over `threads` threads, `id` being
+/// this thread's index among them; only a ragged last round is guarded.
+inline void spreadOver(ImplicitLocOpBuilder &b, Value id, int64_t threads,
+                       int64_t chunks, function_ref<void(Value)> issue) {
+  for (int64_t at = 0; at < chunks; at += threads) {
+    Value c = addIdx(b, id, format::indexConst(b, at));
+    if (chunks - at >= threads) {
+      issue(c);
+      continue;
+    }
+    Value active = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, c,
+                                         format::indexConst(b, chunks));
+    auto ifOp = scf::IfOp::create(b, active, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    issue(c);
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // The operands of an attention op, by role
 //===----------------------------------------------------------------------===//

@@ -100,6 +100,18 @@ static Value zeros(ImplicitLocOpBuilder &b, VectorType type) {
   return arith::ConstantOp::create(b, cast<TypedAttr>(b.getZeroAttr(type)));
 }
 
+/// Rows `first` and `first + 1` of an x4 ldmatrix result: one mma B
+/// fragment of `type`.
+static Value fragmentPair(ImplicitLocOpBuilder &b, Value x4, int64_t first,
+                          VectorType type) {
+  Value frag = zeros(b, type);
+  for (int64_t reg = 0; reg < 2; ++reg) {
+    Value part = vector::ExtractOp::create(b, x4, ArrayRef<int64_t>{first + reg});
+    frag = vector::InsertOp::create(b, part, frag, ArrayRef<int64_t>{reg});
+  }
+  return frag;
+}
+
 //===----------------------------------------------------------------------===//
 // Stage kernel
 //===----------------------------------------------------------------------===//
@@ -389,22 +401,8 @@ private:
     int64_t d = shape.headDim;
     Value first = mul(b, tile, kTileKeys);
     auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-    // `chunks` 16-byte pieces spread over the CTA; `copy` issues piece c.
     auto spread = [&](int64_t chunks, function_ref<void(Value)> issue) {
-      int64_t threads = mmaThreads(shape);
-      for (int64_t at = 0; at < chunks; at += threads) {
-        Value c = add(b, tid, indexConst(b, at));
-        if (chunks - at >= threads) {
-          issue(c);
-          continue;
-        }
-        Value active = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, c,
-                                             indexConst(b, chunks));
-        auto inner = scf::IfOp::create(b, active, false);
-        OpBuilder::InsertionGuard g2(b);
-        b.setInsertionPoint(inner.thenBlock()->getTerminator());
-        issue(c);
-      }
+      spreadOver(b, tid, mmaThreads(shape), chunks, issue);
     };
     // Read by every query CTA of the head: keep in L1 (cp.async.ca).
     auto copy = [&](Value dst, Value dstIdx, Value src, ValueRange srcIdx,
@@ -457,15 +455,10 @@ private:
         Value at = add(b, kBase, add(b, kLane[half], indexConst(b, nt * 8 * d)));
         Value m = nvgpu::LdMatrixOp::create(b, x4, kRing, ValueRange{at},
                                             /*transpose=*/false, /*numTiles=*/4);
-        for (int64_t kk = 0; kk < 2; ++kk) {
-          Value bv = zeros(b, bFrag);
-          for (int64_t reg = 0; reg < 2; ++reg) {
-            Value part = vector::ExtractOp::create(b, m, ArrayRef<int64_t>{2 * kk + reg});
-            bv = vector::InsertOp::create(b, part, bv, ArrayRef<int64_t>{reg});
-          }
-          acc = nvgpu::MmaSyncOp::create(b, qFrags[2 * half + kk], bv, acc,
+        for (int64_t kk = 0; kk < 2; ++kk)
+          acc = nvgpu::MmaSyncOp::create(b, qFrags[2 * half + kk],
+                                         fragmentPair(b, m, 2 * kk, bFrag), acc,
                                          ArrayRef<int64_t>{16, 8, 32});
-        }
       }
       Value ks;
       if (!tileScales())
@@ -608,14 +601,10 @@ private:
         Value m = nvgpu::LdMatrixOp::create(b, x4, vRing, ValueRange{at},
                                             /*transpose=*/true, /*numTiles=*/4);
         for (int64_t n = 0; n < 2; ++n) {
-          Value bv = zeros(b, bType);
-          for (int64_t reg = 0; reg < 2; ++reg) {
-            Value part = vector::ExtractOp::create(b, m, ArrayRef<int64_t>{2 * n + reg});
-            bv = vector::InsertOp::create(b, part, bv, ArrayRef<int64_t>{reg});
-          }
           int64_t u = 2 * pair + n;
-          next[4 + u] = nvgpu::MmaSyncOp::create(b, a, bv, next[4 + u],
-                                                 ArrayRef<int64_t>{16, 8, 16});
+          next[4 + u] = nvgpu::MmaSyncOp::create(
+              b, a, fragmentPair(b, m, 2 * n, bType), next[4 + u],
+              ArrayRef<int64_t>{16, 8, 16});
         }
       }
     }
