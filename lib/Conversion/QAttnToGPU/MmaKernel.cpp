@@ -8,7 +8,8 @@
 // 1. The stage kernel decodes K once to its int8 stage-1 codes (stage 2
 //    undone in integers) with one f32 scale per key, and V to f16 values,
 //    into scratch laid out [batch, KV head, key, channel] and padded with
-//    zeros to whole 64-key tiles. Every query CTA of a head reads these.
+//    zeros to whole 64-key tiles (a thread per 16 channels of a key, 16-byte
+//    vector loads and stores). Every query CTA of a head reads these.
 //
 // 2. The attention kernel: a CTA of W warps owns 16 W query rows of one query
 //    head (16 per warp, one m16 tile) and walks the keys in tiles of 64. Its
@@ -19,7 +20,9 @@
 //    bank groups. ldmatrix feeds the int8 K fragments of QK^T (m16n8k32 s8)
 //    and, transposed, the f16 V fragments of P.V (m16n8k16); P comes from
 //    the score fragments. The online softmax runs in base 2 with the query's
-//    scale, the softmax scale and log2(e) folded into one FMA. Only the tiles
+//    scale, the softmax scale, log2(e) and (when stage-1 key blocks cover
+//    whole tiles) the tile's key scale folded into one FMA per score, which
+//    reads the int32 dot products through a float bias (no I2F). Only the tiles
 //    that hold masked keys (the ragged end, the causal diagonal) pay for the
 //    mask. Causal CTAs start with the longest rows so that the tail of the
 //    grid is short.
