@@ -188,3 +188,34 @@ func.func @decode_tc(%q: tensor<1x8x1x64xf16>, %kp: tensor<1x300x64xi8>, %ks: te
       : (tensor<1x8x1x64xf16>, tensor<1x300x64xi8>, tensor<1x2x5xf32>, tensor<1x2x19x64xi8>, tensor<1x2x19x64xi8>, tensor<1x300x64xi8>, tensor<1x2x5xf32>, tensor<1x2x19x64xi8>, tensor<1x2x19x64xi8>) -> tensor<1x8x1x64xf16>
   return %o : tensor<1x8x1x64xf16>
 }
+
+// -----
+
+// The prefill kernel with a 1-stage ring (each tile copied, waited for and
+// read in turn, a barrier on each side), int8 K/V without stage 2 (the stage
+// kernel copies 16 codes per thread with aligned vector loads and stores),
+// and stage-1 key blocks of 32 tokens: two key scales per 64-key tile, so
+// each score is multiplied by its key's scale, read as pairs from the ring.
+// CHECK-LABEL: func.func @prefill_mma_one_stage
+// CHECK: gpu.launch_func @qattn_kernels::@prefill_mma_one_stage_prefill_stage
+// CHECK: gpu.launch_func @qattn_kernels::@prefill_mma_one_stage_attention_mma {{.*}} dynamic_shared_memory_size %c12544_i32
+// CHECK: gpu.func @prefill_mma_one_stage_prefill_stage(
+// CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<1x2x100x64xi8>, vector<16xi8>
+// CHECK: vector.store {{.*}} {alignment = 16 : i64} : memref<1x2x128x64xi8>, vector<16xi8>
+// CHECK: vector.store {{.*}} {alignment = 16 : i64} : memref<1x2x128x64xf16>, vector<16xf16>
+// CHECK: gpu.func @prefill_mma_one_stage_attention_mma(
+// CHECK: scf.for
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvgpu.device_async_copy
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 32]}
+// CHECK: vector.load {{.*}} : memref<64xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+func.func @prefill_mma_one_stage(%q8: tensor<1x4x100x64xi8>, %qs: tensor<1x4x4xf32>, %k: tensor<1x2x100x64xi8>, %ks: tensor<1x2x4xf32>) -> tensor<1x4x100x64xf32> {
+  %o = qattn.attention %q8 [%qs] keys(%k, %ks) values(%k, %ks)
+      {q_stage1 = #qattn.stage1<block = 32>, k_stage1 = #qattn.stage1<block = 32>, v_stage1 = #qattn.stage1<block = 32>,
+       gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma>}
+      : (tensor<1x4x100x64xi8>, tensor<1x4x4xf32>, tensor<1x2x100x64xi8>, tensor<1x2x4xf32>, tensor<1x2x100x64xi8>, tensor<1x2x4xf32>) -> tensor<1x4x100x64xf32>
+  return %o : tensor<1x4x100x64xf32>
+}
