@@ -51,10 +51,6 @@ int64_t mlir::qattn::kernels::decodeRowTiles(const AttentionShape &shape) {
   return llvm::divideCeilSigned(shape.groupSize() * shape.queries, kTileRows);
 }
 
-int64_t mlir::qattn::kernels::decodeThreads(const AttentionShape &shape) {
-  return shape.warps * kThreadsPerWarp;
-}
-
 namespace {
 /// Byte offsets inside one slot of the decode kernel's ring: a step's 16
 /// keys' K codes, then their V codes (each the head's d*bits/8 bytes of a
@@ -523,8 +519,8 @@ private:
     // Scores of rows g, g + 8 against keys j0 + 8n + 2t + {0, 1}.
     auto bType = VectorType::get({2, 2}, b.getF16Type());
     auto cType = VectorType::get({2, 2}, b.getF32Type());
-    Value zeroB = arith::ConstantOp::create(b, cast<TypedAttr>(b.getZeroAttr(bType)));
-    Value zeroC = arith::ConstantOp::create(b, cast<TypedAttr>(b.getZeroAttr(cType)));
+    Value zeroB = zeros(b, bType);
+    Value zeroC = zeros(b, cType);
     SmallVector<SmallVector<Value>> s(2); // [n][2r + ci]
     // Two key tiles, each over two partial sums (even and odd k steps), so
     // four independent mma chains are in flight.
@@ -644,7 +640,7 @@ private:
     SmallVector<Value> init = {f32Const(b, -INFINITY), f32Const(b, -INFINITY),
                                f32Const(b, 0.0), f32Const(b, 0.0)};
     auto cType = VectorType::get({2, 2}, b.getF32Type());
-    Value zeroC = arith::ConstantOp::create(b, cast<TypedAttr>(b.getZeroAttr(cType)));
+    Value zeroC = zeros(b, cType);
     for (int64_t u = 0; u < shape.headDim / 8; ++u)
       init.push_back(zeroC);
     size_t ns = init.size();

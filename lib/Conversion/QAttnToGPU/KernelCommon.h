@@ -55,6 +55,11 @@ inline Value intToF32(ImplicitLocOpBuilder &b, Value v) {
   return arith::SIToFPOp::create(b, b.getF32Type(), v);
 }
 
+/// A constant vector of zeros.
+inline Value zeros(ImplicitLocOpBuilder &b, VectorType type) {
+  return arith::ConstantOp::create(b, cast<TypedAttr>(b.getZeroAttr(type)));
+}
+
 /// Sum over the 32 lanes of a warp; every lane gets the total.
 inline Value warpSum(ImplicitLocOpBuilder &b, Value v) {
   for (int32_t offset = kThreadsPerWarp / 2; offset > 0; offset /= 2) {
@@ -154,6 +159,8 @@ struct AttentionShape {
   bool causal;
   float scale;
   int64_t keys() const { return cacheKeys + bufferKeys; }
+  /// Threads of a CTA of the main kernel (and of the combine kernel).
+  int64_t threads() const { return warps * kThreadsPerWarp; }
   /// Output rows (batch, query head, query).
   int64_t rows() const { return batch * qHeads * queries; }
   /// Query heads that share a KV head: one warp serves them all.
@@ -262,9 +269,8 @@ std::pair<int64_t, int64_t> mmaStageLaunch(const AttentionShape &shape);
 void emitMmaAttention(ImplicitLocOpBuilder &b, const AttentionShape &shape,
                       const AttentionView &view, const MmaStaged &staged,
                       Type outType, Value out);
-/// Threads, grid and dynamic shared memory (the cp.async ring) of the
-/// tensor-core attention kernel.
-int64_t mmaThreads(const AttentionShape &shape);
+/// Grid and dynamic shared memory (the cp.async ring) of the tensor-core
+/// attention kernel.
 std::pair<int64_t, int64_t> mmaGrid(const AttentionShape &shape);
 int64_t mmaSharedBytes(const AttentionShape &shape);
 
@@ -274,9 +280,8 @@ int64_t mmaSharedBytes(const AttentionShape &shape);
 void emitDecodeAttention(ImplicitLocOpBuilder &b, const AttentionShape &shape,
                          const AttentionView &view, Type outType,
                          ValueRange outputs, gpu::GPUFuncOp kernel);
-/// Threads and grid (x: key splits, y: warp tasks) of the decode kernel, and
-/// its 16-row tiles of (query, query head) pairs per KV head.
-int64_t decodeThreads(const AttentionShape &shape);
+/// Grid (x: key splits, y: warp tasks) of the decode kernel, and its 16-row
+/// tiles of (query, query head) pairs per KV head.
 std::pair<int64_t, int64_t> decodeGrid(const AttentionShape &shape);
 int64_t decodeRowTiles(const AttentionShape &shape);
 /// Bytes of one slot of the decode kernel's shared-memory ring (a step's

@@ -56,10 +56,6 @@ static constexpr int64_t kChunkBytes = 16;
 static constexpr double kDotBias = 12582912.0;
 static constexpr int64_t kDotBiasBits = 0x4B400000;
 
-int64_t mlir::qattn::kernels::mmaThreads(const AttentionShape &shape) {
-  return shape.warps * kThreadsPerWarp;
-}
-
 std::pair<int64_t, int64_t>
 mlir::qattn::kernels::mmaGrid(const AttentionShape &shape) {
   return {llvm::divideCeilSigned(shape.queries, shape.warps * kRowsPerWarp),
@@ -96,11 +92,6 @@ static Value swizzle(ImplicitLocOpBuilder &b, Value row, Value chunk,
   // Two 64-byte rows share a 128-byte line: vary the chunk with row / 2.
   Value phase = rowBytes >= 128 ? rem(b, row, 8) : rem(b, div(b, row, 2), 4);
   return arith::XOrIOp::create(b, chunk, phase);
-}
-
-/// A constant vector of zeros.
-static Value zeros(ImplicitLocOpBuilder &b, VectorType type) {
-  return arith::ConstantOp::create(b, cast<TypedAttr>(b.getZeroAttr(type)));
 }
 
 /// Rows `first` and `first + 1` of an x4 ldmatrix result: one mma B
@@ -218,10 +209,6 @@ void mlir::qattn::kernels::emitMmaStage(ImplicitLocOpBuilder &b,
         b, arith::SelectOp::create(b, valid, v.valueAt(i), f32Const(b, 0.0)),
         b.getF16Type()));
   }
-  Value kScale = arith::SelectOp::create(
-      b, valid, stage1ScaleAt(b, view.k.scales, view.k.stage1, bi, hk, jc, Value()),
-      f32Const(b, 0.0));
-
   auto vstore = [&](ArrayRef<Value> elems, Type type, Value buffer) {
     auto vt = VectorType::get({kStageChannels}, type);
     vector::StoreOp::create(b, vector::FromElementsOp::create(b, vt, elems),
@@ -235,7 +222,9 @@ void mlir::qattn::kernels::emitMmaStage(ImplicitLocOpBuilder &b,
   auto ifOp = scf::IfOp::create(b, first, false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  store(b, kScale, staged.kScales, {bi, hk, j});
+  Value kScale = stage1ScaleAt(b, view.k.scales, view.k.stage1, bi, hk, jc, Value());
+  store(b, arith::SelectOp::create(b, valid, kScale, f32Const(b, 0.0)),
+        staged.kScales, {bi, hk, j});
 }
 
 //===----------------------------------------------------------------------===//
@@ -405,7 +394,7 @@ private:
     Value first = mul(b, tile, kTileKeys);
     auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
     auto spread = [&](int64_t chunks, function_ref<void(Value)> issue) {
-      spreadOver(b, tid, mmaThreads(shape), chunks, issue);
+      spreadOver(b, tid, shape.threads(), chunks, issue);
     };
     // Read by every query CTA of the head: keep in L1 (cp.async.ca).
     auto copy = [&](Value dst, Value dstIdx, Value src, ValueRange srcIdx,

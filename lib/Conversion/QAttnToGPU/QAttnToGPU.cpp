@@ -589,20 +589,36 @@ static FailureOr<AttentionShape> getShape(AttentionOp op) {
                         op.getSoftmaxScale()};
 }
 
-/// A kernel in the module's kernel gpu.module, with its entry block ready.
-static gpu::GPUFuncOp createKernel(gpu::GPUModuleOp module, Location loc,
-                                   StringRef name, TypeRange argTypes,
-                                   int64_t threads) {
+static gpu::KernelDim3 dims(ImplicitLocOpBuilder &b, int64_t x, int64_t y) {
+  return {indexConst(b, x), indexConst(b, y), indexConst(b, 1)};
+}
+
+/// Adds kernel `name` over `args` to `module`, its body emitted by `body`,
+/// and launches it from `b` on `grid` CTAs of `threads` threads with
+/// `sharedBytes` of dynamic shared memory.
+static void launchKernel(
+    ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef name,
+    ArrayRef<Value> args, std::pair<int64_t, int64_t> grid, int64_t threads,
+    function_ref<void(ImplicitLocOpBuilder &, gpu::GPUFuncOp)> body,
+    int64_t sharedBytes = 0) {
+  Location loc = b.getLoc();
   OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-  auto type = FunctionType::get(module.getContext(), argTypes, {});
+  auto type = FunctionType::get(module.getContext(), ValueRange(args).getTypes(), {});
   auto kernel = gpu::GPUFuncOp::create(mb, loc, name, type);
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
   kernel.setKnownBlockSizeAttr(
       mb.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
   SymbolTable(module).insert(kernel); // uniquifies the name
-  OpBuilder eb = OpBuilder::atBlockBegin(&kernel.front());
-  gpu::ReturnOp::create(eb, loc);
-  return kernel;
+  OpBuilder kb = OpBuilder::atBlockBegin(&kernel.front());
+  gpu::ReturnOp::create(kb, loc);
+  kb.setInsertionPointToStart(&kernel.front());
+  ImplicitLocOpBuilder k(loc, kb);
+  body(k, kernel);
+  Value shared;
+  if (sharedBytes)
+    shared = arith::ConstantIntOp::create(b, b.getI32Type(), sharedBytes);
+  gpu::LaunchFuncOp::create(b, kernel, dims(b, grid.first, grid.second),
+                            dims(b, threads, 1), shared, args);
 }
 
 static gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module) {
@@ -614,10 +630,6 @@ static gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module) {
   return gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModuleName);
 }
 
-static gpu::KernelDim3 dims(ImplicitLocOpBuilder &b, int64_t x, int64_t y) {
-  return {indexConst(b, x), indexConst(b, y), indexConst(b, 1)};
-}
-
 /// The tensor-core prefill kernel: a stage launch decodes K and V into
 /// scratch once, the attention launch writes the output.
 static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
@@ -625,27 +637,13 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
                                        const AttentionShape &shape,
                                        ArrayRef<Value> operands, Value out) {
   int64_t d = shape.headDim;
-  // What the kernel reads; qattn-tile only picks it when all hold, so these
-  // guard hand-written tilings.
-  auto unsupported = [&]() {
-    return op.emitOpError() << "tensor-core prefill kernel (kernel = mma): ";
-  };
-  auto blockScales = [](Stage1Attr s) {
-    return s && s.getGranularity() == Granularity::block;
-  };
-  auto uniform = [](Stage2Attr s) { return !s || s.getBits().size() == 1; };
-  if (d != 64 && d != 128)
-    return unsupported() << "expected a head dimension of 64 or 128, got " << d;
-  if (!op.getQScales() || !blockScales(op.getQStage1Attr()))
-    return unsupported() << "expected BPQ int8 queries with block scales";
-  if (!blockScales(op.getKStage1()))
-    return unsupported() << "expected keys with block stage-1 scales";
-  if (!uniform(op.getKStage2Attr()) || !uniform(op.getVStage2Attr()))
-    return unsupported() << "expected one stage-2 width for all heads";
-  if (op.getKBuffer())
-    return unsupported() << "a decode buffer is not supported";
-  if (shape.splits != 1)
-    return unsupported() << "expected splits = 1, got " << shape.splits;
+  // qattn-tile only picks the kernel where it applies; these guard
+  // hand-written tilings.
+  std::string why = op.whyNotMmaKernel();
+  if (why.empty() && shape.splits != 1)
+    why = "expected splits = 1, got " + std::to_string(shape.splits);
+  if (!why.empty())
+    return op.emitOpError() << "tensor-core prefill kernel (kernel = mma): " << why;
   int64_t sharedBytes = mmaSharedBytes(shape);
   if (sharedBytes > kMaxSharedBytes)
     return op.emitOpError() << "tensor-core prefill kernel: " << shape.stages
@@ -666,35 +664,25 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
   SmallVector<Value> stageArgs(operands);
   stageArgs.append(scratch);
   auto [stageBlocks, stageThreads] = mmaStageLaunch(shape);
-  auto stage = createKernel(kernels, op.getLoc(), (prefix + "_prefill_stage").str(),
-                            ValueRange(stageArgs).getTypes(), stageThreads);
-  {
-    OpBuilder kb = OpBuilder::atBlockBegin(&stage.front());
-    ImplicitLocOpBuilder k(op.getLoc(), kb);
-    AttentionView view = viewOperands(op, stage.getArguments());
-    ValueRange args = stage.getArguments().take_back(3);
-    emitMmaStage(k, shape, view, MmaStaged{args[0], args[1], args[2]});
-  }
-  gpu::LaunchFuncOp::create(b, stage, dims(b, stageBlocks, 1),
-                            dims(b, stageThreads, 1), Value(), stageArgs);
+  launchKernel(b, kernels, (prefix + "_prefill_stage").str(), stageArgs,
+               {stageBlocks, 1}, stageThreads,
+               [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
+                 ValueRange a = kernel.getArguments().take_back(3);
+                 emitMmaStage(k, shape, viewOperands(op, kernel.getArguments()),
+                              MmaStaged{a[0], a[1], a[2]});
+               });
 
   SmallVector<Value> args(stageArgs);
   args.push_back(out);
-  int64_t threads = mmaThreads(shape);
-  auto kernel = createKernel(kernels, op.getLoc(), (prefix + "_attention_mma").str(),
-                             ValueRange(args).getTypes(), threads);
-  {
-    OpBuilder kb = OpBuilder::atBlockBegin(&kernel.front());
-    ImplicitLocOpBuilder k(op.getLoc(), kb);
-    AttentionView view = viewOperands(op, kernel.getArguments());
-    ValueRange kargs = kernel.getArguments().take_back(4);
-    emitMmaAttention(k, shape, view, MmaStaged{kargs[0], kargs[1], kargs[2]},
-                     outType.getElementType(), kargs[3]);
-  }
-  auto [gx, gy] = mmaGrid(shape);
-  Value shared = arith::ConstantIntOp::create(b, b.getI32Type(), sharedBytes);
-  gpu::LaunchFuncOp::create(b, kernel, dims(b, gx, gy), dims(b, threads, 1),
-                            shared, args);
+  launchKernel(b, kernels, (prefix + "_attention_mma").str(), args,
+               mmaGrid(shape), shape.threads(),
+               [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
+                 ValueRange a = kernel.getArguments().take_back(4);
+                 emitMmaAttention(k, shape, viewOperands(op, kernel.getArguments()),
+                                  MmaStaged{a[0], a[1], a[2]},
+                                  outType.getElementType(), a[3]);
+               },
+               sharedBytes);
   op.replaceAllUsesWith(toTensor(b, out, outType));
   op.erase();
   return success();
@@ -708,7 +696,6 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
   OpBuilder builder(op);
   ImplicitLocOpBuilder b(op.getLoc(), builder);
   RankedTensorType outType = op.getResult().getType();
-  int64_t threads = shape->warps * kThreadsPerWarp;
 
   // Host: operand buffers, the output, and scratch for split partials.
   SmallVector<Value> operands;
@@ -742,45 +729,34 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
   SmallVector<Value> mainArgs(operands);
   mainArgs.append(outputs);
   bool decode = op.getGpuTilingAttr().getKernel() == GpuKernel::decode;
-  auto main = createKernel(kernels, op.getLoc(),
-                           (prefix + (decode ? "_attention_decode" : "_attention")).str(),
-                           ValueRange(mainArgs).getTypes(),
-                           decode ? decodeThreads(*shape) : threads);
-  {
-    OpBuilder kb = OpBuilder::atBlockBegin(&main.front());
-    ImplicitLocOpBuilder k(op.getLoc(), kb);
-    AttentionView view = viewOperands(op, main.getArguments());
-    ValueRange kernelOutputs = main.getArguments().take_back(outputs.size());
-    if (decode)
-      emitDecodeAttention(k, *shape, view, outType.getElementType(),
-                          kernelOutputs, main);
-    else
-      AttentionKernelEmitter(k, *shape, view, outType.getElementType(),
-                             op.getSoftmaxOrDefault())
-          .emitMain(kernelOutputs);
-  }
-  if (decode) {
-    auto [gx, gy] = decodeGrid(*shape);
-    gpu::LaunchFuncOp::create(b, main, dims(b, gx, gy),
-                              dims(b, decodeThreads(*shape), 1), Value(), mainArgs);
-  } else {
-    gpu::LaunchFuncOp::create(b, main, dims(b, shape->splits, shape->taskCtas()),
-                              dims(b, threads, 1), Value(), mainArgs);
-  }
+  launchKernel(
+      b, kernels, (prefix + (decode ? "_attention_decode" : "_attention")).str(),
+      mainArgs,
+      decode ? decodeGrid(*shape)
+             : std::pair<int64_t, int64_t>{shape->splits, shape->taskCtas()},
+      shape->threads(), [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
+        AttentionView view = viewOperands(op, kernel.getArguments());
+        ValueRange kernelOutputs = kernel.getArguments().take_back(outputs.size());
+        if (decode)
+          emitDecodeAttention(k, *shape, view, outType.getElementType(),
+                              kernelOutputs, kernel);
+        else
+          AttentionKernelEmitter(k, *shape, view, outType.getElementType(),
+                                 op.getSoftmaxOrDefault())
+              .emitMain(kernelOutputs);
+      });
 
   if (shape->splits > 1) {
     SmallVector<Value> combineArgs = {outputs[0], outputs[1], out};
-    auto combine = createKernel(kernels, op.getLoc(), (prefix + "_combine").str(),
-                                ValueRange(combineArgs).getTypes(), threads);
-    OpBuilder kb = OpBuilder::atBlockBegin(&combine.front());
-    ImplicitLocOpBuilder k(op.getLoc(), kb);
-    AttentionView view;
-    AttentionKernelEmitter(k, *shape, view, outType.getElementType(),
-                           op.getSoftmaxOrDefault())
-        .emitCombine(combine.getArgument(0), combine.getArgument(1),
-                     combine.getArgument(2));
-    gpu::LaunchFuncOp::create(b, combine, dims(b, shape->rowCtas(), 1),
-                              dims(b, threads, 1), Value(), combineArgs);
+    launchKernel(b, kernels, (prefix + "_combine").str(), combineArgs,
+                 {shape->rowCtas(), 1}, shape->threads(),
+                 [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
+                   AttentionView view;
+                   AttentionKernelEmitter(k, *shape, view, outType.getElementType(),
+                                          op.getSoftmaxOrDefault())
+                       .emitCombine(kernel.getArgument(0), kernel.getArgument(1),
+                                    kernel.getArgument(2));
+                 });
   }
   op.replaceAllUsesWith(toTensor(b, out, outType));
   op.erase();

@@ -270,6 +270,27 @@ int64_t AttentionOp::getNumBufferKeys() {
   return getKBuffer() ? getKBuffer().getType().getDimSize(2) : 0;
 }
 
+std::string AttentionOp::whyNotMmaKernel() {
+  auto blockScales = [](Stage1Attr s) {
+    return s && s.getGranularity() == Granularity::block;
+  };
+  auto uniform = [](Stage2Attr s) { return !s || s.getBits().size() == 1; };
+  int64_t d = getHeadDim();
+  if (d != 64 && d != 128)
+    return "expected a head dimension of 64 or 128, got " + std::to_string(d);
+  if (!getQScales() || !blockScales(getQStage1Attr()))
+    return "expected BPQ int8 queries with block scales";
+  if (!blockScales(getKStage1()))
+    return "expected keys with block stage-1 scales";
+  if (!uniform(getKStage2Attr()) || !uniform(getVStage2Attr()))
+    return "expected one stage-2 width for all heads";
+  if (getKBuffer())
+    return "a decode buffer is not supported";
+  if (getSoftmaxOrDefault().getMode() != SoftmaxMode::exact)
+    return "expected the exact softmax";
+  return "";
+}
+
 namespace {
 /// The operands and attributes that describe one of K and V.
 struct KVOperands {

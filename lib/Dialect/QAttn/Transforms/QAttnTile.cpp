@@ -25,20 +25,10 @@ constexpr int64_t kMmaWarps = 4; // see runOnOperation
 struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   using QAttnTileBase::QAttnTileBase;
 
-  /// What the tensor-core kernel handles: BPQ int8 queries and keys with
-  /// block scales, exact softmax, no decode buffer, enough query rows for an
-  /// m16 tile, d of 64 or 128 (its swizzled shared-memory rows).
+  /// Prefill the tensor-core kernel can run, with enough query rows for an
+  /// m16 tile.
   static bool fitsMmaKernel(AttentionOp op) {
-    auto blockScales = [](Stage1Attr s) {
-      return s && s.getGranularity() == Granularity::block;
-    };
-    auto uniform = [](Stage2Attr s) { return !s || s.getBits().size() == 1; };
-    int64_t d = op.getHeadDim();
-    return op.getQScales() && blockScales(op.getQStage1Attr()) &&
-           blockScales(op.getKStage1()) && uniform(op.getKStage2Attr()) &&
-           uniform(op.getVStage2Attr()) && !op.getKBuffer() &&
-           op.getSoftmaxOrDefault().getMode() == SoftmaxMode::exact &&
-           op.getNumQueries() >= 16 && (d == 64 || d == 128);
+    return op.whyNotMmaKernel().empty() && op.getNumQueries() >= 16;
   }
 
   /// What the tensor-core decode kernel handles: packed 2/4-bit K and V in

@@ -305,6 +305,11 @@ def QAttn_AttentionOp : QAttn_Op<"attention", [Pure, AttrSizedOperandSegments]> 
     int64_t getNumCacheKeys();
     /// Tokens in the decode buffer (0 without one).
     int64_t getNumBufferKeys();
+    /// Why the tensor-core prefill kernel (`kernel = mma`) cannot run this
+    /// op, or an empty string when it can: BPQ int8 queries and keys with
+    /// block scales, one stage-2 width for all heads, no decode buffer,
+    /// exact softmax, d of 64 or 128.
+    std::string whyNotMmaKernel();
   }];
 }
 
