@@ -3,20 +3,19 @@
 """Stage 2 (asymmetric b-bit on top of int8, FORMAT.md): parameters, codes, bounds, clamps."""
 
 import math
+import os
+import sys
 from fractions import Fraction
 
 import numpy as np
 
-from qattn import format as F
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from testutil import round_away  # noqa: E402
+
+from qattn import format as F  # noqa: E402
 
 rng = np.random.default_rng(11)
 
-
-def round_away(fr):
-    """Python reference: round a Fraction half away from zero."""
-    fr = Fraction(fr)
-    r = math.floor(abs(fr) + Fraction(1, 2))
-    return r if fr >= 0 else -r
 
 
 def scalar_stage2(q8, bits, group):

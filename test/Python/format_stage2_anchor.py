@@ -13,17 +13,12 @@ from fractions import Fraction
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
-from testutil import expect_value_errors  # noqa: E402
+from testutil import expect_value_errors, round_away  # noqa: E402
 
 from qattn import format as F  # noqa: E402
 
 rng = np.random.default_rng(41)
 
-
-def round_away(fr):
-    fr = Fraction(fr)
-    r = math.floor(abs(fr) + Fraction(1, 2))
-    return r if fr >= 0 else -r
 
 
 def scalar_min_anchor(vals, bits, fit):

@@ -1,5 +1,16 @@
 """Helpers shared by the Python tests (not a test itself: lit skips Inputs/)."""
 
+import math
+from fractions import Fraction
+
+
+def round_away(fr):
+    """Scalar reference rounding (FORMAT.md): a Fraction to the nearest
+    integer, halfway cases away from zero."""
+    fr = Fraction(fr)
+    r = math.floor(abs(fr) + Fraction(1, 2))
+    return r if fr >= 0 else -r
+
 
 def expect_value_errors(calls):
     """Asserts that each callable raises ValueError."""
