@@ -24,14 +24,21 @@ Q/K/V (normal, the seed printed):
      dequantize-then-SDPA (the quantized operands dequantized to bf16 by
      torch_format.py, then SDPA on the faster backend, timed end to end); each
      peer's output is checked first (float64 attention, rel. Frobenius error).
+After the last case, the prefill cases' float inputs and float64 outputs go to
+bench/jax_peer.py, run once in a process of its own: JAX's Pallas Mosaic GPU
+attention (attention_mgpu) in bf16, checked, then timed by the host wall clock
+over batches of calls (JAX exposes no CUDA events). If JAX or the kernel is
+missing or refuses a shape, that peer is n/a with the reason; it never fails
+the run (--pallas-budget bounds its time, 0 turns it off).
 Writes results.json, results.md and the plots (matplotlib, if importable) into
 --out. Exit status 1 if any check failed.
 
 usage: run.py CASES_DIR QATTN_RUN [--only SUBSTRING] [--out DIR] [--seed N]
-              [--repeat N] [--quantizer torch|cpu] [--keep]
+              [--repeat N] [--quantizer torch|cpu] [--keep] [--pallas-budget S]
 """
 import argparse
 import datetime
+import importlib.util
 import json
 import math
 import os
@@ -58,8 +65,20 @@ DEV = "cuda"
 PEER_TOL = 2e-2  # rel. Frobenius error of a bf16 peer (bf16 inputs, bf16 output: ~4e-3)
 ROTATE_L2 = 4  # inputs of a timed call rotate among copies that exceed this many L2s
 SLICE_TOKENS = 1024  # tokens of batch 0 compared with python/qattn/format.py
-PEERS = ("cudnn", "flash", "deq_sdpa")
-PEER_TITLE = {"cudnn": "SDPA cuDNN", "flash": "SDPA flash", "deq_sdpa": "deq+SDPA"}
+PEERS = ("cudnn", "flash", "deq_sdpa")  # in this process, CUDA-event timed
+PEER_TITLE = {"cudnn": "SDPA cuDNN", "flash": "SDPA flash", "deq_sdpa": "deq+SDPA",
+              "pallas": "Pallas MGPU"}
+JAX_PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jax_peer.py")
+PALLAS_GRACE_S = 60  # jax_peer.py is killed this long after its own time budget
+
+
+def family_peers(family):
+    """The peers of a family's table and plot: prefill adds JAX's Pallas kernel."""
+    return PEERS + ("pallas",) if family == "prefill" else PEERS
+
+
+def first_line(e, n=160):
+    return f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:n]}"
 
 
 def cdiv(a, b):
@@ -394,6 +413,84 @@ def deq_peer(c, ops, ref_deq, backend, mode, scale, mask, l2, repeat):
     return res
 
 
+def pallas_root(args):
+    return os.path.join(args.work or args.cases, "pallas_peer")
+
+
+def stage_pallas(c, qf, kf, vf, ref_float, scale, args, requests):
+    """Writes the float Q/K/V the PyTorch peers were given and the float64
+    attention on them (as f32 .npy, [B, H, N, d]) for bench/jax_peer.py, and
+    queues the case in REQUESTS. Returns the peer's placeholder result."""
+    if args.pallas_budget <= 0:
+        return {"ok": False, "error": "not run (--pallas-budget 0)", "reason": "turned off"}
+    if importlib.util.find_spec("jax") is None:
+        return {"ok": False, "error": "JAX is not installed for this Python",
+                "reason": "JAX not installed"}
+    if c["nq"] != c["nk"]:
+        return {"ok": False, "error": "Nq != Nk: not a prefill shape", "reason": "Nq != Nk"}
+    folder = os.path.join(pallas_root(args), c["name"])
+    paths = {}
+    try:
+        os.makedirs(folder, exist_ok=True)
+        for n, t in (("q", qf), ("k", kf), ("v", vf), ("ref", ref_float)):
+            paths[n] = os.path.join(folder, n + ".npy")
+            np.save(paths[n], as_np(t.float()))
+    except Exception as e:  # disk full, ...: this peer only
+        shutil.rmtree(folder, ignore_errors=True)
+        return {"ok": False, "error": f"inputs not written: {first_line(e)}",
+                "reason": "inputs not written"}
+    requests.append({"name": c["name"], "B": c["batch"], "H": c["hq"], "Hkv": c["hkv"],
+                     "N": c["nq"], "d": c["d"], "causal": c["causal"], "scale": scale,
+                     "repeat": args.repeat, "warmup": 3, **paths})
+    return {"ok": False, "pending": True, "error": "not run yet"}
+
+
+def pallas_peer(requests, args, env):
+    """Runs bench/jax_peer.py once on the staged cases, in its own process (JAX
+    must not share PyTorch's: it holds GPU memory of its own), with JAX's GPU
+    memory preallocation off and the rest of the environment inherited. Its
+    console goes to OUT/jax_peer.log. Returns (what it says of JAX, {case name:
+    result}), a not-ok result for each case it did not report."""
+    root = pallas_root(args)
+    req_path, res_path = os.path.join(root, "request.json"), os.path.join(root, "result.json")
+    request = {"tolerance": PEER_TOL, "budget_s": args.pallas_budget, "l2_bytes": env["l2"],
+               "rotate_l2": ROTATE_L2, "calls_per_batch": 10, "cases": requests}
+    os.makedirs(root, exist_ok=True)
+    with open(req_path, "w") as f:
+        json.dump(request, f, indent=1)
+    if os.path.exists(res_path):
+        os.remove(res_path)
+    torch.cuda.empty_cache()  # leave the GPU's memory to the JAX process
+    limit = args.pallas_budget + PALLAS_GRACE_S
+    stamp = time.time()
+    try:
+        p = subprocess.run([sys.executable, JAX_PEER, req_path, res_path], capture_output=True,
+                           text=True, timeout=limit,
+                           env=dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false"))
+        status, log = f"exit status {p.returncode}", p.stdout + p.stderr
+    except subprocess.TimeoutExpired as e:
+        status = f"killed after {limit} s"
+        log = "".join(x.decode(errors="replace") if isinstance(x, bytes) else (x or "")
+                      for x in (e.stdout, e.stderr))
+    except Exception as e:
+        status, log = f"not started: {first_line(e)}", ""
+    with open(os.path.join(args.out, "jax_peer.log"), "w") as f:
+        f.write(log + ("" if log.endswith("\n") or not log else "\n") + f"jax_peer.py: {status}\n")
+    try:
+        got = json.load(open(res_path))
+    except Exception:
+        got = {}
+    if not args.keep:
+        shutil.rmtree(root, ignore_errors=True)
+    meta = {k: got[k] for k in ("jax", "backend", "device", "api", "api_notes") if k in got}
+    meta.update(status=status, wall_s=round(time.time() - stamp, 1))
+    tail = (log.strip().splitlines() or [""])[-1][:160] if status.startswith("exit") else ""
+    missing = {"ok": False, "reason": f"no result ({status})",
+               "error": f"no result from jax_peer.py ({status}{': ' + tail if tail else ''}; "
+                        "see jax_peer.log)"}
+    return meta, {q["name"]: got.get("cases", {}).get(q["name"], missing) for q in requests}
+
+
 # ------------------------------------------------------------------------------------------
 # Cases
 # ------------------------------------------------------------------------------------------
@@ -433,7 +530,7 @@ def xcheck_case(c, folder, args, seed):
             "line": line, "quantizer": verdict}
 
 
-def bench_case(c, folder, args, seed, env):
+def bench_case(c, folder, args, seed, env, pallas):
     b, hq, hkv, nq, nk, d = (c[k] for k in ("batch", "hq", "hkv", "nq", "nk", "d"))
     scale = 1.0 / math.sqrt(d)
     res = {"name": c["name"], "family": c["family"], "sweep": c["sweep"], "seed": seed,
@@ -507,6 +604,8 @@ def bench_case(c, folder, args, seed, env):
         mode = res["peers"][best]["gqa"] if best else ("enable_gqa" if hq != hkv else "mha")
         res["peers"]["deq_sdpa"] = deq_peer(c, ops, ref_deq, best, mode, scale, mask, env["l2"],
                                             args.repeat)
+        if c["family"] == "prefill":  # timed after the last case, by bench/jax_peer.py
+            res["peers"]["pallas"] = stage_pallas(c, qf, kf, vf, ref_float, scale, args, pallas)
         return res
     finally:
         if not args.keep:
@@ -546,9 +645,10 @@ def peer_cell(p, prefill):
 def table(rows, family):
     """Markdown table of one family's timed cases."""
     prefill = family == "prefill"
+    peers = family_peers(family)
     head = ["case", "MB moved" if not prefill else "TOP", "qattn us (min)",
             "TOP/s" if prefill else "TB/s", "% copy" if not prefill else "% of best peer"]
-    head += [f"{PEER_TITLE[p]} us ({'TOP/s, ' if prefill else ''}qattn speedup)" for p in PEERS]
+    head += [f"{PEER_TITLE[p]} us ({'TOP/s, ' if prefill else ''}qattn speedup)" for p in peers]
     head += ["note"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
@@ -562,17 +662,25 @@ def table(rows, family):
         for p in PEERS[:2]:
             if r["peers"][p]["ok"] and r["peers"][p]["gqa"] not in ("mha", "enable_gqa"):
                 notes.append(f"{p}: GQA by {r['peers'][p]['gqa']}")
+        pallas = r["peers"].get("pallas")
+        if prefill and pallas:
+            if not pallas["ok"]:
+                notes.append(f"pallas: {pallas.get('reason') or pallas['error'][:60]}")
+            elif pallas.get("dtype") != "bfloat16":
+                notes.append(f"pallas: {pallas.get('dtype')} inputs")
         cells = [r["name"]]
         if prefill:
-            ok_peers = [p for p in r["peers"].values() if p["ok"]]
-            best = min((p["median_us"] for p in ok_peers), default=None)
+            # The best of this process's CUDA-event-timed peers (PEERS), as before
+            # the Pallas peer came, which is timed by the host clock.
+            best = min((r["peers"][p]["median_us"] for p in PEERS if r["peers"][p]["ok"]),
+                       default=None)
             cells += [f"{r['ops'] / 1e12:.3g}", f"{q['median_us']:.1f} ({q['min_us']:.1f})",
                       f"{q['tops']:.1f}",
                       f"{100 * best / q['median_us']:.0f}%" if best else "n/a"]
         else:
             cells += [f"{r['bytes'] / 1e6:.1f}", f"{q['median_us']:.1f} ({q['min_us']:.1f})",
                       f"{q['tbps']:.2f}", f"{100 * q['copy_fraction']:.0f}%"]
-        cells += [peer_cell(r["peers"][p], prefill) for p in PEERS]
+        cells += [peer_cell(r["peers"].get(p, {"ok": False}), prefill) for p in peers]
         cells.append(", ".join(notes))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -584,8 +692,10 @@ def peer_notes(rows):
     for r in rows:
         for p, v in r.get("peers", {}).items():
             if not v["ok"]:
-                lines.append(f"- {r['name']}, {PEER_TITLE[p]}: {v['error']}")
-            elif v.get("launch") != "cuda-graph":
+                err = v["error"] if p != "pallas" or len(v["error"]) <= 400 else \
+                    v["error"][:400] + " ... (results.json has the rest)"
+                lines.append(f"- {r['name']}, {PEER_TITLE[p]}: {err}")
+            elif p != "pallas" and v.get("launch") != "cuda-graph":
                 lines.append(f"- {r['name']}, {PEER_TITLE[p]}: {v['launch']}")
     return lines
 
@@ -600,7 +710,7 @@ def plots(results, out, copy_tbps):
         print("plots: matplotlib is not importable, no PNG written")
         return []
     written = []
-    colors = {"qattn": "C3", "cudnn": "C0", "flash": "C1", "deq_sdpa": "C2"}
+    colors = {"qattn": "C3", "cudnn": "C0", "flash": "C1", "deq_sdpa": "C2", "pallas": "C4"}
     for sweep, xkey in (("decode_context", "nk"), ("prefill_causal", "nk")):
         rows = sorted((r for r in results if r.get("sweep") == sweep and r.get("ok")),
                       key=lambda r: r["shape"][xkey])
@@ -608,8 +718,8 @@ def plots(results, out, copy_tbps):
             continue
         xs = [r["shape"][xkey] for r in rows]
         series = {"qattn": [r["qattn"]["median_us"] for r in rows]}
-        for p in PEERS:
-            series[p] = [r["peers"][p]["median_us"] if r["peers"][p]["ok"] else None
+        for p in family_peers(rows[0]["family"]):
+            series[p] = [r["peers"][p]["median_us"] if r["peers"].get(p, {}).get("ok") else None
                          for r in rows]
         title = {"qattn": "qattn", **PEER_TITLE}
         fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
@@ -671,6 +781,8 @@ def main():
     ap.add_argument("--quantizer", choices=("torch", "cpu"), default="torch")
     ap.add_argument("--work", default=None, help="data folder (default CASES/<case>/data)")
     ap.add_argument("--keep", action="store_true", help="keep the operand .npy files")
+    ap.add_argument("--pallas-budget", type=int, default=90,
+                    help="seconds for the Pallas MGPU peer (bench/jax_peer.py), 0: not run")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     cases = json.load(open(os.path.join(args.cases, "cases.json")))
@@ -693,7 +805,7 @@ def main():
     print(f"bench: device-to-device copy {env['copy_bps'] / 1e12:.2f} TB/s "
           f"(2 GiB read + 2 GiB written, median of 30)", flush=True)
 
-    results, failures = [], 0
+    results, failures, pallas = [], 0, []
     for i, c in enumerate(cases):
         folder = os.path.join(args.cases, c["name"])
         seed = args.seed + i
@@ -710,7 +822,7 @@ def main():
                 if args.quantizer == "torch" and not supported_by_torch_quantizer(c):
                     raise RuntimeError("the torch quantizer does not cover this case; "
                                        "use --quantizer cpu")
-                r = bench_case(c, folder, args, seed, env)
+                r = bench_case(c, folder, args, seed, env, pallas)
                 metrics(r, env)
                 print(progress_line(r), flush=True)
         except Exception as e:  # report and go on with the other cases
@@ -725,6 +837,23 @@ def main():
         results.append(r)
         torch.cuda.empty_cache()  # the case's tensors are gone: give their memory back
 
+    if pallas:
+        print(f"bench: Pallas MGPU peer (bench/jax_peer.py) on {len(pallas)} prefill cases",
+              flush=True)
+        try:
+            env["pallas"], got = pallas_peer(pallas, args, env)
+        except Exception as e:  # this peer never fails the run
+            env["pallas"] = {"status": f"not run: {first_line(e)}", "wall_s": 0.0}
+            got = {q["name"]: {"ok": False, "error": env["pallas"]["status"],
+                               "reason": "not run"} for q in pallas}
+        for r in results:
+            if r.get("ok") and r["name"] in got:
+                r["peers"]["pallas"] = got[r["name"]]
+                metrics(r, env)
+                print(pallas_line(r), flush=True)
+        print(f"bench: Pallas MGPU peer: {env['pallas']['status']}, "
+              f"{env['pallas']['wall_s']:.0f} s (console in {args.out}/jax_peer.log)", flush=True)
+
     report(results, env, args.out)
     print(f"bench: {failures} of {len(results)} cases failed")
     sys.exit(1 if failures else 0)
@@ -737,10 +866,19 @@ def progress_line(r):
     fig = (f"{q['tops']:7.1f} TOP/s" if r["family"] == "prefill"
            else f"{q['tbps']:5.2f} TB/s ({100 * q['copy_fraction']:3.0f}% copy)")
     peers = "  ".join(f"{p} {v['median_us']:.1f}" if v["ok"] else f"{p} n/a"
-                      for p, v in r["peers"].items())
+                      for p, v in r["peers"].items() if not v.get("pending"))
     return (f"PASS {r['name']:40s} seed {r['seed']} vs-dequant {r['vs_dequant']:.1e} "
             f"(tol {r['tolerance']:.0e}) | qattn {q['median_us']:9.1f} us {fig}"
             f"{' [warm L2]' if r['warm_l2'] else ''} | {peers} us | {r['wall_s']:.0f} s")
+
+
+def pallas_line(r):
+    v = r["peers"]["pallas"]
+    if not v["ok"]:
+        return f"pallas {r['name']:40s} n/a: {v.get('reason') or v['error'][:80]}"
+    return (f"pallas {r['name']:40s} {v['median_us']:9.1f} us {v['tops']:7.1f} TOP/s "
+            f"(qattn speedup {v['speedup_of_qattn']:.2f}x), {v['dtype']}, {v['config']}, "
+            f"rel_fro {v['rel_fro']:.1e}")
 
 
 def report(results, env, out):
@@ -751,6 +889,10 @@ def report(results, env, out):
           f"cuDNN {env['cudnn']}), L2 {env['l2'] / 2**20:.0f} MiB, seed {env['seed']}, "
           f"{env['repeat']} timed runs each, quantizer {env['quantizer']}.",
           f"Command: `{env['command']}`.",
+          *([f"Pallas MGPU: JAX {env['pallas'].get('jax', '?')}, "
+             f"`{env['pallas'].get('api', 'attention_mgpu not loaded')}` "
+             f"(bench/jax_peer.py: {env['pallas']['status']}, {env['pallas']['wall_s']:.0f} s)."]
+            if "pallas" in env else []),
           f"Device-to-device copy: {copy_tbps:.2f} TB/s (read + written bytes).", ""]
     text = []
     for family in ("decode", "prefill"):
@@ -770,8 +912,14 @@ def report(results, env, out):
             f"GPU quantizer vs CPU artifact: {r.get('quantizer', '-')}" for r in xs] + ["```", ""]
     md += ["Speedup = peer time / qattn time (above 1: qattn faster). Times are medians in us;",
            "qattn's minimum in parentheses. qattn runs on a cold L2 (qattn-run --cold-l2), the",
-           "peers rotate among input copies larger than 4x the L2.",
-           ""]
+           "peers rotate among input copies larger than 4x the L2."]
+    if any(r["family"] == "prefill" for r in results):
+        md += ["Prefill: % of best peer = the fastest of SDPA cuDNN, SDPA flash and deq+SDPA",
+               "(CUDA-event times) / qattn's time; Pallas MGPU is not in it. Pallas MGPU (JAX's",
+               "Mosaic GPU flash attention, bf16 unless the note says otherwise) runs in a",
+               "process of its own and is timed by the host wall clock over batches of calls",
+               "(no CUDA events in JAX): slightly pessimistic next to the other peers."]
+    md += [""]
     for p in plots(results, out, copy_tbps):
         md.append(f"![{os.path.basename(p)}]({os.path.basename(p)})")
     with open(os.path.join(out, "results.md"), "w") as f:
