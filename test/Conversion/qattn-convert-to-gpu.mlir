@@ -150,27 +150,32 @@ func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: t
 // GQA group's 4 heads in one 16-row tile (2 KV heads: 2 tasks, one CTA), the
 // partials merged by the same combine kernel. Two stages: each warp's ring of
 // 2 slots of 16 * 64 bytes of codes + 4 * 64 of group constants in workgroup
-// memory, filled by cp.async one step ahead. In the 16-key step loop: the
-// next step's copies, a wait for this step's group, the slot's codes read as
-// vectors, group constants and V key pairs gathered by prmt, dequantized in
-// f16x2 ((1152 + q) - (1152 + z2)) * s2, QK^T and P.V on mma.sync m16n8k16,
-// the rescale skipped unless a row max grew (vote.sync).
+// memory, filled by cp.async one step ahead, then 12 * 64 bytes for the
+// group constants as f16x2 pairs. In the 16-key step loop: the next step's
+// copies, a wait for this step's group, the constants converted once per
+// warp (bytes gathered by prmt) and stored as pairs, the slot's codes and
+// the lane's pairs read as vectors, V key pairs gathered by prmt,
+// dequantized in f16x2 ((1152 + q) - (1152 + z2)) * s2, QK^T and P.V on
+// mma.sync m16n8k16, the rescale skipped unless a row max grew (vote.sync).
 // CHECK-LABEL: func.func @decode_tc
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
 // CHECK: gpu.launch_func @qattn_kernels::@decode_tc_attention_decode blocks in (%[[C3]], %[[C1]], %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}})
 // CHECK: gpu.launch_func @qattn_kernels::@decode_tc_combine
-// CHECK: gpu.func @decode_tc_attention_decode({{.*}}) workgroup(%[[RING:.*]] : memref<10240xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
-// CHECK: nvgpu.device_async_copy {{.*}}, %[[RING]][{{.*}}], 16 {bypassL1} : memref<1x300x64xi8> to memref<10240xi8, #gpu.address_space<workgroup>>
+// CHECK: gpu.func @decode_tc_attention_decode({{.*}}) workgroup(%[[RING:.*]] : memref<13312xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK: nvgpu.device_async_copy {{.*}}, %[[RING]][{{.*}}], 16 {bypassL1} : memref<1x300x64xi8> to memref<13312xi8, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_create_group
 // CHECK: scf.for
 // CHECK: nvvm.bar.warp.sync
 // CHECK: nvgpu.device_async_copy
 // CHECK: %[[TOKEN:.*]] = nvgpu.device_async_create_group
 // CHECK: nvgpu.device_async_wait %[[TOKEN]] {numGroups = 1 : i32}
-// CHECK: vector.load %[[RING]][{{.*}}] {{.*}}: memref<10240xi8, #gpu.address_space<workgroup>>, vector<8xi8>
+// CHECK: vector.load %[[RING]][{{.*}}] {{.*}}: memref<13312xi8, #gpu.address_space<workgroup>>, vector<8xi8>
 // CHECK: nvvm.prmt
+// CHECK: vector.store {{.*}}, %[[RING]][{{.*}}] {alignment = 16 : i64} : memref<13312xi8, #gpu.address_space<workgroup>>, vector<16xi8>
+// CHECK: nvvm.bar.warp.sync
+// CHECK: vector.load %[[RING]][{{.*}}] {{.*}}: memref<13312xi8, #gpu.address_space<workgroup>>, vector<16xi8>
 // CHECK: arith.subf {{.*}} : vector<2xf16>
 // CHECK: arith.mulf {{.*}} : vector<2xf16>
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>

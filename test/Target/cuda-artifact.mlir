@@ -5,10 +5,11 @@
 // OUT: wrote {{.*}}/manifest.json and the kernels ({{.*}}/module.ptx)
 
 // The host side became the launch list: scratch for the split partials (32
-// rows, 3 splits: 2000 keys afford 3 slices of >= 512), the tensor-core
-// decode kernel over (splits, CTAs of 4 warps for the 8 KV heads' 16-row
-// tiles) with its cp.async ring in shared memory (4 warps x 2 slots x 2560
-// bytes), then the combine kernel.
+// rows, 15 splits: 2000 keys afford 3 slices of >= 512, but 8 warps x 3 are
+// too few to hide latency, so 15 slices of >= 128), the tensor-core decode
+// kernel over (splits, CTAs of 4 warps for the 8 KV heads' 16-row tiles)
+// with its cp.async ring and converted group constants in shared memory
+// (4 warps x (2 slots x 2560 + 1536) bytes), then the combine kernel.
 // CHECK: "chip": "sm_90a",
 // CHECK: "buffers": [
 // CHECK-NEXT: {
@@ -16,11 +17,11 @@
 // CHECK-NEXT: "name": "scratch0",
 // CHECK-NEXT: "shape": [
 // CHECK-NEXT: 32,
-// CHECK-NEXT: 3,
+// CHECK-NEXT: 15,
 // CHECK-NEXT: 128
 // CHECK: "launches": [
 // CHECK: "grid": [
-// CHECK-NEXT: 3,
+// CHECK-NEXT: 15,
 // CHECK-NEXT: 2,
 // CHECK: "kernel": "decode_attention_decode",
 // CHECK: "params": [
@@ -37,11 +38,13 @@
 
 // PTX: .target sm_90a
 // PTX: .entry decode_attention_decode(
-// PTX: .shared .align 16 .b8 {{.*}}[20480];
+// PTX: .shared .align 16 .b8 {{.*}}[26624];
 // PTX: cp.async.cg.shared.global
 // PTX: cp.async.commit_group
 // PTX: cp.async.wait_group {{[[:space:]]*}}1;
 // PTX: prmt.b32
+// PTX: st.shared.v4.b32
+// PTX: bar.warp.sync
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTX: shfl.sync.bfly.b32
 // PTX: ex2.approx

@@ -3,6 +3,8 @@
 // RUN: not qattn-opt %s -split-input-file --qattn-tile="warps=64" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: qattn-opt %s -split-input-file --qattn-tile="mma=false" | FileCheck %s --check-prefix=NOMMA
 // RUN: qattn-opt %s -split-input-file --qattn-tile="decode-kernel=false" | FileCheck %s --check-prefix=NODEC
+// RUN: qattn-opt %s -split-input-file --qattn-tile="decode-min-warps=0" | FileCheck %s --check-prefix=FEWWARPS
+// RUN: not qattn-opt %s -split-input-file --qattn-tile="decode-min-warps=-1" 2>&1 | FileCheck %s --check-prefix=BADOPT
 
 // Decode: 8 query rows are 2 CTAs of 4 warps; 8 CTAs on each of 132 SMs would
 // need 528 splits, but 2000 keys afford only 15 slices of >= 128 keys.
@@ -11,6 +13,7 @@
 // FIXED-LABEL: func.func @decode
 // FIXED: gpu_tiling = #qattn.gpu_tiling<warps = 8, splits = 3, keys_per_step = 4>
 // BAD: error: qattn-tile: expected 1 to 32 warps per CTA, got 64
+// BADOPT: error: qattn-tile: invalid options
 func.func @decode(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks: tensor<1x2x32xf32>) -> tensor<1x8x1x64xf32> {
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
       : (tensor<1x8x1x64xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x32xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x32xf32>) -> tensor<1x8x1x64xf32>
@@ -69,10 +72,14 @@ func.func @decode_sas(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks:
 // Packed 4-bit K/V with block scales take the tensor-core decode kernel: the
 // 4 query heads of each of the 2 KV heads fit one 16-row tile, so 2 warps;
 // 16 warps on each of 132 SMs would want 1056 slices, 2000 keys afford 3 of
-// >= 512 keys. With a decode buffer, or decode-kernel=false, the warp kernel
-// stays (its slices: >= 128 keys).
+// >= 512 keys, but 6 warps are below decode-min-warps (512): slices shrink
+// to 128 keys, 15 of them. With decode-min-warps=0 the 3 stay. With a
+// decode buffer, or decode-kernel=false, the warp kernel stays (its slices:
+// >= 128 keys).
 // AUTO-LABEL: func.func @decode_packed
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 3, kernel = decode, stages = 2>
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15, kernel = decode, stages = 2>
+// FEWWARPS-LABEL: func.func @decode_packed
+// FEWWARPS: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 3, kernel = decode, stages = 2>
 // AUTO-LABEL: func.func @decode_packed_buffer
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
 // NODEC-LABEL: func.func @decode_packed

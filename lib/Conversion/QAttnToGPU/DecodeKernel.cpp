@@ -67,6 +67,18 @@ struct SlotLayout {
   }
   int64_t bytes() const { return params(4); }
 };
+
+/// Byte offsets inside a warp's region of converted group constants: f16x2
+/// pairs in the order the lanes consume them. K: s2 then z2 pairs, lane
+/// t's d/8 pairs at [t][p]; V: s2 then z2 of each channel as a broadcast
+/// pair (c, c), lane g's d/8 channels at [g][u].
+struct ConstLayout {
+  int64_t headDim;
+  explicit ConstLayout(int64_t headDim) : headDim(headDim) {}
+  int64_t kPairs(int64_t which) const { return which * 2 * headDim; }
+  int64_t vPairs(int64_t which) const { return 4 * headDim + which * 4 * headDim; }
+  int64_t bytes() const { return 12 * headDim; }
+};
 } // namespace
 
 int64_t mlir::qattn::kernels::decodeSlotBytes(int64_t headDim, Stage2Attr k,
@@ -77,6 +89,12 @@ int64_t mlir::qattn::kernels::decodeSlotBytes(int64_t headDim, Stage2Attr k,
                                          v.getBitsOfHead(h))
                                   .bytes());
   return widest;
+}
+
+int64_t mlir::qattn::kernels::decodeWarpSharedBytes(const AttentionShape &shape,
+                                                    Stage2Attr k, Stage2Attr v) {
+  return shape.stages * decodeSlotBytes(shape.headDim, k, v, shape.kvHeads) +
+         ConstLayout(shape.headDim).bytes();
 }
 
 std::pair<int64_t, int64_t>
@@ -106,18 +124,18 @@ public:
     lane = rem(b, tid, kThreadsPerWarp);
     warp = div(b, tid, kThreadsPerWarp);
     if (shape.stages > 1) {
-      // Each warp's ring of `stages` slots, sized for the widest head.
-      int64_t widest = decodeSlotBytes(shape.headDim, view.k.stage2,
-                                       view.v.stage2, shape.kvHeads);
+      // Each warp's ring of `stages` slots, sized for the widest head, then
+      // its converted group constants.
+      ringSlot = decodeSlotBytes(shape.headDim, view.k.stage2, view.v.stage2,
+                                 shape.kvHeads);
+      warpBytes = decodeWarpSharedBytes(shape, view.k.stage2, view.v.stage2);
       auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
                                            gpu::AddressSpace::Workgroup);
       ring = kernel.addWorkgroupAttribution(
-          MemRefType::get({shape.warps * shape.stages * widest}, b.getI8Type(),
-                          nullptr, wg),
+          MemRefType::get({shape.warps * warpBytes}, b.getI8Type(), nullptr, wg),
           b.getLoc());
       // cp.async and the 16-byte reads need 16-byte aligned slots.
       alignWorkgroupBuffers(kernel);
-      ringSlot = widest;
     }
     g = div(b, lane, 4);
     t = rem(b, lane, 4);
@@ -265,7 +283,10 @@ private:
   /// group's s2/z2 bytes of the lane's channels, and the stage-1 scales.
   struct Fetched {
     SmallVector<Value> kCodes, vCodes;
-    Value kS2, kZ2, vS2, vZ2, s1k, s1v;
+    // The group constants: the raw bytes of the lane's channels (no ring),
+    // or `constants`, the first byte of the warp's converted pairs.
+    Value kS2, kZ2, vS2, vZ2, constants;
+    Value s1k, s1v;
   };
 
   /// Key j0 clamped to the cache (a prefetch past the end reads the last).
@@ -324,7 +345,12 @@ private:
 
   /// The first byte of this warp's `slot`.
   Value slotBase(Value slot) {
-    return mul(b, add(b, mul(b, warp, shape.stages), slot), ringSlot);
+    return add(b, mul(b, warp, warpBytes), mul(b, slot, ringSlot));
+  }
+  /// The first byte of this warp's converted group constants.
+  Value constBase() {
+    return add(b, mul(b, warp, warpBytes),
+               indexConst(b, shape.stages * ringSlot));
   }
 
   /// Issues the cp.async copies of the step at `j0` into `slot` (16-byte
@@ -397,10 +423,7 @@ private:
       f.vCodes.push_back(vBytes >= 4 ? loadWords(ring, {idx}, vBytes, 32)
                                      : widen(loadWords(ring, {idx}, 2, 16)));
     }
-    f.kS2 = loadWords(ring, {at(layout.params(0), mul(b, t, d / 4))}, d / 4, 32);
-    f.kZ2 = loadWords(ring, {at(layout.params(1), mul(b, t, d / 4))}, d / 4, 32);
-    f.vS2 = loadWords(ring, {at(layout.params(2), mul(b, g, d / 8))}, d / 8, 32);
-    f.vZ2 = loadWords(ring, {at(layout.params(3), mul(b, g, d / 8))}, d / 8, 32);
+    f.constants = constBase();
     f.s1k = s1k;
     f.s1v = s1v;
     return f;
@@ -434,26 +457,111 @@ private:
     return channels;
   }
 
-  /// (s2, 1152 + z2) of channels lo and hi as f16x2 pairs: a byte pair, its
-  /// halves masked to a byte and or'ed with the magic (z2 first biased to
-  /// the unsigned z2 + 128, so 1024 + z2 + 128 = 1152 + z2), s2 less 1024.
+  /// Bytes lo and hi of `words` as an f16x2 pair: each masked to a byte,
+  /// xor'ed with `flip`, or'ed with the exponent of 1024 (so it reads as
+  /// 1024 + the byte), less `minus` (null: nothing).
+  Value constPair(Value words, int64_t lo, int64_t hi, Value flip, Value minus) {
+    Value x = arith::AndIOp::create(b, bytePair(words, lo, hi), i32(0x00ff00ff));
+    if (flip)
+      x = arith::XOrIOp::create(b, x, flip);
+    Value pair = half2(arith::OrIOp::create(b, x, i32(kMagic1024 << 16 | kMagic1024)));
+    return minus ? arith::SubFOp::create(b, pair, minus).getResult() : pair;
+  }
+  /// What turns a stage-2 constant byte into its f16 value in constPair:
+  /// s2 is 1024 + s2 less 1024; z2 is first biased to the unsigned z2 + 128,
+  /// so 1024 + z2 + 128 = 1152 + z2, which dequantPair wants, or with
+  /// anchor = min less 1152: z2 itself (the grid's start).
+  Value scaleMinus() { return half2Const(1024, 1024); }
+  Value zeroFlip() { return i32(0x00800080); }
+  Value zeroMinus(Stage2Anchor anchor) {
+    return anchor == Stage2Anchor::min ? half2Const(1152, 1152) : Value();
+  }
+  /// (s2, z2 as dequantPair wants it) of channels lo and hi as f16x2 pairs.
   std::pair<Value, Value> groupPairs(Value s2, Value z2, int64_t lo, int64_t hi,
                                      Stage2Anchor anchor) {
-    Value sPair = arith::OrIOp::create(
-        b, arith::AndIOp::create(b, bytePair(s2, lo, hi), i32(0x00ff00ff)),
-        i32(kMagic1024 << 16 | kMagic1024));
-    Value s = arith::SubFOp::create(b, half2(sPair), half2Const(1024, 1024));
-    Value zPair = arith::OrIOp::create(
-        b,
-        arith::XOrIOp::create(
-            b, arith::AndIOp::create(b, bytePair(z2, lo, hi), i32(0x00ff00ff)),
-            i32(0x00800080)),
-        i32(kMagic1024 << 16 | kMagic1024));
-    // With anchor = min, z2 itself (the grid's start), not 1152 + z2.
-    Value z = half2(zPair);
-    if (anchor == Stage2Anchor::min)
-      z = arith::SubFOp::create(b, z, half2Const(1152, 1152));
-    return {s, z};
+    return {constPair(s2, lo, hi, Value(), scaleMinus()),
+            constPair(z2, lo, hi, zeroFlip(), zeroMinus(anchor))};
+  }
+
+  /// Converts the group constants of the step in `slot` once per warp into
+  /// the f16x2 pairs of ConstLayout, so that each lane loads its pairs
+  /// instead of rebuilding them (the mma fragments replicate a K channel in
+  /// 8 lanes, a V channel in 4). Units spread over the lanes: in K one code
+  /// word's pairs of one lane t, in V 8 channels' broadcast pairs of one
+  /// lane g; each of s2 or z2 (`kind` 0 or 1).
+  void stageConstants(Value slot, int64_t kBits, int64_t vBits) {
+    int64_t d = shape.headDim;
+    SlotLayout from(d, kBits, vBits);
+    ConstLayout to(d);
+    Value src = slotBase(slot), dst = constBase();
+    auto isZero = [&](Value kind) {
+      return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kind,
+                                   indexConst(b, 1));
+    };
+    auto flipOf = [&](Value kind) -> Value {
+      return arith::SelectOp::create(b, isZero(kind), zeroFlip(), i32(0));
+    };
+    auto minusOf = [&](Value kind, Stage2Anchor anchor) -> Value {
+      Value z = zeroMinus(anchor);
+      return arith::SelectOp::create(b, isZero(kind), z ? z : half2Const(0, 0),
+                                     scaleMinus());
+    };
+    auto storePairs = [&](ArrayRef<Value> pairs, Value at) {
+      SmallVector<Value> words;
+      for (Value p : pairs)
+        words.push_back(vector::ExtractOp::create(
+            b, vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), p),
+            ArrayRef<int64_t>{0}));
+      int64_t n = words.size();
+      Value v = vector::FromElementsOp::create(
+          b, VectorType::get({n}, b.getI32Type()), words);
+      v = vector::BitCastOp::create(b, VectorType::get({4 * n}, b.getI8Type()), v);
+      vector::StoreOp::create(b, v, ring, ValueRange{at}, /*nontemporal=*/false,
+                              llvm::Align(16));
+    };
+
+    // K: lane t's run of d/4 channels holds `words` code words; word w's
+    // pairs are the first word's, shifted by w * perWord channels.
+    int64_t words = d / 4 * kBits / 32, perWord = 32 / kBits, pairs = 16 / kBits;
+    auto kp = keyPairs(kBits, view.k.stage2.getOrder());
+    Stage2Anchor kAnchor = view.k.stage2.getAnchor();
+    spreadOver(b, lane, kThreadsPerWarp, 2 * 4 * words, [&](Value unit) {
+      Value kind = div(b, unit, 4 * words), rest = rem(b, unit, 4 * words);
+      Value lt = div(b, rest, words), w = rem(b, rest, words);
+      Value at = add(b, add(b, src, indexConst(b, from.params(0))),
+                     add(b, mul(b, kind, d),
+                         add(b, mul(b, lt, d / 4), mul(b, w, perWord))));
+      Value bytes = loadWords(ring, {at}, perWord, 32);
+      Value flip = flipOf(kind), minus = minusOf(kind, kAnchor);
+      SmallVector<Value> out;
+      for (int64_t j = 0; j < pairs; ++j)
+        out.push_back(constPair(bytes, kp[j].first, kp[j].second, flip, minus));
+      storePairs(out, add(b, add(b, dst, indexConst(b, to.kPairs(0))),
+                          add(b, mul(b, kind, 2 * d),
+                              mul(b, add(b, mul(b, lt, d / 8), mul(b, w, pairs)), 4))));
+    });
+
+    // V: lane g's run of d/8 channels, 8 at a time; the pack order permutes
+    // channels only inside bytes, so a run of 8 keeps its channels.
+    auto vc = valueChannels(vBits, view.v.stage2.getOrder());
+    for (auto [u, c] : llvm::enumerate(vc))
+      assert(c / 8 == (int64_t)u / 8 && c % 8 == vc[u % 8] && "channels leave a run of 8");
+    int64_t runs = d / 64;
+    Stage2Anchor vAnchor = view.v.stage2.getAnchor();
+    spreadOver(b, lane, kThreadsPerWarp, 2 * 8 * runs, [&](Value unit) {
+      Value kind = div(b, unit, 8 * runs), rest = rem(b, unit, 8 * runs);
+      Value lg = div(b, rest, runs), run = rem(b, rest, runs);
+      Value first = add(b, mul(b, lg, d / 8), mul(b, run, 8));
+      Value at = add(b, add(b, src, indexConst(b, from.params(2))),
+                     add(b, mul(b, kind, d), first));
+      Value bytes = loadWords(ring, {at}, 8, 32);
+      Value flip = flipOf(kind), minus = minusOf(kind, vAnchor);
+      SmallVector<Value> out;
+      for (int64_t j = 0; j < 8; ++j)
+        out.push_back(constPair(bytes, vc[j], vc[j], flip, minus));
+      storePairs(out, add(b, add(b, dst, indexConst(b, to.vPairs(0))),
+                          add(b, mul(b, kind, 4 * d), mul(b, first, 4))));
+    });
   }
   /// q8 = (q - z2) * s2 from the codes at `shift` of both halves of `codes`:
   /// (1152 + q) - (1152 + z2), exact in f16, times s2. With anchor = min,
@@ -507,6 +615,35 @@ private:
     }
   }
 
+  /// A lane's converted (s2, z2) pairs, loaded 16 bytes at a time on
+  /// first use: pair i of `owner` at base + {s, z} + (owner * d/8 + i) * 4.
+  struct PairLoader {
+    DecodeEmitter &e;
+    Value sAt, zAt;
+    SmallVector<Value> sChunks, zChunks;
+    PairLoader(DecodeEmitter &e, Value base, int64_t s, int64_t z, Value owner,
+               int64_t d)
+        : e(e) {
+      if (!base)
+        return;
+      Value lane0 = add(e.b, base, mul(e.b, owner, d / 2));
+      sAt = add(e.b, lane0, indexConst(e.b, s));
+      zAt = add(e.b, lane0, indexConst(e.b, z));
+      sChunks.resize(d / 32);
+      zChunks.resize(d / 32);
+    }
+    std::pair<Value, Value> at(int64_t i) {
+      auto get = [&](SmallVector<Value> &chunks, Value from) {
+        Value &c = chunks[i / 4];
+        if (!c)
+          c = e.loadWords(e.ring, {add(e.b, from, indexConst(e.b, 16 * (i / 4)))},
+                          16, 32);
+        return e.half2(vector::ExtractOp::create(e.b, c, ArrayRef<int64_t>{i % 4}));
+      };
+      return {get(sChunks, sAt), get(zChunks, zAt)};
+    }
+  };
+
   /// state = {max0, max1 (base 2), sum0, sum1 (lane partials), acc[d/8]}.
   SmallVector<Value> step(Value j0, const Fetched &f, ValueRange state,
                           int64_t kBits, int64_t vBits) {
@@ -526,12 +663,16 @@ private:
     // four independent mma chains are in flight.
     SmallVector<Value> partial(4, zeroC);
     int64_t pairsPerWord = 16 / kBits;
-    // Group constants are made next to their use: short live ranges.
+    // Group constants are made or loaded next to their use: short live ranges.
+    ConstLayout cl(d);
+    PairLoader kConsts(*this, f.constants, cl.kPairs(0), cl.kPairs(1), t, d);
     for (int64_t k = 0; k < d / 16; ++k) {
       std::pair<Value, Value> params[2];
       for (int64_t reg = 0; reg < 2; ++reg)
-        params[reg] = groupPairs(f.kS2, f.kZ2, kp[2 * k + reg].first,
-                                 kp[2 * k + reg].second, kAnchor);
+        params[reg] = f.constants
+                          ? kConsts.at(2 * k + reg)
+                          : groupPairs(f.kS2, f.kZ2, kp[2 * k + reg].first,
+                                       kp[2 * k + reg].second, kAnchor);
       for (int64_t n = 0; n < 2; ++n) {
         Value bv = zeroB;
         for (int64_t reg = 0; reg < 2; ++reg) {
@@ -610,8 +751,11 @@ private:
     // pair holds one channel of both keys.
     auto vc = valueChannels(vBits, vOrder);
     int64_t perChunk = 16 / vBits;
+    PairLoader vConsts(*this, f.constants, cl.vPairs(0), cl.vPairs(1), g, d);
     for (int64_t u = 0, e = vc.size(); u < e; ++u) {
-      auto [vs, vz] = groupPairs(f.vS2, f.vZ2, vc[u], vc[u], vAnchor);
+      auto [vs, vz] = f.constants
+                          ? vConsts.at(u)
+                          : groupPairs(f.vS2, f.vZ2, vc[u], vc[u], vAnchor);
       Value bv = zeroB;
       int64_t h = u / perChunk; // the 16-bit chunk holding channel u
       for (int64_t reg = 0; reg < 2; ++reg) {
@@ -679,8 +823,11 @@ private:
             nvgpu::DeviceAsyncWaitOp::create(b, token,
                                              b.getI32IntegerAttr(depth - 1));
             warpSync();
+            Value slot = rem(b, it, depth);
+            stageConstants(slot, kBits, vBits);
+            warpSync();
             ValueRange held = state.drop_front(ns);
-            Fetched f = readSlot(rem(b, it, depth), kBits, vBits, held[0], held[1]);
+            Fetched f = readSlot(slot, kBits, vBits, held[0], held[1]);
             SmallVector<Value> r = step(firstKey(it), f, state.take_front(ns),
                                         kBits, vBits);
             llvm::append_range(r, held.drop_front(2));
@@ -738,8 +885,9 @@ private:
   const AttentionView &view;
   Type outType;
   Value lane, g, t, warp, split, hk, bi;
-  Value ring;           // workgroup bytes: per warp, `stages` slots
-  int64_t ringSlot = 0; // bytes per slot
+  Value ring;            // workgroup bytes: per warp, `stages` slots + constants
+  int64_t ringSlot = 0;  // bytes per slot
+  int64_t warpBytes = 0; // bytes per warp
   SmallVector<Value> valid, query, head, rowEnd, rowFactor, qFrags;
 };
 } // namespace

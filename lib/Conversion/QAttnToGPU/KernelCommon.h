@@ -288,6 +288,10 @@ int64_t decodeRowTiles(const AttentionShape &shape);
 /// codes and group constants), sized for the widest of `kvHeads` heads.
 int64_t decodeSlotBytes(int64_t headDim, Stage2Attr k, Stage2Attr v,
                         int64_t kvHeads);
+/// Shared memory of one warp of the decode kernel with a ring (stages > 1):
+/// its slots and its converted group constants.
+int64_t decodeWarpSharedBytes(const AttentionShape &shape, Stage2Attr k,
+                              Stage2Attr v);
 /// Static shared memory a kernel may declare without opting in to more.
 inline constexpr int64_t kStaticSharedBytes = 48 * 1024;
 /// Shared memory a CTA may opt in to on sm_90 (227 KiB).

@@ -716,13 +716,13 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
     return lowerMmaAttention(op, kernels, prefix, *shape, operands, out);
   if (op.getGpuTilingAttr().getKernel() == GpuKernel::decode &&
       shape->stages > 1) {
-    int64_t widest = decodeSlotBytes(shape->headDim, op.getKStage2Attr(),
-                                     op.getVStage2Attr(), shape->kvHeads);
-    int64_t bytes = shape->warps * shape->stages * widest;
-    if (bytes > kStaticSharedBytes)
+    int64_t perWarp = decodeWarpSharedBytes(*shape, op.getKStage2Attr(),
+                                            op.getVStage2Attr());
+    if (shape->warps * perWarp > kStaticSharedBytes)
       return op.emitOpError() << "decode kernel: " << shape->warps << " warps x "
-                              << shape->stages << " stages x " << widest
-                              << " bytes of shared memory exceed "
+                              << perWarp << " bytes (" << shape->stages
+                              << " ring stages and group constants) of shared "
+                                 "memory exceed "
                               << kStaticSharedBytes << "; use fewer warps or stages";
   }
 

@@ -21,6 +21,9 @@ using namespace mlir::qattn;
 
 namespace {
 constexpr int64_t kMmaWarps = 4; // see runOnOperation
+// Decode key slices below this many keys (8 steps of 16) cost more in the
+// combine than they gain in parallelism.
+constexpr int64_t kShortestSplit = 128;
 
 struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   using QAttnTileBase::QAttnTileBase;
@@ -56,16 +59,22 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
 
   /// Decode kernel: a warp per 16 (query, head) rows of a KV head and key
   /// slice; enough slices for `decodeWarpsPerSM` warps on every SM, none
-  /// shorter than the minimum.
+  /// shorter than the minimum. A shape that gets fewer than
+  /// `decodeMinWarps` warps that way (its latency not hidden) takes shorter
+  /// slices, down to kShortestSplit keys, to reach that many.
   int64_t chooseDecodeSplits(AttentionOp op) const {
     int64_t rows = op.getNumQueries() * op.getNumQueryHeads() / op.getNumKVHeads();
     int64_t tasks = op.getBatch() * op.getNumKVHeads() *
                     llvm::divideCeilSigned(rows, int64_t(16));
+    int64_t keys = op.getNumCacheKeys();
     int64_t wanted = llvm::divideCeilSigned(
         int64_t(numSMs) * int64_t(decodeWarpsPerSM), tasks);
-    int64_t affordable =
-        std::max<int64_t>(1, op.getNumCacheKeys() / decodeMinKeysPerSplit);
-    return std::max<int64_t>(1, std::min(wanted, affordable));
+    int64_t affordable = std::max<int64_t>(1, keys / decodeMinKeysPerSplit);
+    int64_t s = std::max<int64_t>(1, std::min(wanted, affordable));
+    if (tasks * s < decodeMinWarps)
+      s = std::max(s, std::min(llvm::divideCeilSigned(int64_t(decodeMinWarps), tasks),
+                               keys / kShortestSplit));
+    return s;
   }
 
   /// Enough CTAs to fill the machine, but no slice shorter than the minimum:
@@ -87,7 +96,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
             splits > 0 ? int64_t(splits) : 1, keysPerStep,
             GpuKernel::rows, /*stages=*/1)) ||
         numSMs < 1 || ctasPerSM < 1 || minKeysPerSplit < 1 ||
-        decodeWarpsPerSM < 1 || decodeMinKeysPerSplit < 1) {
+        decodeWarpsPerSM < 1 || decodeMinKeysPerSplit < 1 || decodeMinWarps < 0) {
       getOperation().emitError("qattn-tile: invalid options");
       return signalPassFailure();
     }

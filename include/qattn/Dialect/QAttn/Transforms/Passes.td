@@ -45,6 +45,12 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     // 54 us against 93 us for 256 slices of 128 (bench/, docs/PERF.md).
     Option<"decodeMinKeysPerSplit", "decode-min-keys-per-split", "int64_t",
            /*default=*/"512", "Shortest key slice of the decode kernel">,
+    // 512: on the H200 at B8 Hq32 Hkv8 N2K d128 (64 warps of rows), 8 slices
+    // of 256 keys took 27.7 us against 39.5 us for 4 of 512 (docs/PERF.md).
+    Option<"decodeMinWarps", "decode-min-warps", "int64_t", /*default=*/"512",
+           "Warps the decode kernel's split heuristic reaches by cutting "
+           "slices below the minimum, down to 128 keys, on shapes too small "
+           "to fill the machine">,
     Option<"useMma", "mma", "bool", /*default=*/"true",
            "Use the tensor-core kernel where it applies (BPQ int8 queries, "
            "16 or more of them)">,
