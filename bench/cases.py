@@ -48,10 +48,16 @@ def decode(b, hq, hkv, nk, d, bits=(4,), nq=1, causal=False, tag="", sweep=""):
                      cpu_reference=False, family="decode", sweep=sweep)
 
 
-def prefill(b, h, n, d, causal, sweep=""):
+def prefill(b, h, n, d, causal, sweep="", kernel=""):
+    """kernel: "" for qattn-tile's choice, else the prefill kernel to force
+    (mma: mma.sync, wgmma: the warpgroup kernel), tagged in the name."""
     name = f"prefill_b{b}_h{h}_n{n}_d{d}" + ("_causal" if causal else "")
+    tiling = ""
+    if kernel:
+        name += "_" + kernel
+        tiling = f"#qattn.gpu_tiling<warps = 4, splits = 1, kernel = {kernel}, stages = 2>"
     return BenchCase(name, b, h, h, n, n, d, [4], causal=causal, cpu_reference=False,
-                     family="prefill", sweep=sweep)
+                     family="prefill", sweep=sweep, tiling=tiling)
 
 
 def xcheck(name, b, hq, hkv, nq, nk, d, bits, causal, dist="normal"):
@@ -90,6 +96,12 @@ def matrix():
     ]
     cases += [prefill(4, 32, n, 128, True, sweep="prefill_causal")
               for n in PREFILL_SWEEP if n != 4096]
+    # The warpgroup kernel on the d = 128 prefill shapes.
+    cases += [
+        prefill(4, 32, 4096, 128, False, kernel="wgmma"),
+        prefill(4, 32, 4096, 128, True, kernel="wgmma"),
+        prefill(1, 32, 16384, 128, True, kernel="wgmma"),
+    ]
     return cases
 
 

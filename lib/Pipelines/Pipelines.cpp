@@ -46,6 +46,8 @@ mlir::qattn::buildQAttnToGPUPipeline(OpPassManager &pm,
       // manifest's calling convention passes one address per tensor.
       "gpu.module(convert-scf-to-cf,convert-nvgpu-to-nvvm,"
       "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true},"
+      // wgmma and other NVVM ops that lower through inline PTX.
+      "convert-nvvm-to-llvm,"
       "canonicalize,cse),reconcile-unrealized-casts";
   return parsePassPipeline(pipeline, pm);
 }

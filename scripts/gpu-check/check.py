@@ -33,7 +33,7 @@ from qattn import format as F  # noqa: E402
 # Allowed |gpu - reference| / max|reference|: f32 accumulation order, plus
 # half an ulp of the output type.
 TOLERANCE = {"f32": 2e-4, "f16": 2e-3, "bf16": 1e-2}
-# The tensor-core kernels (kernel = mma, decode) multiply P and V' as f16
+# The tensor-core kernels (kernel = mma, wgmma, decode) multiply P and V' as f16
 # operands (f32 accumulation): each carries a relative rounding error up to
 # 2^-11; the decode kernel also rounds float queries to f16.
 F16_OPERANDS = 1e-3
@@ -44,7 +44,7 @@ SAS_THRESHOLD = 5e-3
 
 def uses_f16_operands(folder):
     manifest = json.load(open(os.path.join(folder, "cuda", "manifest.json")))
-    return any(launch["kernel"].endswith(("_mma", "_decode"))
+    return any(launch["kernel"].endswith(("_mma", "_wgmma", "_decode"))
                for fn in manifest["functions"] for launch in fn["launches"])
 
 

@@ -4,6 +4,8 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile="mma=false" | FileCheck %s --check-prefix=NOMMA
 // RUN: qattn-opt %s -split-input-file --qattn-tile="decode-kernel=false" | FileCheck %s --check-prefix=NODEC
 // RUN: qattn-opt %s -split-input-file --qattn-tile="decode-min-warps=0" | FileCheck %s --check-prefix=FEWWARPS
+// RUN: qattn-opt %s -split-input-file --qattn-tile="wgmma=true" | FileCheck %s --check-prefix=WGMMA
+// RUN: qattn-opt %s -split-input-file --qattn-tile="wgmma=false" | FileCheck %s --check-prefix=NOWGMMA
 // RUN: not qattn-opt %s -split-input-file --qattn-tile="decode-min-warps=-1" 2>&1 | FileCheck %s --check-prefix=BADOPT
 
 // Decode: 8 query rows are 2 CTAs of 4 warps; 8 CTAs on each of 132 SMs would
@@ -50,10 +52,25 @@ func.func @pretiled(%q: tensor<1x1x1x64xf32>, %k: tensor<1x1x64x64xi8>, %ks: ten
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2>
 // NOMMA-LABEL: func.func @prefill_int8_q
 // NOMMA: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 2>
+// WGMMA-LABEL: func.func @prefill_int8_q
+// WGMMA: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2>
 func.func @prefill_int8_q(%q: tensor<1x4x256x64xi8>, %qs: tensor<1x4x4xf32>, %k: tensor<1x4x256x64xi8>, %ks: tensor<1x4x4xf32>) -> tensor<1x4x256x64xf32> {
   %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %ks) {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, causal}
       : (tensor<1x4x256x64xi8>, tensor<1x4x4xf32>, tensor<1x4x256x64xi8>, tensor<1x4x4xf32>, tensor<1x4x256x64xi8>, tensor<1x4x4xf32>) -> tensor<1x4x256x64xf32>
   return %o : tensor<1x4x256x64xf32>
+}
+
+// -----
+
+// At d = 128 the warpgroup kernel (wgmma) applies; wgmma=false keeps mma.sync.
+// WGMMA-LABEL: func.func @prefill_int8_q_d128
+// WGMMA: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>
+// NOWGMMA-LABEL: func.func @prefill_int8_q_d128
+// NOWGMMA: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2>
+func.func @prefill_int8_q_d128(%q: tensor<1x4x256x128xi8>, %qs: tensor<1x4x4xf32>, %k: tensor<1x4x256x128xi8>, %ks: tensor<1x4x4xf32>) -> tensor<1x4x256x128xf32> {
+  %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %ks) {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
+      : (tensor<1x4x256x128xi8>, tensor<1x4x4xf32>, tensor<1x4x256x128xi8>, tensor<1x4x4xf32>, tensor<1x4x256x128xi8>, tensor<1x4x4xf32>) -> tensor<1x4x256x128xf32>
+  return %o : tensor<1x4x256x128xf32>
 }
 
 // -----

@@ -158,6 +158,8 @@ struct AttentionShape {
   int64_t warps, splits, keysPerStep, stages;
   bool causal;
   float scale;
+  /// The prefill kernel's warpgroup variant (kernel = wgmma).
+  bool wgmma = false;
   int64_t keys() const { return cacheKeys + bufferKeys; }
   /// Threads of a CTA of the main kernel (and of the combine kernel).
   int64_t threads() const { return warps * kThreadsPerWarp; }

@@ -34,7 +34,9 @@
 
 #include "KernelCommon.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -80,7 +82,29 @@ struct RingLayout {
 };
 } // namespace
 
+namespace {
+/// Shared memory of the warpgroup variant (d = 128), in bytes: the CTA's
+/// int8 queries [64][128], P [64][64] f16, then the ring's K
+/// [stages][64][128] int8, V^T [stages][128][64] f16 and key scales
+/// [stages][64] f32. Every wgmma operand has 128-byte rows in the 128-byte
+/// swizzle (16-byte chunk c of row r kept at c ^ r % 8) and starts on a
+/// 1024-byte boundary, as wgmma's shared-memory descriptors for that swizzle
+/// want.
+struct WgLayout {
+  int64_t stages;
+  static constexpr int64_t kTileBytes = kTileKeys * 128;
+  int64_t q() const { return 0; }
+  int64_t p() const { return kTileBytes; }
+  int64_t k() const { return 2 * kTileBytes; }
+  int64_t v() const { return k() + stages * kTileBytes; }
+  int64_t scales() const { return v() + stages * 2 * kTileBytes; }
+  int64_t bytes() const { return scales() + stages * kTileKeys * 4; }
+};
+} // namespace
+
 int64_t mlir::qattn::kernels::mmaSharedBytes(const AttentionShape &shape) {
+  if (shape.wgmma)
+    return WgLayout{shape.stages}.bytes();
   return RingLayout{shape.headDim, shape.stages}.bytes();
 }
 
@@ -189,9 +213,17 @@ void mlir::qattn::kernels::emitMmaStage(ImplicitLocOpBuilder &b,
   Value e = add(b, mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
                        kStageThreads),
                 gpu::ThreadIdOp::create(b, gpu::Dimension::x));
-  Value chunk = rem(b, e, perRow);
+  Value chunk, j;
+  if (shape.wgmma) {
+    // V goes out transposed: a warp takes 32 consecutive keys of one chunk,
+    // so each of its scalar V stores covers 64 contiguous bytes.
+    j = rem(b, e, keys);
+    chunk = rem(b, div(b, e, keys), perRow);
+  } else {
+    chunk = rem(b, e, perRow);
+    j = rem(b, div(b, e, perRow), keys);
+  }
   Value c0 = mul(b, chunk, kStageChannels);
-  Value j = rem(b, div(b, e, perRow), keys);
   Value hk = rem(b, div(b, e, perRow * keys), shape.kvHeads);
   Value bi = div(b, e, perRow * keys * shape.kvHeads);
   Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j,
@@ -216,7 +248,12 @@ void mlir::qattn::kernels::emitMmaStage(ImplicitLocOpBuilder &b,
                             /*nontemporal=*/false, llvm::MaybeAlign(16));
   };
   vstore(k8, b.getI8Type(), staged.k);
-  vstore(v16, b.getF16Type(), staged.v);
+  if (shape.wgmma) {
+    for (int64_t i = 0; i < kStageChannels; ++i)
+      store(b, v16[i], staged.v, {bi, hk, add(b, c0, indexConst(b, i)), j});
+  } else {
+    vstore(v16, b.getF16Type(), staged.v);
+  }
   Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunk,
                                       indexConst(b, 0));
   auto ifOp = scf::IfOp::create(b, first, false);
@@ -251,10 +288,20 @@ public:
       return memref::ViewOp::create(b, MemRefType::get({n}, type, nullptr, wg),
                                     dyn, indexConst(b, at), ValueRange{});
     };
-    kRing = view1d(0, ring.kBytes(), b.getI8Type());
-    vRing = view1d(ring.kBytes(), ring.vBytes() / 2, b.getF16Type());
-    sRing = view1d(ring.kBytes() + ring.vBytes(), ring.scaleBytes() / 4,
-                   b.getF32Type());
+    if (shape.wgmma) {
+      WgLayout wl{shape.stages};
+      int64_t tile = WgLayout::kTileBytes;
+      qTile = view1d(wl.q(), tile, b.getI8Type());
+      pTile = view1d(wl.p(), tile / 2, b.getF16Type());
+      kRing = view1d(wl.k(), shape.stages * tile, b.getI8Type());
+      vRing = view1d(wl.v(), shape.stages * tile, b.getF16Type());
+      sRing = view1d(wl.scales(), shape.stages * kTileKeys, b.getF32Type());
+    } else {
+      kRing = view1d(0, ring.kBytes(), b.getI8Type());
+      vRing = view1d(ring.kBytes(), ring.vBytes() / 2, b.getF16Type());
+      sRing = view1d(ring.kBytes() + ring.vBytes(), ring.scaleBytes() / 4,
+                     b.getF32Type());
+    }
 
     tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     Value lane = rem(b, tid, kThreadsPerWarp);
@@ -277,8 +324,19 @@ public:
     // Rows past the end compute on the last query and are never stored.
     for (Value r : rows)
       clampedRows.push_back(minIdx(b, r, indexConst(b, shape.queries - 1)));
-    laneOffsets(lane);
-    loadQueries();
+    warpIdx = warp;
+    if (shape.wgmma) {
+      // The CTA's queries go to shared memory with the first tile's copies.
+      copyQueries(ctaRow);
+      qDesc = descriptor(qTile);
+      pDesc = descriptor(pTile);
+      kDesc = descriptor(kRing);
+      vDesc = descriptor(vRing);
+    } else {
+      laneOffsets(lane);
+      loadQueryFragments();
+    }
+    loadRowFactors();
 
     // Keys a CTA row can see; tiles below `fullTiles` have no masked key for
     // any of them. Causal row r sees keys <= r + (keys - queries).
@@ -318,6 +376,9 @@ public:
             // This thread's copies of tile `it` have landed ...
             NVVM::CpAsyncWaitGroupOp::create(b, depth - 2);
           }
+          // (wgmma reads shared memory through the async proxy.)
+          if (shape.wgmma)
+            fenceAsyncShared();
           // ... and everyone's have; also, every warp is done with the slot
           // that tile it-1 used, which the copies below refill.
           gpu::BarrierOp::create(b);
@@ -358,10 +419,23 @@ private:
     }
   }
 
-  /// A fragments of the int8 queries, one per 32 channels, and the per-row
-  /// factor s1_q * scale * log2(e) that turns int32 dot products times the
-  /// key scale into base-2 logits.
-  void loadQueries() {
+  /// cp.async copies of the CTA's 64 int8 query rows into the swizzled
+  /// query tile (rows past the end repeat the last).
+  void copyQueries(Value ctaRow) {
+    int64_t d = shape.headDim, perRow = d / 16;
+    auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+    spreadOver(b, tid, shape.threads(), kTileKeys * perRow, [&](Value c) {
+      Value r = div(b, c, perRow), chunk = rem(b, c, perRow);
+      Value row = minIdx(b, add(b, ctaRow, r), indexConst(b, shape.queries - 1));
+      Value dst = add(b, mul(b, r, d), mul(b, swizzle(b, r, chunk, d), kChunkBytes));
+      nvgpu::DeviceAsyncCopyOp::create(b, tokenType, qTile, ValueRange{dst}, view.q,
+                                       ValueRange{bi, h, row, mul(b, chunk, 16)},
+                                       b.getIndexAttr(16), Value(), UnitAttr());
+    });
+  }
+
+  /// A fragments of the int8 queries, one per 32 channels.
+  void loadQueryFragments() {
     auto frag = VectorType::get({4, 4}, b.getI8Type());
     auto quad = VectorType::get({4}, b.getI8Type());
     for (int64_t ks = 0; ks < shape.headDim / 32; ++ks) {
@@ -375,6 +449,11 @@ private:
       }
       qFrags.push_back(a);
     }
+  }
+
+  /// The per-row factor s1_q * scale * log2(e) that turns int32 dot products
+  /// times the key scale into base-2 logits.
+  void loadRowFactors() {
     Value scale = f32Const(b, shape.scale * M_LOG2E);
     for (Value row : clampedRows) {
       Value s1 = stage1ScaleAt(b, view.qScales, view.qStage1, bi, h, row, Value());
@@ -412,14 +491,26 @@ private:
       copy(kRing, dst, staged.k, {bi, hk, add(b, first, key), mul(b, chunk, 16)},
            16);
     });
-    spread(kTileKeys * vPerRow, [&](Value c) {
-      Value key = div(b, c, vPerRow), chunk = rem(b, c, vPerRow);
-      Value dst = add(b, mul(b, slot, kTileKeys * d),
-                      add(b, mul(b, key, d),
-                          mul(b, swizzle(b, key, chunk, 2 * d), 8)));
-      copy(vRing, dst, staged.v, {bi, hk, add(b, first, key), mul(b, chunk, 8)},
-           8);
-    });
+    if (shape.wgmma) {
+      // V^T: d rows of 64 keys (128 bytes, 8 chunks of 8 halves).
+      spread(d * 8, [&](Value c) {
+        Value ch = div(b, c, 8), chunk = rem(b, c, 8);
+        Value dst = add(b, mul(b, slot, kTileKeys * d),
+                        add(b, mul(b, ch, kTileKeys),
+                            mul(b, swizzle(b, ch, chunk, 128), 8)));
+        copy(vRing, dst, staged.v, {bi, hk, ch, add(b, first, mul(b, chunk, 8))},
+             8);
+      });
+    } else {
+      spread(kTileKeys * vPerRow, [&](Value c) {
+        Value key = div(b, c, vPerRow), chunk = rem(b, c, vPerRow);
+        Value dst = add(b, mul(b, slot, kTileKeys * d),
+                        add(b, mul(b, key, d),
+                            mul(b, swizzle(b, key, chunk, 2 * d), 8)));
+        copy(vRing, dst, staged.v, {bi, hk, add(b, first, key), mul(b, chunk, 8)},
+             8);
+      });
+    }
     spread(kTileKeys / 4, [&](Value c) {
       copy(sRing, add(b, mul(b, slot, kTileKeys), mul(b, c, 4)), staged.kScales,
            {bi, hk, add(b, first, mul(b, c, 4))}, 4);
@@ -440,18 +531,27 @@ private:
     auto pairType = VectorType::get({2}, b.getF32Type());
     Value kBase = mul(b, slot, kTileKeys * d);
     Value sBase = add(b, mul(b, slot, kTileKeys), mul(b, inGroup, 2));
+    SmallVector<Value> dots;
+    if (shape.wgmma) {
+      dots = wgmmaDots(slot);
+    } else {
+      for (int64_t nt = 0; nt < kTileKeys / 8; ++nt) {
+        Value acc = zeros(b, cType);
+        for (int64_t half = 0; half < d / 64; ++half) {
+          Value at = add(b, kBase, add(b, kLane[half], indexConst(b, nt * 8 * d)));
+          Value m = nvgpu::LdMatrixOp::create(b, x4, kRing, ValueRange{at},
+                                              /*transpose=*/false, /*numTiles=*/4);
+          for (int64_t kk = 0; kk < 2; ++kk)
+            acc = nvgpu::MmaSyncOp::create(b, qFrags[2 * half + kk],
+                                           fragmentPair(b, m, 2 * kk, bFrag), acc,
+                                           ArrayRef<int64_t>{16, 8, 32});
+        }
+        dots.push_back(acc);
+      }
+    }
     SmallVector<SmallVector<Value>> s;
     for (int64_t nt = 0; nt < kTileKeys / 8; ++nt) {
-      Value acc = zeros(b, cType);
-      for (int64_t half = 0; half < d / 64; ++half) {
-        Value at = add(b, kBase, add(b, kLane[half], indexConst(b, nt * 8 * d)));
-        Value m = nvgpu::LdMatrixOp::create(b, x4, kRing, ValueRange{at},
-                                            /*transpose=*/false, /*numTiles=*/4);
-        for (int64_t kk = 0; kk < 2; ++kk)
-          acc = nvgpu::MmaSyncOp::create(b, qFrags[2 * half + kk],
-                                         fragmentPair(b, m, 2 * kk, bFrag), acc,
-                                         ArrayRef<int64_t>{16, 8, 32});
-      }
+      Value acc = dots[nt];
       Value ks;
       if (!tileScales())
         ks = vector::LoadOp::create(
@@ -476,6 +576,144 @@ private:
     if (tileScales())
       tileScale = load(b, sRing, {mul(b, slot, kTileKeys)});
     return s;
+  }
+
+  //===------------------------------------------------------------------===//
+  // The warpgroup variant: wgmma from shared memory
+  //===------------------------------------------------------------------===//
+
+  /// Orders this thread's generic-proxy shared-memory writes (cp.async,
+  /// stores) before later wgmma reads, which go through the async proxy.
+  void fenceAsyncShared() {
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  }
+
+  /// The wgmma shared-memory descriptor of a K-major operand at `tile` (a
+  /// 1024-byte aligned array of 128-byte rows in the 128-byte swizzle):
+  /// start address >> 4 in bits 0-13, leading byte offset 1 (unused with a
+  /// swizzle), stride byte offset 1024 >> 4 (from one 8-row group to the
+  /// next) in bits 32-45, swizzle mode 1 (128 bytes) in bits 62-63.
+  Value descriptor(Value tile) {
+    auto i64 = b.getI64Type();
+    Value addr = arith::IndexCastUIOp::create(
+        b, i64, memref::ExtractAlignedPointerAsIndexOp::create(b, tile));
+    Value start = arith::ShRUIOp::create(
+        b, arith::AndIOp::create(b, addr, i64Const(0x3FFFF)), i64Const(4));
+    int64_t fixed = (int64_t(1) << 16) | (int64_t(1024 >> 4) << 32) |
+                    (int64_t(1) << 62);
+    return arith::OrIOp::create(b, start, i64Const(fixed));
+  }
+  Value i64Const(int64_t v) {
+    return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
+  }
+  /// `desc` moved on by `bytes` (a multiple of 16; the field cannot carry
+  /// out, shared memory being below 256 KiB).
+  Value advance(Value desc, Value bytes) {
+    Value units = arith::IndexCastUIOp::create(b, b.getI64Type(), div(b, bytes, 16));
+    return arith::AddIOp::create(b, desc, units);
+  }
+
+  /// One wgmma of the warpgroup on `acc` (a struct of the thread's
+  /// accumulators), A and B K-major in shared memory.
+  Value wgmma(Value acc, Value descA, Value descB, int64_t n, int64_t k,
+              NVVM::WGMMATypes in, NVVM::WGMMATypes out, bool accumulate) {
+    MLIRContext *ctx = b.getContext();
+    auto type = [&](NVVM::WGMMATypes t) { return NVVM::WGMMATypesAttr::get(ctx, t); };
+    auto one = NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one);
+    return NVVM::WgmmaMmaAsyncOp::create(
+        b, acc.getType(), acc, descA, descB, NVVM::MMAShapeAttr::get(ctx, 64, n, k),
+        type(in), type(in), type(out),
+        NVVM::WGMMAScaleOutAttr::get(ctx, accumulate ? NVVM::WGMMAScaleOut::one
+                                                     : NVVM::WGMMAScaleOut::zero),
+        one, one, NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
+        /*satfinite=*/NVVM::MMAIntOverflowAttr());
+  }
+
+  /// QK^T of the CTA's 64 rows against the tile in `slot`: d / 32 wgmma
+  /// m64n64k32 (s8, s32), each 32 bytes further into the swizzled rows. The
+  /// thread's accumulators are laid out as mma.sync's C fragments of the
+  /// warp's 16 rows (register 4 nt + 2 r + ci: row g + 8 r, key 8 nt + 2 t +
+  /// ci); returns them per 8-key tile as vector<2x2xi32>.
+  SmallVector<Value> wgmmaDots(Value slot) {
+    int64_t d = shape.headDim;
+    auto i32 = b.getI32Type();
+    auto accType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(kTileKeys / 2, i32));
+    Value acc = LLVM::PoisonOp::create(b, accType);
+    Value kTile = advance(kDesc, mul(b, slot, kTileKeys * d));
+    NVVM::WgmmaFenceAlignedOp::create(b);
+    for (int64_t kk = 0; kk < d / 32; ++kk) {
+      Value step = indexConst(b, 32 * kk);
+      acc = wgmma(acc, advance(qDesc, step), advance(kTile, step), kTileKeys, 32,
+                  NVVM::WGMMATypes::s8, NVVM::WGMMATypes::s32, kk > 0);
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
+    SmallVector<Value> dots;
+    auto cType = VectorType::get({2, 2}, i32);
+    for (int64_t nt = 0; nt < kTileKeys / 8; ++nt) {
+      SmallVector<Value> e;
+      for (int64_t i = 0; i < 4; ++i)
+        e.push_back(LLVM::ExtractValueOp::create(b, acc, 4 * nt + i));
+      dots.push_back(vector::FromElementsOp::create(b, cType, e));
+    }
+    return dots;
+  }
+
+  /// O += P V: P goes to the swizzled P tile as f16 (row R = 16 warp + g +
+  /// 8 r, keys 8 nt + 2 t + {0, 1}: chunk nt of the row, swizzled to nt ^ g),
+  /// then 4 wgmma m64n{d}k16 (f16, f32) read P and the tile's V^T, with the
+  /// accumulators as their C fragments in and out.
+  void wgmmaPV(ArrayRef<SmallVector<Value>> p, Value slot,
+               SmallVector<Value> &next) {
+    int64_t d = shape.headDim;
+    auto pair = VectorType::get({2}, b.getF16Type());
+    for (int64_t nt = 0; nt < kTileKeys / 8; ++nt)
+      for (int64_t r = 0; r < 2; ++r) {
+        Value row = add(b, add(b, mul(b, warpIdx, kRowsPerWarp), group),
+                        indexConst(b, 8 * r));
+        Value chunk = arith::XOrIOp::create(b, group, indexConst(b, nt));
+        Value at = add(b, mul(b, row, kTileKeys),
+                       add(b, mul(b, chunk, 8), mul(b, inGroup, 2)));
+        Value v = vector::FromElementsOp::create(
+            b, pair,
+            ValueRange{fromF32(b, p[nt][2 * r], b.getF16Type()),
+                       fromF32(b, p[nt][2 * r + 1], b.getF16Type())});
+        vector::StoreOp::create(b, v, pTile, ValueRange{at});
+      }
+    fenceAsyncShared();
+    gpu::BarrierOp::create(b);
+
+    auto f32 = b.getF32Type();
+    auto accType = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                    SmallVector<Type>(d / 2, f32));
+    Value acc = LLVM::PoisonOp::create(b, accType);
+    for (int64_t u = 0; u < d / 8; ++u)
+      for (int64_t i = 0; i < 4; ++i)
+        acc = LLVM::InsertValueOp::create(
+            b, acc,
+            vector::ExtractOp::create(b, next[4 + u],
+                                      ArrayRef<int64_t>{i / 2, i % 2}),
+            4 * u + i);
+    Value vTile = advance(vDesc, mul(b, slot, kTileKeys * d * 2));
+    NVVM::WgmmaFenceAlignedOp::create(b);
+    for (int64_t kk = 0; kk < kTileKeys / 16; ++kk) {
+      Value step = indexConst(b, 32 * kk);
+      acc = wgmma(acc, advance(pDesc, step), advance(vTile, step), d, 16,
+                  NVVM::WGMMATypes::f16, NVVM::WGMMATypes::f32, true);
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
+    auto cType = VectorType::get({2, 2}, f32);
+    for (int64_t u = 0; u < d / 8; ++u) {
+      SmallVector<Value> e;
+      for (int64_t i = 0; i < 4; ++i)
+        e.push_back(LLVM::ExtractValueOp::create(b, acc, 4 * u + i));
+      next[4 + u] = vector::FromElementsOp::create(b, cType, e);
+    }
   }
 
   /// Whether every tile has one key scale (stage-1 blocks of whole tiles).
@@ -569,6 +807,10 @@ private:
     for (int64_t u = 0; u < shape.headDim / 8; ++u)
       next[4 + u] = accs[u];
 
+    if (shape.wgmma) {
+      wgmmaPV(s, slot, next);
+      return next;
+    }
     // P.V: the score fragments of n tiles 2k and 2k+1 are the A fragment of
     // k step k (m16n8k16 .f16); one transposed x4 ldmatrix gives the B
     // fragments of two 8-channel tiles.
@@ -628,7 +870,9 @@ private:
   const MmaStaged &staged;
   Type outType;
   RingLayout ring;
-  Value kRing, vRing, sRing, tid, group, inGroup, bi, h, hk;
+  Value kRing, vRing, sRing, tid, group, inGroup, bi, h, hk, warpIdx;
+  // The wgmma variant's query and P tiles and its operand descriptors.
+  Value qTile, pTile, qDesc, pDesc, kDesc, vDesc;
   SmallVector<Value> rows, clampedRows, qFrags, rowFactor, kLane, vLane;
 };
 } // namespace

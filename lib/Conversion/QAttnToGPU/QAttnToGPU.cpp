@@ -586,7 +586,7 @@ static FailureOr<AttentionShape> getShape(AttentionOp op) {
                         op.getHeadDim(),      tiling.getWarps(),
                         tiling.getSplits(),   tiling.getKeysPerStep(),
                         tiling.getStages(),   op.getCausal(),
-                        op.getSoftmaxScale()};
+                        op.getSoftmaxScale(), tiling.getKernel() == GpuKernel::wgmma};
 }
 
 static gpu::KernelDim3 dims(ImplicitLocOpBuilder &b, int64_t x, int64_t y) {
@@ -642,8 +642,15 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
   std::string why = op.whyNotMmaKernel();
   if (why.empty() && shape.splits != 1)
     why = "expected splits = 1, got " + std::to_string(shape.splits);
+  // One warpgroup of 64 rows, with 128-byte rows of int8 Q and K.
+  if (why.empty() && shape.wgmma && d != 128)
+    why = "expected d = 128, got " + std::to_string(d);
+  if (why.empty() && shape.wgmma && shape.warps != 4)
+    why = "expected 4 warps (one warpgroup), got " + std::to_string(shape.warps);
+  StringRef kind = shape.wgmma ? "wgmma" : "mma";
   if (!why.empty())
-    return op.emitOpError() << "tensor-core prefill kernel (kernel = mma): " << why;
+    return op.emitOpError() << "tensor-core prefill kernel (kernel = " << kind
+                            << "): " << why;
   int64_t sharedBytes = mmaSharedBytes(shape);
   if (sharedBytes > kMaxSharedBytes)
     return op.emitOpError() << "tensor-core prefill kernel: " << shape.stages
@@ -655,9 +662,14 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
   RankedTensorType outType = op.getResult().getType();
   int64_t keys = mmaStagedKeys(shape);
   SmallVector<int64_t> kvShape = {shape.batch, shape.kvHeads, keys, d};
+  // The warpgroup kernel reads V transposed (channels x keys): wgmma's f16
+  // B operand, K-major like every other operand.
+  SmallVector<int64_t> vShape = kvShape;
+  if (shape.wgmma)
+    std::swap(vShape[2], vShape[3]);
   SmallVector<Value> scratch = {
       memref::AllocOp::create(b, MemRefType::get(kvShape, b.getI8Type())),
-      memref::AllocOp::create(b, MemRefType::get(kvShape, b.getF16Type())),
+      memref::AllocOp::create(b, MemRefType::get(vShape, b.getF16Type())),
       memref::AllocOp::create(
           b, MemRefType::get({shape.batch, shape.kvHeads, keys}, b.getF32Type()))};
 
@@ -674,7 +686,7 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
 
   SmallVector<Value> args(stageArgs);
   args.push_back(out);
-  launchKernel(b, kernels, (prefix + "_attention_mma").str(), args,
+  launchKernel(b, kernels, (prefix + "_attention_" + kind).str(), args,
                mmaGrid(shape), shape.threads(),
                [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
                  ValueRange a = kernel.getArguments().take_back(4);
@@ -712,7 +724,8 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
                    b, MemRefType::get({rows, splits, 2}, b.getF32Type()))};
   }
 
-  if (op.getGpuTilingAttr().getKernel() == GpuKernel::mma)
+  if (op.getGpuTilingAttr().getKernel() == GpuKernel::mma ||
+      shape->wgmma)
     return lowerMmaAttention(op, kernels, prefix, *shape, operands, out);
   if (op.getGpuTilingAttr().getKernel() == GpuKernel::decode &&
       shape->stages > 1) {

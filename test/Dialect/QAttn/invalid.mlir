@@ -333,6 +333,11 @@ func.func @f() attributes {s = #qattn.gpu_tiling<warps = 8, splits = 1, kernel =
 
 // -----
 
+// expected-error@+1 {{expected 4 warps (one warpgroup) for the wgmma kernel, got 8}}
+func.func @f() attributes {s = #qattn.gpu_tiling<warps = 8, splits = 1, kernel = wgmma, stages = 2>} { return }
+
+// -----
+
 // expected-error@+1 {{expected 1 to 32 warps per CTA, got 0}}
 func.func @f() attributes {s = #qattn.gpu_tiling<warps = 0, splits = 1>} { return }
 

@@ -133,6 +133,11 @@ LogicalResult GpuTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError
                        << keysPerStep;
   // The warp kernel pipelines its key stream two steps deep (registers), the
   // decode and prefill tensor-core kernels up to four (shared-memory rings).
+  // The wgmma prefill kernel is one warpgroup.
+  if (kernel == GpuKernel::wgmma && warps != 4)
+    return emitError() << "expected 4 warps (one warpgroup) for the wgmma "
+                          "kernel, got "
+                       << warps;
   int64_t maxStages = kernel == GpuKernel::rows ? 2 : 4;
   if (stages < 1 || stages > maxStages)
     return emitError() << "expected 1 to " << maxStages << " stages for the "

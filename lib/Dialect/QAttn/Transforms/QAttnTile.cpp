@@ -105,7 +105,8 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
         return;
       GpuKernel kernel = GpuKernel::rows;
       if (useMma && fitsMmaKernel(op))
-        kernel = GpuKernel::mma;
+        kernel = useWgmma && op.getHeadDim() == 128 ? GpuKernel::wgmma
+                                                   : GpuKernel::mma;
       else if (useDecode && fitsDecodeKernel(op))
         kernel = GpuKernel::decode;
       int64_t s = splits > 0 ? static_cast<int64_t>(splits)
@@ -116,14 +117,14 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
                               << warps << " splits=" << s << "\n");
       // The tensor-core kernel covers all keys per CTA; SAS needs each row's
       // final max in one warp.
-      if (kernel == GpuKernel::mma ||
-          op.getSoftmaxOrDefault().getMode() != SoftmaxMode::exact)
+      bool prefill = kernel == GpuKernel::mma || kernel == GpuKernel::wgmma;
+      if (prefill || op.getSoftmaxOrDefault().getMode() != SoftmaxMode::exact)
         s = 1;
       // The prefill kernel: 4 warps (64 query rows) per CTA, so that two
       // CTAs share an SM and one's softmax overlaps the other's mma (on the
       // H200 at B4 H32 N4K d128: 3656 us against 4487 us with 8 warps); both
       // tensor-core kernels overlap copies with math 2 deep.
-      int64_t w = kernel == GpuKernel::mma ? kMmaWarps : int64_t(warps);
+      int64_t w = prefill ? kMmaWarps : int64_t(warps);
       int64_t stages = kernel == GpuKernel::rows ? 1 : 2;
       op.setGpuTilingAttr(GpuTilingAttr::get(&getContext(), w, s, keysPerStep,
                                              kernel, stages));

@@ -51,7 +51,7 @@ def QAttn_Stage2Fit : I32EnumAttr<"Stage2Fit",
 
 def QAttn_GpuKernel : I32EnumAttr<"GpuKernel", "GPU attention kernel", [
     I32EnumAttrCase<"rows", 0>, I32EnumAttrCase<"mma", 1>,
-    I32EnumAttrCase<"decode", 2>]> {
+    I32EnumAttrCase<"decode", 2>, I32EnumAttrCase<"wgmma", 3>]> {
   let cppNamespace = "::mlir::qattn";
   let genSpecializedAttr = 0;
 }

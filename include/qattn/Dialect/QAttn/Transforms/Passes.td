@@ -54,6 +54,9 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     Option<"useMma", "mma", "bool", /*default=*/"true",
            "Use the tensor-core kernel where it applies (BPQ int8 queries, "
            "16 or more of them)">,
+    Option<"useWgmma", "wgmma", "bool", /*default=*/"false",
+           "Of the tensor-core prefill kernels, take the warpgroup (wgmma) "
+           "one where it applies (d = 128)">,
   ];
 }
 
