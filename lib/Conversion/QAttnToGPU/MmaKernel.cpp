@@ -84,9 +84,8 @@ struct RingLayout {
 
 namespace {
 /// Shared memory of the warpgroup variant (d = 128), in bytes: the CTA's
-/// int8 queries [64][128], P [64][64] f16, then the ring's K
-/// [stages][64][128] int8, V^T [stages][128][64] f16 and key scales
-/// [stages][64] f32. Every wgmma operand has 128-byte rows in the 128-byte
+/// int8 queries [64][128], then the ring's K [stages][64][128] int8, V^T
+/// [stages][128][64] f16 and key scales [stages][64] f32. Every wgmma operand has 128-byte rows in the 128-byte
 /// swizzle (16-byte chunk c of row r kept at c ^ r % 8) and starts on a
 /// 1024-byte boundary, as wgmma's shared-memory descriptors for that swizzle
 /// want.
@@ -94,8 +93,7 @@ struct WgLayout {
   int64_t stages;
   static constexpr int64_t kTileBytes = kTileKeys * 128;
   int64_t q() const { return 0; }
-  int64_t p() const { return kTileBytes; }
-  int64_t k() const { return 2 * kTileBytes; }
+  int64_t k() const { return kTileBytes; }
   int64_t v() const { return k() + stages * kTileBytes; }
   int64_t scales() const { return v() + stages * 2 * kTileBytes; }
   int64_t bytes() const { return scales() + stages * kTileKeys * 4; }
@@ -292,7 +290,6 @@ public:
       WgLayout wl{shape.stages};
       int64_t tile = WgLayout::kTileBytes;
       qTile = view1d(wl.q(), tile, b.getI8Type());
-      pTile = view1d(wl.p(), tile / 2, b.getF16Type());
       kRing = view1d(wl.k(), shape.stages * tile, b.getI8Type());
       vRing = view1d(wl.v(), shape.stages * tile, b.getF16Type());
       sRing = view1d(wl.scales(), shape.stages * kTileKeys, b.getF32Type());
@@ -329,7 +326,6 @@ public:
       // The CTA's queries go to shared memory with the first tile's copies.
       copyQueries(ctaRow);
       qDesc = descriptor(qTile);
-      pDesc = descriptor(pTile);
       kDesc = descriptor(kRing);
       vDesc = descriptor(vRing);
     } else {
@@ -652,6 +648,7 @@ private:
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b);
     NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
+    acc = pinned(acc);
     SmallVector<Value> dots;
     auto cType = VectorType::get({2, 2}, i32);
     for (int64_t nt = 0; nt < kTileKeys / 8; ++nt) {
@@ -663,50 +660,102 @@ private:
     return dots;
   }
 
-  /// O += P V: P goes to the swizzled P tile as f16 (row R = 16 warp + g +
-  /// 8 r, keys 8 nt + 2 t + {0, 1}: chunk nt of the row, swizzled to nt ^ g),
-  /// then 4 wgmma m64n{d}k16 (f16, f32) read P and the tile's V^T, with the
-  /// accumulators as their C fragments in and out.
+  /// `acc` (a struct of the thread's accumulators) passed through an empty
+  /// volatile asm that reads and writes each register: a use after
+  /// wgmma.wait_group then cannot be scheduled above it (LLVM sees the
+  /// asynchronous results as ready when the wgmma is issued).
+  Value pinned(Value acc) {
+    auto type = cast<LLVM::LLVMStructType>(acc.getType());
+    int64_t n = type.getBody().size();
+    char letter = type.getBody().front().isF32() ? 'f' : 'r';
+    SmallVector<Value> regs;
+    for (int64_t i = 0; i < n; ++i)
+      regs.push_back(LLVM::ExtractValueOp::create(b, acc, i));
+    std::string constraints;
+    for (int64_t i = 0; i < n; ++i)
+      constraints += std::string(i ? "," : "") + "=" + letter;
+    for (int64_t i = 0; i < n; ++i)
+      constraints += "," + std::to_string(i);
+    return LLVM::InlineAsmOp::create(
+               b, type, regs, b.getStringAttr(""), b.getStringAttr(constraints),
+               b.getUnitAttr(), UnitAttr(), LLVM::TailCallKindAttr(),
+               LLVM::AsmDialectAttr(), ArrayAttr())
+        .getResult(0);
+  }
+
+  /// O += P V: per 16-key step, P's score fragments of 8-key tiles 2 kk and
+  /// 2 kk + 1 as f16 pairs are the register A operand of a wgmma
+  /// m64n{d}k16 (f16, f32) whose B is the tile's V^T in shared memory. MLIR's
+  /// NVVM dialect has no register-A wgmma, so it is inline PTX.
   void wgmmaPV(ArrayRef<SmallVector<Value>> p, Value slot,
                SmallVector<Value> &next) {
     int64_t d = shape.headDim;
-    auto pair = VectorType::get({2}, b.getF16Type());
-    for (int64_t nt = 0; nt < kTileKeys / 8; ++nt)
-      for (int64_t r = 0; r < 2; ++r) {
-        Value row = add(b, add(b, mul(b, warpIdx, kRowsPerWarp), group),
-                        indexConst(b, 8 * r));
-        Value chunk = arith::XOrIOp::create(b, group, indexConst(b, nt));
-        Value at = add(b, mul(b, row, kTileKeys),
-                       add(b, mul(b, chunk, 8), mul(b, inGroup, 2)));
-        Value v = vector::FromElementsOp::create(
-            b, pair,
-            ValueRange{fromF32(b, p[nt][2 * r], b.getF16Type()),
-                       fromF32(b, p[nt][2 * r + 1], b.getF16Type())});
-        vector::StoreOp::create(b, v, pTile, ValueRange{at});
-      }
-    fenceAsyncShared();
-    gpu::BarrierOp::create(b);
-
     auto f32 = b.getF32Type();
     auto accType = LLVM::LLVMStructType::getLiteral(b.getContext(),
                                                     SmallVector<Type>(d / 2, f32));
-    Value acc = LLVM::PoisonOp::create(b, accType);
+    SmallVector<Value> regs;
     for (int64_t u = 0; u < d / 8; ++u)
       for (int64_t i = 0; i < 4; ++i)
-        acc = LLVM::InsertValueOp::create(
-            b, acc,
-            vector::ExtractOp::create(b, next[4 + u],
-                                      ArrayRef<int64_t>{i / 2, i % 2}),
-            4 * u + i);
+        regs.push_back(vector::ExtractOp::create(b, next[4 + u],
+                                                 ArrayRef<int64_t>{i / 2, i % 2}));
+    auto pair = VectorType::get({2}, b.getF16Type());
+    auto word = VectorType::get({1}, b.getI32Type());
+    auto packed = [&](Value lo, Value hi) -> Value {
+      Value v = vector::FromElementsOp::create(
+          b, pair,
+          ValueRange{fromF32(b, lo, b.getF16Type()), fromF32(b, hi, b.getF16Type())});
+      return vector::ExtractOp::create(b, vector::BitCastOp::create(b, word, v),
+                                       ArrayRef<int64_t>{0});
+    };
+    // $0..$(n-1): the accumulators (tied to inputs n..2n-1), then A (4
+    // registers), the V^T descriptor and scale-d.
+    int64_t n = d / 2;
+    std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+                      std::to_string(2 * n + 5) +
+                      ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(d) +
+                      "k16.f32.f16.f16 {";
+    for (int64_t i = 0; i < n; ++i)
+      ptx += (i ? ", $" : "$") + std::to_string(i);
+    ptx += "}, {";
+    for (int64_t i = 0; i < 4; ++i)
+      ptx += (i ? ", $" : "$") + std::to_string(2 * n + i);
+    ptx += "}, $" + std::to_string(2 * n + 4) + ", p, 1, 1, 0;\n}";
+    std::string constraints;
+    for (int64_t i = 0; i < n; ++i)
+      constraints += std::string(i ? "," : "") + "=f";
+    for (int64_t i = 0; i < n; ++i)
+      constraints += "," + std::to_string(i);
+    constraints += ",r,r,r,r,l,r";
+
+    // Every A register is ready before the fence, so that ptxas need not
+    // wait for the warpgroup between the wgmmas.
     Value vTile = advance(vDesc, mul(b, slot, kTileKeys * d * 2));
-    NVVM::WgmmaFenceAlignedOp::create(b);
+    SmallVector<SmallVector<Value>> aRegs;
     for (int64_t kk = 0; kk < kTileKeys / 16; ++kk) {
-      Value step = indexConst(b, 32 * kk);
-      acc = wgmma(acc, advance(pDesc, step), advance(vTile, step), d, 16,
-                  NVVM::WGMMATypes::f16, NVVM::WGMMATypes::f32, true);
+      SmallVector<Value> &a = aRegs.emplace_back();
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t r = 0; r < 2; ++r)
+          a.push_back(packed(p[2 * kk + half][2 * r], p[2 * kk + half][2 * r + 1]));
+      a.push_back(advance(vTile, indexConst(b, 32 * kk)));
+    }
+    Value one = i32Const(b, 1);
+    NVVM::WgmmaFenceAlignedOp::create(b);
+    Value acc;
+    for (int64_t kk = 0; kk < kTileKeys / 16; ++kk) {
+      SmallVector<Value> operands(regs);
+      llvm::append_range(operands, aRegs[kk]);
+      operands.push_back(one);
+      acc = LLVM::InlineAsmOp::create(b, accType, operands, b.getStringAttr(ptx),
+                                      b.getStringAttr(constraints), b.getUnitAttr(),
+                                      UnitAttr(), LLVM::TailCallKindAttr(),
+                                      LLVM::AsmDialectAttr(), ArrayAttr())
+                .getResult(0);
+      for (int64_t i = 0; i < n; ++i)
+        regs[i] = LLVM::ExtractValueOp::create(b, acc, i);
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b);
     NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
+    acc = pinned(acc);
     auto cType = VectorType::get({2, 2}, f32);
     for (int64_t u = 0; u < d / 8; ++u) {
       SmallVector<Value> e;
@@ -872,7 +921,7 @@ private:
   RingLayout ring;
   Value kRing, vRing, sRing, tid, group, inGroup, bi, h, hk, warpIdx;
   // The wgmma variant's query and P tiles and its operand descriptors.
-  Value qTile, pTile, qDesc, pDesc, kDesc, vDesc;
+  Value qTile, qDesc, kDesc, vDesc;
   SmallVector<Value> rows, clampedRows, qFrags, rowFactor, kLane, vLane;
 };
 } // namespace
