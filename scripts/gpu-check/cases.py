@@ -63,14 +63,12 @@ def matrix():
              causal=False,
              tiling="#qattn.gpu_tiling<warps = 8, splits = 1, kernel = mma, stages = 4>"),
         Case("prefill_block32_n500_d64", 1, 8, 4, 500, 500, 64, [4], block=32),
-        # The warpgroup prefill kernel (wgmma from shared memory): ragged
-        # lengths, causal and not, GQA, 1 to 3 ring stages, per-key scales.
-        Case("prefill_wgmma_n257_noncausal_d128", 2, 4, 4, 257, 257, 128, [2],
+        # qattn-tile gives d = 128 prefill the warpgroup kernel (wgmma); the
+        # mma.sync kernel at d = 128, and the wgmma one with 1 and 3 ring
+        # stages and per-key scales, by hand.
+        Case("prefill_mma_n257_noncausal_d128", 2, 4, 4, 257, 257, 128, [2],
              causal=False,
-             tiling="#qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>"),
-        Case("prefill_wgmma_n1100_causal_d128_gqa8", 1, 16, 2, 1100, 1100, 128, [4],
-             cpu_reference=False,
-             tiling="#qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>"),
+             tiling="#qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2>"),
         Case("prefill_wgmma_1stage_n300_causal_d128", 1, 8, 2, 300, 300, 128, [4],
              tiling="#qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma>"),
         Case("prefill_wgmma_block32_3stages_n500_d128", 1, 8, 4, 500, 500, 128, [4],
@@ -79,9 +77,9 @@ def matrix():
         # The prefill shape of the design brief: B4 H32 N4096 d128, non-causal.
         Case("prefill_b4_h32_n4096_d128_noncausal", 4, 32, 32, 4096, 4096, 128, [4],
              causal=False, cpu_reference=False),
-        Case("prefill_wgmma_b4_h32_n4096_d128_noncausal", 4, 32, 32, 4096, 4096, 128,
+        Case("prefill_mma_b4_h32_n4096_d128_noncausal", 4, 32, 32, 4096, 4096, 128,
              [4], causal=False, cpu_reference=False,
-             tiling="#qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>"),
+             tiling="#qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2>"),
     ]
     return cases
 

@@ -229,29 +229,28 @@ func.func @prefill_mma_one_stage(%q8: tensor<1x4x100x64xi8>, %qs: tensor<1x4x4xf
 
 // The warpgroup prefill kernel (kernel = wgmma, d = 128): the stage kernel
 // writes V transposed (channels x keys, one f16 store per channel); the
-// attention kernel copies the CTA's 64 query rows and each tile's K and V^T
-// into 128-byte swizzled shared memory (dynamic: 8 KiB of Q, then 2 stages
-// of 8 KiB K, 16 KiB V^T and 256 bytes of key scales), fences the copies for
-// the async proxy, runs QK^T as 4 wgmma m64n64k32 (s8 -> s32) on
-// shared-memory descriptors, the softmax on the accumulators, and P.V as 4
-// wgmma m64n128k16 (f16 -> f32) with P from registers (inline PTX: NVVM has
-// no register-A form); the accumulators are pinned after each wait.
+// attention kernel loads its warps' query fragments into registers, copies
+// each tile's K and V^T into 128-byte swizzled shared memory (dynamic: 2
+// stages of 8 KiB K, 16 KiB V^T and 256 bytes of key scales) and fences the
+// copies for the async proxy. QK^T is 4 wgmma m64n64k32 (s8 -> s32) and P.V
+// 4 wgmma m64n128k16 (f16 -> f32), both with A from registers (inline PTX:
+// NVVM has no register-A form) and B through shared-memory descriptors; the
+// accumulators are pinned after each wait.
 // CHECK-LABEL: func.func @prefill_wgmma
 // CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_prefill_stage
-// CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_attention_wgmma {{.*}} dynamic_shared_memory_size %c57856_i32
+// CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_attention_wgmma {{.*}} dynamic_shared_memory_size %c49664_i32
 // CHECK: gpu.func @prefill_wgmma_prefill_stage(
 // CHECK: vector.store {{.*}} : memref<1x2x192x128xi8>, vector<16xi8>
 // CHECK: memref.store {{.*}} : memref<1x2x128x192xf16>
 // CHECK: gpu.func @prefill_wgmma_attention_wgmma(
-// CHECK: nvgpu.device_async_copy {{.*}} : memref<1x4x150x128xi8> to memref<8192xi8, #gpu.address_space<workgroup>>
+// CHECK: vector.load {{.*}} : memref<1x4x150x128xi8>, vector<4xi8>
 // CHECK: memref.extract_aligned_pointer_as_index
 // CHECK: scf.for
 // CHECK: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: gpu.barrier
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 32>, D[<s32>, <zero>], A[<s8>, <one>, <row>], B[<s8>, <one>, <col>]
-// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 32>, D[<s32>, <one>], A[<s8>, <one>, <row>], B[<s8>, <one>, <col>]
+// CHECK-COUNT-4: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $69, 0;\0Awgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p;\0A}"
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: llvm.inline_asm has_side_effects "", "=r,

@@ -2,7 +2,8 @@
 // RUN: FileCheck %s --input-file=%t/module.ptx
 
 // The stage kernel, then the tensor-core instructions that must be in the
-// prefill kernel's PTX (in any order: LLVM rotates the tile loop).
+// mma.sync prefill kernel's PTX (in any order: LLVM rotates the tile loop);
+// qattn-tile would take the wgmma kernel at d = 128 (cuda-wgmma-ptx.mlir).
 // CHECK: .target sm_90a
 // CHECK: .entry prefill_prefill_stage(
 // CHECK: .entry prefill_attention_mma(
@@ -20,7 +21,8 @@
 func.func @prefill(%q8: tensor<1x8x1000x128xi8>, %qs: tensor<1x8x16xf32>, %kp: tensor<1x1000x128xi8>, %ks: tensor<1x2x16xf32>, %kg: tensor<1x2x63x128xi8>, %kz: tensor<1x2x63x128xi8>) -> tensor<1x8x1000x128xbf16> {
   %o = qattn.attention %q8 [%qs] keys(%kp, %ks, %kg, %kz) values(%kp, %ks, %kg, %kz)
       {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>,
-       v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>, causal}
+       v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>, causal,
+       gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2>}
       : (tensor<1x8x1000x128xi8>, tensor<1x8x16xf32>, tensor<1x1000x128xi8>, tensor<1x2x16xf32>, tensor<1x2x63x128xi8>, tensor<1x2x63x128xi8>, tensor<1x1000x128xi8>, tensor<1x2x16xf32>, tensor<1x2x63x128xi8>, tensor<1x2x63x128xi8>) -> tensor<1x8x1000x128xbf16>
   return %o : tensor<1x8x1000x128xbf16>
 }

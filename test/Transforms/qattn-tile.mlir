@@ -63,6 +63,8 @@ func.func @prefill_int8_q(%q: tensor<1x4x256x64xi8>, %qs: tensor<1x4x4xf32>, %k:
 // -----
 
 // At d = 128 the warpgroup kernel (wgmma) applies; wgmma=false keeps mma.sync.
+// AUTO-LABEL: func.func @prefill_int8_q_d128
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>
 // WGMMA-LABEL: func.func @prefill_int8_q_d128
 // WGMMA: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>
 // NOWGMMA-LABEL: func.func @prefill_int8_q_d128

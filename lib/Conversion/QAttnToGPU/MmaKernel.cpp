@@ -27,8 +27,18 @@
 //    mask. Causal CTAs start with the longest rows so that the tail of the
 //    grid is short.
 //
+// The warpgroup variant (kernel = wgmma, d = 128) keeps the launches, the
+// ring and the softmax but hands the products to Hopper's wgmma: a CTA is one
+// warpgroup of 64 rows; the stage launch writes V transposed so that both B
+// operands (K, V^T) are K-major 128-byte rows, kept in the 128-byte swizzle
+// that wgmma's shared-memory descriptors name; QK^T is wgmma m64n64k32 s8
+// with the query fragments from registers, P.V wgmma m64n128k16 f16 with P
+// from registers (the score fragments, as in the mma.sync kernel), so no
+// operand goes through ldmatrix and no P goes through shared memory.
+//
 // Fragment layouts follow the PTX ISA's mma.m16n8k32 (.s8), mma.m16n8k16
-// (.f16) and ldmatrix register maps.
+// (.f16), ldmatrix and wgmma register maps (wgmma's accumulators and
+// register A operands are, per warp, mma.sync's for the warp's 16 rows).
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,17 +93,16 @@ struct RingLayout {
 } // namespace
 
 namespace {
-/// Shared memory of the warpgroup variant (d = 128), in bytes: the CTA's
-/// int8 queries [64][128], then the ring's K [stages][64][128] int8, V^T
-/// [stages][128][64] f16 and key scales [stages][64] f32. Every wgmma operand has 128-byte rows in the 128-byte
-/// swizzle (16-byte chunk c of row r kept at c ^ r % 8) and starts on a
-/// 1024-byte boundary, as wgmma's shared-memory descriptors for that swizzle
-/// want.
+/// Shared memory of the warpgroup variant (d = 128), in bytes: the ring's K
+/// [stages][64][128] int8, V^T [stages][128][64] f16 and key scales
+/// [stages][64] f32. Both wgmma B operands have 128-byte rows in the
+/// 128-byte swizzle (16-byte chunk c of row r kept at c ^ r % 8) and start
+/// on 1024-byte boundaries, as wgmma's shared-memory descriptors for that
+/// swizzle want; the A operands (queries, P) come from registers.
 struct WgLayout {
   int64_t stages;
   static constexpr int64_t kTileBytes = kTileKeys * 128;
-  int64_t q() const { return 0; }
-  int64_t k() const { return kTileBytes; }
+  int64_t k() const { return 0; }
   int64_t v() const { return k() + stages * kTileBytes; }
   int64_t scales() const { return v() + stages * 2 * kTileBytes; }
   int64_t bytes() const { return scales() + stages * kTileKeys * 4; }
@@ -289,7 +298,6 @@ public:
     if (shape.wgmma) {
       WgLayout wl{shape.stages};
       int64_t tile = WgLayout::kTileBytes;
-      qTile = view1d(wl.q(), tile, b.getI8Type());
       kRing = view1d(wl.k(), shape.stages * tile, b.getI8Type());
       vRing = view1d(wl.v(), shape.stages * tile, b.getF16Type());
       sRing = view1d(wl.scales(), shape.stages * kTileKeys, b.getF32Type());
@@ -323,9 +331,7 @@ public:
       clampedRows.push_back(minIdx(b, r, indexConst(b, shape.queries - 1)));
     warpIdx = warp;
     if (shape.wgmma) {
-      // The CTA's queries go to shared memory with the first tile's copies.
-      copyQueries(ctaRow);
-      qDesc = descriptor(qTile);
+      loadQueryFragments();
       kDesc = descriptor(kRing);
       vDesc = descriptor(vRing);
     } else {
@@ -413,21 +419,6 @@ private:
                             2 * d);
       vLane.push_back(add(b, mul(b, key, d), mul(b, chunk, 8)));
     }
-  }
-
-  /// cp.async copies of the CTA's 64 int8 query rows into the swizzled
-  /// query tile (rows past the end repeat the last).
-  void copyQueries(Value ctaRow) {
-    int64_t d = shape.headDim, perRow = d / 16;
-    auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-    spreadOver(b, tid, shape.threads(), kTileKeys * perRow, [&](Value c) {
-      Value r = div(b, c, perRow), chunk = rem(b, c, perRow);
-      Value row = minIdx(b, add(b, ctaRow, r), indexConst(b, shape.queries - 1));
-      Value dst = add(b, mul(b, r, d), mul(b, swizzle(b, r, chunk, d), kChunkBytes));
-      nvgpu::DeviceAsyncCopyOp::create(b, tokenType, qTile, ValueRange{dst}, view.q,
-                                       ValueRange{bi, h, row, mul(b, chunk, 16)},
-                                       b.getIndexAttr(16), Value(), UnitAttr());
-    });
   }
 
   /// A fragments of the int8 queries, one per 32 channels.
@@ -611,55 +602,6 @@ private:
     return arith::AddIOp::create(b, desc, units);
   }
 
-  /// One wgmma of the warpgroup on `acc` (a struct of the thread's
-  /// accumulators), A and B K-major in shared memory.
-  Value wgmma(Value acc, Value descA, Value descB, int64_t n, int64_t k,
-              NVVM::WGMMATypes in, NVVM::WGMMATypes out, bool accumulate) {
-    MLIRContext *ctx = b.getContext();
-    auto type = [&](NVVM::WGMMATypes t) { return NVVM::WGMMATypesAttr::get(ctx, t); };
-    auto one = NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one);
-    return NVVM::WgmmaMmaAsyncOp::create(
-        b, acc.getType(), acc, descA, descB, NVVM::MMAShapeAttr::get(ctx, 64, n, k),
-        type(in), type(in), type(out),
-        NVVM::WGMMAScaleOutAttr::get(ctx, accumulate ? NVVM::WGMMAScaleOut::one
-                                                     : NVVM::WGMMAScaleOut::zero),
-        one, one, NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
-        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
-        /*satfinite=*/NVVM::MMAIntOverflowAttr());
-  }
-
-  /// QK^T of the CTA's 64 rows against the tile in `slot`: d / 32 wgmma
-  /// m64n64k32 (s8, s32), each 32 bytes further into the swizzled rows. The
-  /// thread's accumulators are laid out as mma.sync's C fragments of the
-  /// warp's 16 rows (register 4 nt + 2 r + ci: row g + 8 r, key 8 nt + 2 t +
-  /// ci); returns them per 8-key tile as vector<2x2xi32>.
-  SmallVector<Value> wgmmaDots(Value slot) {
-    int64_t d = shape.headDim;
-    auto i32 = b.getI32Type();
-    auto accType = LLVM::LLVMStructType::getLiteral(
-        b.getContext(), SmallVector<Type>(kTileKeys / 2, i32));
-    Value acc = LLVM::PoisonOp::create(b, accType);
-    Value kTile = advance(kDesc, mul(b, slot, kTileKeys * d));
-    NVVM::WgmmaFenceAlignedOp::create(b);
-    for (int64_t kk = 0; kk < d / 32; ++kk) {
-      Value step = indexConst(b, 32 * kk);
-      acc = wgmma(acc, advance(qDesc, step), advance(kTile, step), kTileKeys, 32,
-                  NVVM::WGMMATypes::s8, NVVM::WGMMATypes::s32, kk > 0);
-    }
-    NVVM::WgmmaGroupSyncAlignedOp::create(b);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
-    acc = pinned(acc);
-    SmallVector<Value> dots;
-    auto cType = VectorType::get({2, 2}, i32);
-    for (int64_t nt = 0; nt < kTileKeys / 8; ++nt) {
-      SmallVector<Value> e;
-      for (int64_t i = 0; i < 4; ++i)
-        e.push_back(LLVM::ExtractValueOp::create(b, acc, 4 * nt + i));
-      dots.push_back(vector::FromElementsOp::create(b, cType, e));
-    }
-    return dots;
-  }
-
   /// `acc` (a struct of the thread's accumulators) passed through an empty
   /// volatile asm that reads and writes each register: a use after
   /// wgmma.wait_group then cannot be scheduled above it (LLVM sees the
@@ -676,23 +618,123 @@ private:
       constraints += std::string(i ? "," : "") + "=" + letter;
     for (int64_t i = 0; i < n; ++i)
       constraints += "," + std::to_string(i);
+    return inlineAsm(type, regs, "", constraints);
+  }
+
+  /// A volatile inline-PTX op returning `type`.
+  Value inlineAsm(Type type, ValueRange operands, StringRef ptx,
+                  StringRef constraints) {
     return LLVM::InlineAsmOp::create(
-               b, type, regs, b.getStringAttr(""), b.getStringAttr(constraints),
-               b.getUnitAttr(), UnitAttr(), LLVM::TailCallKindAttr(),
-               LLVM::AsmDialectAttr(), ArrayAttr())
+               b, type, operands, b.getStringAttr(ptx),
+               b.getStringAttr(constraints), /*has_side_effects=*/b.getUnitAttr(),
+               UnitAttr(), LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(),
+               ArrayAttr())
         .getResult(0);
+  }
+
+  /// Issues the warpgroup's wgmma m64{n}{k} with A from registers (`a`:
+  /// four 32-bit registers in the layout of mma.sync's A fragment of the
+  /// warp's 16 rows) and B K-major in shared memory at `descB`, on the
+  /// accumulators `regs` (replaced by the results; zero-initialized when
+  /// !accumulate). `types` is ".s32.s8.s8" or ".f32.f16.f16". MLIR's NVVM
+  /// dialect has no register-A wgmma, so this is inline PTX.
+  void wgmmaRegA(SmallVectorImpl<Value> &regs, ArrayRef<Value> a, Value descB,
+                 int64_t n, int64_t k, StringRef types, bool accumulate) {
+    int64_t r = regs.size();
+    Type elem = regs.front().getType();
+    auto type = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                 SmallVector<Type>(r, elem));
+    // $0..$(r-1): the accumulators (tied to inputs r..2r-1), then A, the
+    // descriptor and scale-d.
+    std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+                      std::to_string(2 * r + 5) +
+                      ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+                      "k" + std::to_string(k) + types.str() + " {";
+    for (int64_t i = 0; i < r; ++i)
+      ptx += (i ? ", $" : "$") + std::to_string(i);
+    ptx += "}, {";
+    for (int64_t i = 0; i < 4; ++i)
+      ptx += (i ? ", $" : "$") + std::to_string(2 * r + i);
+    ptx += "}, $" + std::to_string(2 * r + 4) + ", p";
+    // f16: scale-a, scale-b, and B K-major (not transposed).
+    if (elem.isF32())
+      ptx += ", 1, 1, 0";
+    ptx += ";\n}";
+    char letter = elem.isF32() ? 'f' : 'r';
+    std::string constraints;
+    for (int64_t i = 0; i < r; ++i)
+      constraints += std::string(i ? "," : "") + "=" + letter;
+    for (int64_t i = 0; i < r; ++i)
+      constraints += "," + std::to_string(i);
+    constraints += ",r,r,r,r,l,r";
+    SmallVector<Value> operands(regs.begin(), regs.end());
+    llvm::append_range(operands, a);
+    operands.push_back(descB);
+    operands.push_back(i32Const(b, accumulate ? 1 : 0));
+    Value acc = inlineAsm(type, operands, ptx, constraints);
+    for (int64_t i = 0; i < r; ++i)
+      regs[i] = LLVM::ExtractValueOp::create(b, acc, i);
+  }
+
+  /// Waits for the warpgroup's wgmmas, then pins `regs` (see pinned).
+  void waitWgmma(SmallVectorImpl<Value> &regs) {
+    NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
+    auto type = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(regs.size(), regs.front().getType()));
+    Value acc = LLVM::PoisonOp::create(b, type);
+    for (auto [i, v] : llvm::enumerate(regs))
+      acc = LLVM::InsertValueOp::create(b, acc, v, i);
+    acc = pinned(acc);
+    for (int64_t i = 0, e = regs.size(); i < e; ++i)
+      regs[i] = LLVM::ExtractValueOp::create(b, acc, i);
+  }
+
+  /// A vector<R x C x T> fragment as its R 32-bit registers.
+  SmallVector<Value> words(Value frag) {
+    auto word = VectorType::get({1}, b.getI32Type());
+    SmallVector<Value> out;
+    for (int64_t i = 0, e = cast<VectorType>(frag.getType()).getShape()[0]; i < e;
+         ++i) {
+      Value row = vector::ExtractOp::create(b, frag, ArrayRef<int64_t>{i});
+      out.push_back(vector::ExtractOp::create(
+          b, vector::BitCastOp::create(b, word, row), ArrayRef<int64_t>{0}));
+    }
+    return out;
+  }
+
+  /// QK^T of the CTA's 64 rows against the tile in `slot`: d / 32 wgmma
+  /// m64n64k32 (s8, s32) with the query fragments (as mma.sync's) from
+  /// registers and the K tile from shared memory, each 32 bytes further
+  /// into the swizzled rows. The accumulators come out as mma.sync's C
+  /// fragments of the warp's 16 rows (register 4 nt + 2 r + ci: row g + 8 r,
+  /// key 8 nt + 2 t + ci); returns them per 8-key tile as vector<2x2xi32>.
+  SmallVector<Value> wgmmaDots(Value slot) {
+    int64_t d = shape.headDim;
+    SmallVector<Value> regs(kTileKeys / 2, i32Const(b, 0));
+    SmallVector<SmallVector<Value>> a;
+    for (Value frag : qFrags)
+      a.push_back(words(frag));
+    Value kTile = advance(kDesc, mul(b, slot, kTileKeys * d));
+    NVVM::WgmmaFenceAlignedOp::create(b);
+    for (int64_t kk = 0; kk < d / 32; ++kk)
+      wgmmaRegA(regs, a[kk], advance(kTile, indexConst(b, 32 * kk)), kTileKeys, 32,
+                ".s32.s8.s8", kk > 0);
+    waitWgmma(regs);
+    SmallVector<Value> dots;
+    auto cType = VectorType::get({2, 2}, b.getI32Type());
+    for (int64_t nt = 0; nt < kTileKeys / 8; ++nt)
+      dots.push_back(vector::FromElementsOp::create(
+          b, cType, ArrayRef<Value>(regs).slice(4 * nt, 4)));
+    return dots;
   }
 
   /// O += P V: per 16-key step, P's score fragments of 8-key tiles 2 kk and
   /// 2 kk + 1 as f16 pairs are the register A operand of a wgmma
-  /// m64n{d}k16 (f16, f32) whose B is the tile's V^T in shared memory. MLIR's
-  /// NVVM dialect has no register-A wgmma, so it is inline PTX.
+  /// m64n{d}k16 (f16, f32) whose B is the tile's V^T in shared memory.
   void wgmmaPV(ArrayRef<SmallVector<Value>> p, Value slot,
                SmallVector<Value> &next) {
     int64_t d = shape.headDim;
-    auto f32 = b.getF32Type();
-    auto accType = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                                    SmallVector<Type>(d / 2, f32));
     SmallVector<Value> regs;
     for (int64_t u = 0; u < d / 8; ++u)
       for (int64_t i = 0; i < 4; ++i)
@@ -707,62 +749,25 @@ private:
       return vector::ExtractOp::create(b, vector::BitCastOp::create(b, word, v),
                                        ArrayRef<int64_t>{0});
     };
-    // $0..$(n-1): the accumulators (tied to inputs n..2n-1), then A (4
-    // registers), the V^T descriptor and scale-d.
-    int64_t n = d / 2;
-    std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
-                      std::to_string(2 * n + 5) +
-                      ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(d) +
-                      "k16.f32.f16.f16 {";
-    for (int64_t i = 0; i < n; ++i)
-      ptx += (i ? ", $" : "$") + std::to_string(i);
-    ptx += "}, {";
-    for (int64_t i = 0; i < 4; ++i)
-      ptx += (i ? ", $" : "$") + std::to_string(2 * n + i);
-    ptx += "}, $" + std::to_string(2 * n + 4) + ", p, 1, 1, 0;\n}";
-    std::string constraints;
-    for (int64_t i = 0; i < n; ++i)
-      constraints += std::string(i ? "," : "") + "=f";
-    for (int64_t i = 0; i < n; ++i)
-      constraints += "," + std::to_string(i);
-    constraints += ",r,r,r,r,l,r";
-
     // Every A register is ready before the fence, so that ptxas need not
     // wait for the warpgroup between the wgmmas.
     Value vTile = advance(vDesc, mul(b, slot, kTileKeys * d * 2));
-    SmallVector<SmallVector<Value>> aRegs;
+    SmallVector<SmallVector<Value>> a;
     for (int64_t kk = 0; kk < kTileKeys / 16; ++kk) {
-      SmallVector<Value> &a = aRegs.emplace_back();
+      SmallVector<Value> &regsA = a.emplace_back();
       for (int64_t half = 0; half < 2; ++half)
         for (int64_t r = 0; r < 2; ++r)
-          a.push_back(packed(p[2 * kk + half][2 * r], p[2 * kk + half][2 * r + 1]));
-      a.push_back(advance(vTile, indexConst(b, 32 * kk)));
+          regsA.push_back(packed(p[2 * kk + half][2 * r], p[2 * kk + half][2 * r + 1]));
     }
-    Value one = i32Const(b, 1);
     NVVM::WgmmaFenceAlignedOp::create(b);
-    Value acc;
-    for (int64_t kk = 0; kk < kTileKeys / 16; ++kk) {
-      SmallVector<Value> operands(regs);
-      llvm::append_range(operands, aRegs[kk]);
-      operands.push_back(one);
-      acc = LLVM::InlineAsmOp::create(b, accType, operands, b.getStringAttr(ptx),
-                                      b.getStringAttr(constraints), b.getUnitAttr(),
-                                      UnitAttr(), LLVM::TailCallKindAttr(),
-                                      LLVM::AsmDialectAttr(), ArrayAttr())
-                .getResult(0);
-      for (int64_t i = 0; i < n; ++i)
-        regs[i] = LLVM::ExtractValueOp::create(b, acc, i);
-    }
-    NVVM::WgmmaGroupSyncAlignedOp::create(b);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
-    acc = pinned(acc);
-    auto cType = VectorType::get({2, 2}, f32);
-    for (int64_t u = 0; u < d / 8; ++u) {
-      SmallVector<Value> e;
-      for (int64_t i = 0; i < 4; ++i)
-        e.push_back(LLVM::ExtractValueOp::create(b, acc, 4 * u + i));
-      next[4 + u] = vector::FromElementsOp::create(b, cType, e);
-    }
+    for (int64_t kk = 0; kk < kTileKeys / 16; ++kk)
+      wgmmaRegA(regs, a[kk], advance(vTile, indexConst(b, 32 * kk)), d, 16,
+                ".f32.f16.f16", true);
+    waitWgmma(regs);
+    auto cType = VectorType::get({2, 2}, b.getF32Type());
+    for (int64_t u = 0; u < d / 8; ++u)
+      next[4 + u] = vector::FromElementsOp::create(
+          b, cType, ArrayRef<Value>(regs).slice(4 * u, 4));
   }
 
   /// Whether every tile has one key scale (stage-1 blocks of whole tiles).
@@ -920,8 +925,8 @@ private:
   Type outType;
   RingLayout ring;
   Value kRing, vRing, sRing, tid, group, inGroup, bi, h, hk, warpIdx;
-  // The wgmma variant's query and P tiles and its operand descriptors.
-  Value qTile, qDesc, kDesc, vDesc;
+  // The wgmma variant's descriptors of the K and V^T rings.
+  Value kDesc, vDesc;
   SmallVector<Value> rows, clampedRows, qFrags, rowFactor, kLane, vLane;
 };
 } // namespace

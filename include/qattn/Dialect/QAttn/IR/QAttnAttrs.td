@@ -209,6 +209,13 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     mma.sync (m16n8k32) and P.V as f16 mma.sync (m16n8k16), both fed by
     ldmatrix. `splits` must be 1 and `keys_per_step` does not apply.
 
+    `kernel = wgmma` is the same prefill computation on Hopper's warpgroup
+    MMA (d = 128, `warps = 4`: one warpgroup of 64 query rows per CTA). The
+    stage launch writes V transposed; the ring holds 128-byte swizzled K and
+    V^T tiles read by wgmma through shared-memory descriptors; QK^T runs as
+    wgmma m64n64k32 (s8) with the queries, and P.V as wgmma m64n128k16 (f16)
+    with P, from registers.
+
     `kernel = decode` selects the tensor-core decode kernel (packed 2/4-bit
     K and V with block stage-1 scales, stage-2 groups of a multiple of 16
     tokens, no decode buffer): a warp owns 16 rows, each a (query, query
@@ -223,6 +230,7 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     #qattn.gpu_tiling<warps = 4, splits = 16>
     #qattn.gpu_tiling<warps = 4, splits = 16, keys_per_step = 4, stages = 2>
     #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2>
+    #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>
     #qattn.gpu_tiling<warps = 4, splits = 24, kernel = decode, stages = 2>
     ```
   }];
