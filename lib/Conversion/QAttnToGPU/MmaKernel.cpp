@@ -172,6 +172,15 @@ public:
       scales = vload(kv.groupScales, {bi, hk, g, c0});
       zeros = vload(kv.zeros, {bi, hk, g, c0});
       std::tie(bits, offset) = headCodes(b, kv.stage2, hk, headDim, std::nullopt);
+      if (8 % bits == 0) {
+        // 2/4-bit codes of the 16 channels: one vector load (c0 * bits is a
+        // multiple of 64 bits, so no code straddles it).
+        int64_t n = kStageChannels * bits / 8;
+        packed = vector::LoadOp::create(
+            b, VectorType::get({n}, b.getI8Type()), kv.data,
+            ValueRange{bi, j, add(b, offset, div(b, c0, 8 / bits))},
+            /*nontemporal=*/false, llvm::MaybeAlign(n));
+      }
     } else {
       codes = vload(kv.data, {bi, hk, j, c0});
     }
@@ -179,16 +188,27 @@ public:
 
   /// Channel c0 + i as its int8 value (i32).
   Value int8At(int64_t i) {
-    auto at = [&](Value v) {
-      return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{i});
+    auto at = [&](Value v, int64_t e = -1) {
+      return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{e < 0 ? i : e});
     };
     if (!kv.stage2)
       return arith::ExtSIOp::create(b, b.getI32Type(), at(codes));
-    Value c = add(b, c0, indexConst(b, i));
-    Value code = unpackCode(b, c, bits, kv.stage2.getOrder(), [&](Value byte) {
-      Value v = load(b, kv.data, {bi, j, add(b, offset, byte)});
-      return arith::ExtUIOp::create(b, b.getI32Type(), v);
-    });
+    Value code;
+    if (packed) {
+      // unpackCode's bit positions for channel i of the run, in constants.
+      bool lsb = kv.stage2.getOrder() == PackOrder::lsb_first;
+      int64_t k = i * bits + (lsb ? 0 : bits - 1);
+      Value byte = arith::ExtUIOp::create(b, b.getI32Type(), at(packed, k / 8));
+      code = arith::AndIOp::create(
+          b, arith::ShRUIOp::create(b, byte, i32Const(b, lsb ? k % 8 : 7 - k % 8)),
+          i32Const(b, (1 << bits) - 1));
+    } else {
+      Value c = add(b, c0, indexConst(b, i));
+      code = unpackCode(b, c, bits, kv.stage2.getOrder(), [&](Value byte) {
+        Value v = load(b, kv.data, {bi, j, add(b, offset, byte)});
+        return arith::ExtUIOp::create(b, b.getI32Type(), v);
+      });
+    }
     return stage2Decode(b, code, arith::ExtUIOp::create(b, b.getI32Type(), at(scales)),
                         arith::ExtSIOp::create(b, b.getI32Type(), at(zeros)),
                         kv.stage2.getAnchor());
@@ -204,7 +224,7 @@ public:
 private:
   ImplicitLocOpBuilder &b;
   const KVView &kv;
-  Value bi, hk, j, c0, scales, zeros, codes, offset;
+  Value bi, hk, j, c0, scales, zeros, codes, offset, packed;
   int64_t bits = 0;
 };
 } // namespace
@@ -366,6 +386,12 @@ public:
       copyTileIf(indexConst(b, p), indexConst(b, p), tiles);
       NVVM::CpAsyncCommitGroupOp::create(b);
     }
+    if (shape.wgmma && depth >= 3) {
+      SmallVector<Value> st = overlappedLoop(tiles, fullTiles, init);
+      NVVM::CpAsyncWaitGroupOp::create(b, 0);
+      storeOutput(out, st);
+      return;
+    }
     SmallVector<Value> st = reduceRange(
         b, indexConst(b, 0), tiles, init, [&](Value it, ValueRange state) {
           if (depth == 1) {
@@ -399,6 +425,68 @@ public:
   }
 
 private:
+  /// The wgmma kernel's tile loop with 3 or more stages (after
+  /// FlashAttention-3's intra-warpgroup overlap): tile it + 1's QK^T is in
+  /// flight while tile it's softmax runs. The ring holds tile it (its V read
+  /// by this iteration's P.V), tile it + 1 (its K read by the QK^T in flight)
+  /// and stages - 2 tiles being copied. The loop carries tile it's int32 dot
+  /// products. Tile it's P.V is waited for within the iteration: results of
+  /// a wgmma in flight carried across the back edge are copied by register
+  /// moves, which make ptxas serialize every wgmma (C7514).
+  SmallVector<Value> overlappedLoop(Value tiles, Value fullTiles,
+                                    SmallVector<Value> init) {
+    int64_t depth = shape.stages, d = shape.headDim;
+    NVVM::CpAsyncWaitGroupOp::create(b, depth - 2);
+    fenceAsyncShared();
+    gpu::BarrierOp::create(b);
+    SmallVector<Value> first = issueDots(indexConst(b, 0));
+    commitWgmma();
+    waitWgmma(first);
+    size_t ns = init.size();
+    llvm::append_range(init, dotTiles(first));
+    SmallVector<Value> out = reduceRange(
+        b, indexConst(b, 0), tiles, init, [&](Value it, ValueRange state) {
+          Value slot = rem(b, it, depth);
+          // Every thread's copies of tile it + 1 have landed: its QK^T.
+          NVVM::CpAsyncWaitGroupOp::create(b, depth - 3);
+          fenceAsyncShared();
+          gpu::BarrierOp::create(b);
+          SmallVector<Value> dots =
+              issueDots(rem(b, add(b, it, indexConst(b, 1)), depth));
+          commitWgmma();
+
+          // Tile it's softmax meanwhile.
+          Value tileScale;
+          SmallVector<SmallVector<Value>> s =
+              scoresOf(SmallVector<Value>(state.drop_front(ns)), slot, tileScale);
+          Value masked = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, it,
+                                               fullTiles);
+          SmallVector<Value> corr;
+          SmallVector<Value> next = softmaxTile(s, tileScale, mul(b, it, kTileKeys),
+                                                masked, state.take_front(ns), corr);
+
+          // Rescale; refill the slot of tile it - 1 (its P.V is done).
+          SmallVector<Value> accs =
+              rescaleIfGrew(b, {state[0], state[1]}, {next[0], next[1]}, corr,
+                            ArrayRef<Value>(next).slice(4, d / 8));
+          for (int64_t u = 0; u < d / 8; ++u)
+            next[4 + u] = accs[u];
+          Value ahead = add(b, it, indexConst(b, depth - 1));
+          copyTileIf(ahead, rem(b, ahead, depth), tiles);
+          NVVM::CpAsyncCommitGroupOp::create(b);
+
+          // Tile it's P.V; then both products back.
+          SmallVector<Value> acc = issuePV(s, slot, next);
+          commitWgmma();
+          waitWgmma(dots);
+          waitWgmma(acc);
+          setAccumulators(acc, next);
+          llvm::append_range(next, dotTiles(dots));
+          return next;
+        });
+    return SmallVector<Value>(out.begin(), out.begin() + ns);
+  }
+
   /// The lane's ldmatrix offsets that do not depend on the tile: K rows for
   /// each 64-channel half, V rows for each of the four chunk pairs modulo 8
   /// chunks (the swizzle only touches a chunk's low three bits).
@@ -515,9 +603,7 @@ private:
     auto cType = VectorType::get({2, 2}, b.getI32Type());
     auto bFrag = VectorType::get({2, 4}, b.getI8Type());
     auto x4 = VectorType::get({4, 4}, b.getI8Type());
-    auto pairType = VectorType::get({2}, b.getF32Type());
     Value kBase = mul(b, slot, kTileKeys * d);
-    Value sBase = add(b, mul(b, slot, kTileKeys), mul(b, inGroup, 2));
     SmallVector<Value> dots;
     if (shape.wgmma) {
       dots = wgmmaDots(slot);
@@ -536,6 +622,15 @@ private:
         dots.push_back(acc);
       }
     }
+    return scoresOf(dots, slot, tileScale);
+  }
+
+  /// The scores of int32 dot products `dots` (per 8-key tile) of the tile
+  /// in `slot`; see scores.
+  SmallVector<SmallVector<Value>> scoresOf(ArrayRef<Value> dots, Value slot,
+                                           Value &tileScale) {
+    auto pairType = VectorType::get({2}, b.getF32Type());
+    Value sBase = add(b, mul(b, slot, kTileKeys), mul(b, inGroup, 2));
     SmallVector<SmallVector<Value>> s;
     for (int64_t nt = 0; nt < kTileKeys / 8; ++nt) {
       Value acc = dots[nt];
@@ -676,10 +771,12 @@ private:
       regs[i] = LLVM::ExtractValueOp::create(b, acc, i);
   }
 
-  /// Waits for the warpgroup's wgmmas, then pins `regs` (see pinned).
-  void waitWgmma(SmallVectorImpl<Value> &regs) {
-    NVVM::WgmmaGroupSyncAlignedOp::create(b);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
+  /// Commits the warpgroup's wgmmas issued since the last commit as a group.
+  void commitWgmma() { NVVM::WgmmaGroupSyncAlignedOp::create(b); }
+  /// Waits until at most `pending` of the warpgroup's wgmma groups are in
+  /// flight, then pins `regs` (see pinned): the oldest groups' results.
+  void waitWgmma(SmallVectorImpl<Value> &regs, int64_t pending = 0) {
+    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(pending));
     auto type = LLVM::LLVMStructType::getLiteral(
         b.getContext(), SmallVector<Type>(regs.size(), regs.front().getType()));
     Value acc = LLVM::PoisonOp::create(b, type);
@@ -710,6 +807,14 @@ private:
   /// fragments of the warp's 16 rows (register 4 nt + 2 r + ci: row g + 8 r,
   /// key 8 nt + 2 t + ci); returns them per 8-key tile as vector<2x2xi32>.
   SmallVector<Value> wgmmaDots(Value slot) {
+    SmallVector<Value> regs = issueDots(slot);
+    commitWgmma();
+    waitWgmma(regs);
+    return dotTiles(regs);
+  }
+  /// Issues (does not commit) the QK^T wgmmas of the tile in `slot`; returns
+  /// their accumulators, valid once waited for.
+  SmallVector<Value> issueDots(Value slot) {
     int64_t d = shape.headDim;
     SmallVector<Value> regs(kTileKeys / 2, i32Const(b, 0));
     SmallVector<SmallVector<Value>> a;
@@ -720,7 +825,10 @@ private:
     for (int64_t kk = 0; kk < d / 32; ++kk)
       wgmmaRegA(regs, a[kk], advance(kTile, indexConst(b, 32 * kk)), kTileKeys, 32,
                 ".s32.s8.s8", kk > 0);
-    waitWgmma(regs);
+    return regs;
+  }
+  /// QK^T accumulators as vector<2x2xi32> per 8-key tile.
+  SmallVector<Value> dotTiles(ArrayRef<Value> regs) {
     SmallVector<Value> dots;
     auto cType = VectorType::get({2, 2}, b.getI32Type());
     for (int64_t nt = 0; nt < kTileKeys / 8; ++nt)
@@ -734,12 +842,23 @@ private:
   /// m64n{d}k16 (f16, f32) whose B is the tile's V^T in shared memory.
   void wgmmaPV(ArrayRef<SmallVector<Value>> p, Value slot,
                SmallVector<Value> &next) {
+    SmallVector<Value> regs = issuePV(p, slot, next);
+    commitWgmma();
+    waitWgmma(regs);
+    setAccumulators(regs, next);
+  }
+  /// next[4..] = the P.V accumulator registers `regs`.
+  void setAccumulators(ArrayRef<Value> regs, SmallVector<Value> &next) {
+    auto cType = VectorType::get({2, 2}, b.getF32Type());
+    for (int64_t u = 0; u < shape.headDim / 8; ++u)
+      next[4 + u] = vector::FromElementsOp::create(b, cType, regs.slice(4 * u, 4));
+  }
+  /// Issues (does not commit) the P.V wgmmas on the accumulators of `next`;
+  /// returns the new accumulators, valid once waited for.
+  SmallVector<Value> issuePV(ArrayRef<SmallVector<Value>> p, Value slot,
+                             ArrayRef<Value> next) {
     int64_t d = shape.headDim;
-    SmallVector<Value> regs;
-    for (int64_t u = 0; u < d / 8; ++u)
-      for (int64_t i = 0; i < 4; ++i)
-        regs.push_back(vector::ExtractOp::create(b, next[4 + u],
-                                                 ArrayRef<int64_t>{i / 2, i % 2}));
+    SmallVector<Value> regs = accumulatorRegs(next);
     auto pair = VectorType::get({2}, b.getF16Type());
     auto word = VectorType::get({1}, b.getI32Type());
     auto packed = [&](Value lo, Value hi) -> Value {
@@ -763,11 +882,17 @@ private:
     for (int64_t kk = 0; kk < kTileKeys / 16; ++kk)
       wgmmaRegA(regs, a[kk], advance(vTile, indexConst(b, 32 * kk)), d, 16,
                 ".f32.f16.f16", true);
-    waitWgmma(regs);
-    auto cType = VectorType::get({2, 2}, b.getF32Type());
-    for (int64_t u = 0; u < d / 8; ++u)
-      next[4 + u] = vector::FromElementsOp::create(
-          b, cType, ArrayRef<Value>(regs).slice(4 * u, 4));
+    return regs;
+  }
+
+  /// The accumulator registers of `next` (per 8-channel tile, 4 each).
+  SmallVector<Value> accumulatorRegs(ArrayRef<Value> next) {
+    SmallVector<Value> regs;
+    for (int64_t u = 0; u < shape.headDim / 8; ++u)
+      for (int64_t i = 0; i < 4; ++i)
+        regs.push_back(vector::ExtractOp::create(b, next[4 + u],
+                                                 ArrayRef<int64_t>{i / 2, i % 2}));
+    return regs;
   }
 
   /// Whether every tile has one key scale (stage-1 blocks of whole tiles).
@@ -803,6 +928,28 @@ private:
                                  ValueRange state) {
     Value tileScale;
     SmallVector<SmallVector<Value>> s = scores(slot, tileScale);
+    SmallVector<Value> corr;
+    SmallVector<Value> next = softmaxTile(s, tileScale, first, needsMask, state, corr);
+    SmallVector<Value> accs =
+        rescaleIfGrew(b, {state[0], state[1]}, {next[0], next[1]}, corr,
+                      state.slice(4, shape.headDim / 8));
+    for (int64_t u = 0; u < shape.headDim / 8; ++u)
+      next[4 + u] = accs[u];
+
+    if (shape.wgmma) {
+      wgmmaPV(s, slot, next);
+      return next;
+    }
+    return mmaPV(s, slot, next);
+  }
+
+  /// Masks (when `needsMask`) and exponentiates the tile's scores `s` in
+  /// place, giving P; returns the state with the new row maxima and sums
+  /// (the accumulators untouched) and the factors `corr` that the
+  /// accumulators still need.
+  SmallVector<Value> softmaxTile(SmallVector<SmallVector<Value>> &s,
+                                 Value tileScale, Value first, Value needsMask,
+                                 ValueRange state, SmallVector<Value> &corr) {
     {
       // Only the tiles that hold masked keys pay for the mask.
       SmallVector<Value> flat;
@@ -827,7 +974,7 @@ private:
     // The running max is kept in base-2 logits: x * f, with f the row's
     // factor (times the tile's key scale), x the score (minus the bias).
     SmallVector<Value> next(state.begin(), state.end());
-    SmallVector<Value> corr(2);
+    corr.assign(2, Value());
     for (int64_t r = 0; r < 2; ++r) {
       Value f = rowFactor[r];
       Value bias = f32Const(b, 0.0);
@@ -855,16 +1002,12 @@ private:
         }
       next[2 + r] = sum;
     }
-    SmallVector<Value> accs =
-        rescaleIfGrew(b, {state[0], state[1]}, {next[0], next[1]}, corr,
-                      state.slice(4, shape.headDim / 8));
-    for (int64_t u = 0; u < shape.headDim / 8; ++u)
-      next[4 + u] = accs[u];
+    return next;
+  }
 
-    if (shape.wgmma) {
-      wgmmaPV(s, slot, next);
-      return next;
-    }
+  /// O += P V on mma.sync; returns `next` with the new accumulators.
+  SmallVector<Value> mmaPV(ArrayRef<SmallVector<Value>> s, Value slot,
+                           SmallVector<Value> next) {
     // P.V: the score fragments of n tiles 2k and 2k+1 are the A fragment of
     // k step k (m16n8k16 .f16); one transposed x4 ldmatrix gives the B
     // fragments of two 8-channel tiles.
