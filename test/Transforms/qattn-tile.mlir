@@ -47,7 +47,7 @@ func.func @pretiled(%q: tensor<1x1x1x64xf32>, %k: tensor<1x1x64x64xi8>, %ks: ten
 // -----
 
 // Prefill with BPQ int8 queries takes the tensor-core kernel (4 warps, a
-// 2-stage ring), unless mma=false.
+// 2-stage ring), unless mma=false; at d = 64 the mma.sync form.
 // AUTO-LABEL: func.func @prefill_int8_q
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2>
 // NOMMA-LABEL: func.func @prefill_int8_q
@@ -62,7 +62,7 @@ func.func @prefill_int8_q(%q: tensor<1x4x256x64xi8>, %qs: tensor<1x4x4xf32>, %k:
 
 // -----
 
-// At d = 128 the warpgroup kernel (wgmma) applies; wgmma=false keeps mma.sync.
+// At d = 128 the warpgroup form (wgmma); wgmma=false keeps mma.sync.
 // AUTO-LABEL: func.func @prefill_int8_q_d128
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>
 // WGMMA-LABEL: func.func @prefill_int8_q_d128

@@ -27,12 +27,12 @@
 //    mask. Causal CTAs start with the longest rows so that the tail of the
 //    grid is short.
 //
-// The warpgroup variant (kernel = wgmma, d = 128) keeps the launches, the
+// The warpgroup variant (kernel = wgmma) keeps the launches, the
 // ring and the softmax but hands the products to Hopper's wgmma: a CTA is one
 // warpgroup of 64 rows; the stage launch writes V transposed so that both B
-// operands (K, V^T) are K-major 128-byte rows, kept in the 128-byte swizzle
+// operands (K, V^T) are K-major rows, kept in the swizzle of their width
 // that wgmma's shared-memory descriptors name; QK^T is wgmma m64n64k32 s8
-// with the query fragments from registers, P.V wgmma m64n128k16 f16 with P
+// with the query fragments from registers, P.V wgmma m64n{d}k16 f16 with P
 // from registers (the score fragments, as in the mma.sync kernel), so no
 // operand goes through ldmatrix and no P goes through shared memory.
 //
@@ -93,25 +93,27 @@ struct RingLayout {
 } // namespace
 
 namespace {
-/// Shared memory of the warpgroup variant (d = 128), in bytes: the ring's K
-/// [stages][64][128] int8, V^T [stages][128][64] f16 and key scales
-/// [stages][64] f32. Both wgmma B operands have 128-byte rows in the
-/// 128-byte swizzle (16-byte chunk c of row r kept at c ^ r % 8) and start
-/// on 1024-byte boundaries, as wgmma's shared-memory descriptors for that
-/// swizzle want; the A operands (queries, P) come from registers.
+/// Shared memory of the warpgroup variant, in bytes: the ring's K
+/// [stages][64][d] int8, V^T [stages][d][64] f16 and key scales
+/// [stages][64] f32. The wgmma B operands are K-major rows kept in the
+/// swizzle of their width (see swizzle: 128 bytes for V^T and d = 128 K, 64
+/// for d = 64 K), every slot on a 1024-byte boundary, as wgmma's
+/// shared-memory descriptors want; the A operands (queries, P) come from
+/// registers.
 struct WgLayout {
-  int64_t stages;
-  static constexpr int64_t kTileBytes = kTileKeys * 128;
+  int64_t headDim, stages;
+  int64_t kSlot() const { return kTileKeys * headDim; }
+  int64_t vSlot() const { return kTileKeys * headDim * 2; }
   int64_t k() const { return 0; }
-  int64_t v() const { return k() + stages * kTileBytes; }
-  int64_t scales() const { return v() + stages * 2 * kTileBytes; }
+  int64_t v() const { return k() + stages * kSlot(); }
+  int64_t scales() const { return v() + stages * vSlot(); }
   int64_t bytes() const { return scales() + stages * kTileKeys * 4; }
 };
 } // namespace
 
 int64_t mlir::qattn::kernels::mmaSharedBytes(const AttentionShape &shape) {
   if (shape.wgmma)
-    return WgLayout{shape.stages}.bytes();
+    return WgLayout{shape.headDim, shape.stages}.bytes();
   return RingLayout{shape.headDim, shape.stages}.bytes();
 }
 
@@ -316,10 +318,9 @@ public:
                                     dyn, indexConst(b, at), ValueRange{});
     };
     if (shape.wgmma) {
-      WgLayout wl{shape.stages};
-      int64_t tile = WgLayout::kTileBytes;
-      kRing = view1d(wl.k(), shape.stages * tile, b.getI8Type());
-      vRing = view1d(wl.v(), shape.stages * tile, b.getF16Type());
+      WgLayout wl{d, shape.stages};
+      kRing = view1d(wl.k(), shape.stages * wl.kSlot(), b.getI8Type());
+      vRing = view1d(wl.v(), shape.stages * wl.vSlot() / 2, b.getF16Type());
       sRing = view1d(wl.scales(), shape.stages * kTileKeys, b.getF32Type());
     } else {
       kRing = view1d(0, ring.kBytes(), b.getI8Type());
@@ -352,8 +353,8 @@ public:
     warpIdx = warp;
     if (shape.wgmma) {
       loadQueryFragments();
-      kDesc = descriptor(kRing);
-      vDesc = descriptor(vRing);
+      kDesc = descriptor(kRing, d);
+      vDesc = descriptor(vRing, 2 * kTileKeys);
     } else {
       laneOffsets(lane);
       loadQueryFragments();
@@ -673,18 +674,20 @@ private:
   }
 
   /// The wgmma shared-memory descriptor of a K-major operand at `tile` (a
-  /// 1024-byte aligned array of 128-byte rows in the 128-byte swizzle):
-  /// start address >> 4 in bits 0-13, leading byte offset 1 (unused with a
-  /// swizzle), stride byte offset 1024 >> 4 (from one 8-row group to the
-  /// next) in bits 32-45, swizzle mode 1 (128 bytes) in bits 62-63.
-  Value descriptor(Value tile) {
+  /// 1024-byte aligned array of `rowBytes`-byte rows, 64 or 128, in the
+  /// swizzle of that width): start address >> 4 in bits 0-13, leading byte
+  /// offset 1 (unused with a swizzle), stride byte offset (from one 8-row
+  /// group to the next) >> 4 in bits 32-45, swizzle mode (1: 128 bytes, 2:
+  /// 64) in bits 62-63.
+  Value descriptor(Value tile, int64_t rowBytes) {
     auto i64 = b.getI64Type();
     Value addr = arith::IndexCastUIOp::create(
         b, i64, memref::ExtractAlignedPointerAsIndexOp::create(b, tile));
     Value start = arith::ShRUIOp::create(
         b, arith::AndIOp::create(b, addr, i64Const(0x3FFFF)), i64Const(4));
-    int64_t fixed = (int64_t(1) << 16) | (int64_t(1024 >> 4) << 32) |
-                    (int64_t(1) << 62);
+    int64_t mode = rowBytes == 128 ? 1 : 2;
+    int64_t fixed = (int64_t(1) << 16) | (int64_t(8 * rowBytes >> 4) << 32) |
+                    (mode << 62);
     return arith::OrIOp::create(b, start, i64Const(fixed));
   }
   Value i64Const(int64_t v) {

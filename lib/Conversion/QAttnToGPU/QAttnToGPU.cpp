@@ -642,11 +642,12 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
   std::string why = op.whyNotMmaKernel();
   if (why.empty() && shape.splits != 1)
     why = "expected splits = 1, got " + std::to_string(shape.splits);
-  // One warpgroup of 64 rows, with 128-byte rows of int8 Q and K.
-  if (why.empty() && shape.wgmma && d != 128)
-    why = "expected d = 128, got " + std::to_string(d);
   if (why.empty() && shape.wgmma && shape.warps != 4)
     why = "expected 4 warps (one warpgroup), got " + std::to_string(shape.warps);
+  // d = 64 (64-byte swizzled K rows) gave wrong results on the H200: not
+  // enabled until understood.
+  if (why.empty() && shape.wgmma && d != 128)
+    why = "expected d = 128, got " + std::to_string(d);
   StringRef kind = shape.wgmma ? "wgmma" : "mma";
   if (!why.empty())
     return op.emitOpError() << "tensor-core prefill kernel (kernel = " << kind

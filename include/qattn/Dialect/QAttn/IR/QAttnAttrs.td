@@ -210,11 +210,12 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     ldmatrix. `splits` must be 1 and `keys_per_step` does not apply.
 
     `kernel = wgmma` is the same prefill computation on Hopper's warpgroup
-    MMA (d = 128, `warps = 4`: one warpgroup of 64 query rows per CTA). The
-    stage launch writes V transposed; the ring holds 128-byte swizzled K and
-    V^T tiles read by wgmma through shared-memory descriptors; QK^T runs as
-    wgmma m64n64k32 (s8) with the queries, and P.V as wgmma m64n128k16 (f16)
-    with P, from registers.
+    MMA (d = 128, `warps = 4`: one warpgroup of 64 query rows per CTA). The stage
+    launch writes V transposed; the ring holds swizzled K and V^T tiles read
+    by wgmma through shared-memory descriptors; QK^T runs as wgmma m64n64k32
+    (s8) with the queries, and P.V as wgmma m64n{d}k16 (f16) with P, from
+    registers. With 3 or 4 stages the next tile's QK^T overlaps this tile's
+    softmax.
 
     `kernel = decode` selects the tensor-core decode kernel (packed 2/4-bit
     K and V with block stage-1 scales, stage-2 groups of a multiple of 16
