@@ -544,8 +544,11 @@ private:
     // V: lane g's run of d/8 channels, 8 at a time; the pack order permutes
     // channels only inside bytes, so a run of 8 keeps its channels.
     auto vc = valueChannels(vBits, view.v.stage2.getOrder());
-    for (auto [u, c] : llvm::enumerate(vc))
-      assert(c / 8 == (int64_t)u / 8 && c % 8 == vc[u % 8] && "channels leave a run of 8");
+    assert(llvm::all_of(llvm::seq<int64_t>(0, vc.size()),
+                        [&](int64_t u) {
+                          return vc[u] / 8 == u / 8 && vc[u] % 8 == vc[u % 8];
+                        }) &&
+           "channels leave a run of 8");
     int64_t runs = d / 64;
     Stage2Anchor vAnchor = view.v.stage2.getAnchor();
     spreadOver(b, lane, kThreadsPerWarp, 2 * 8 * runs, [&](Value unit) {
