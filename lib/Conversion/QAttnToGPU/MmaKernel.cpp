@@ -351,16 +351,16 @@ public:
     // Rows past the end compute on the last query and are never stored.
     for (Value r : rows)
       clampedRows.push_back(minIdx(b, r, indexConst(b, shape.queries - 1)));
-    warpIdx = warp;
+    loadQueryFragments();
+    loadRowFactors();
     if (shape.wgmma) {
-      loadQueryFragments();
+      for (Value frag : qFrags)
+        qWords.push_back(words(frag));
       kDesc = descriptor(kRing, d);
       vDesc = descriptor(vRing, 2 * kTileKeys);
     } else {
       laneOffsets(lane);
-      loadQueryFragments();
     }
-    loadRowFactors();
 
     // Keys a CTA row can see; tiles below `fullTiles` have no masked key for
     // any of them. Causal row r sees keys <= r + (keys - queries).
@@ -437,13 +437,13 @@ private:
   /// moves, which make ptxas serialize every wgmma (C7514).
   SmallVector<Value> overlappedLoop(Value tiles, Value fullTiles,
                                     SmallVector<Value> init) {
-    int64_t depth = shape.stages, d = shape.headDim;
+    int64_t depth = shape.stages;
     NVVM::CpAsyncWaitGroupOp::create(b, depth - 2);
     fenceAsyncShared();
     gpu::BarrierOp::create(b);
     SmallVector<Value> first = issueDots(indexConst(b, 0));
     commitWgmma();
-    waitWgmma(first);
+    waitWgmma({&first});
     size_t ns = init.size();
     llvm::append_range(init, dotTiles(first));
     SmallVector<Value> out = reduceRange(
@@ -468,11 +468,7 @@ private:
                                                 masked, state.take_front(ns), corr);
 
           // Rescale; refill the slot of tile it - 1 (its P.V is done).
-          SmallVector<Value> accs =
-              rescaleIfGrew(b, {state[0], state[1]}, {next[0], next[1]}, corr,
-                            ArrayRef<Value>(next).slice(4, d / 8));
-          for (int64_t u = 0; u < d / 8; ++u)
-            next[4 + u] = accs[u];
+          rescale(state, corr, next);
           Value ahead = add(b, it, indexConst(b, depth - 1));
           copyTileIf(ahead, rem(b, ahead, depth), tiles);
           NVVM::CpAsyncCommitGroupOp::create(b);
@@ -480,8 +476,7 @@ private:
           // Tile it's P.V; then both products back.
           SmallVector<Value> acc = issuePV(s, slot, next);
           commitWgmma();
-          waitWgmma(dots);
-          waitWgmma(acc);
+          waitWgmma({&dots, &acc});
           setAccumulators(acc, next);
           llvm::append_range(next, dotTiles(dots));
           return next;
@@ -701,23 +696,36 @@ private:
     return arith::AddIOp::create(b, desc, units);
   }
 
-  /// `acc` (a struct of the thread's accumulators) passed through an empty
-  /// volatile asm that reads and writes each register: a use after
-  /// wgmma.wait_group then cannot be scheduled above it (LLVM sees the
-  /// asynchronous results as ready when the wgmma is issued).
-  Value pinned(Value acc) {
-    auto type = cast<LLVM::LLVMStructType>(acc.getType());
-    int64_t n = type.getBody().size();
-    char letter = type.getBody().front().isF32() ? 'f' : 'r';
-    SmallVector<Value> regs;
+  /// Constraints of an inline asm whose first `n` operands are registers of
+  /// class `letter` ('r' or 'f') written and tied to its first `n` inputs.
+  static std::string tiedConstraints(int64_t n, char letter) {
+    std::string c;
     for (int64_t i = 0; i < n; ++i)
-      regs.push_back(LLVM::ExtractValueOp::create(b, acc, i));
-    std::string constraints;
+      c += std::string(i ? "," : "") + "=" + letter;
     for (int64_t i = 0; i < n; ++i)
-      constraints += std::string(i ? "," : "") + "=" + letter;
-    for (int64_t i = 0; i < n; ++i)
-      constraints += "," + std::to_string(i);
-    return inlineAsm(type, regs, "", constraints);
+      c += "," + std::to_string(i);
+    return c;
+  }
+  static char registerClass(Type t) { return t.isF32() ? 'f' : 'r'; }
+  /// The struct of `n` values of `elem` that an inline asm returns.
+  Type registerStruct(int64_t n, Type elem) {
+    return LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                            SmallVector<Type>(n, elem));
+  }
+  /// Replaces `regs` with the members of `asmResult`.
+  void unpack(SmallVectorImpl<Value> &regs, Value asmResult) {
+    for (int64_t i = 0, e = regs.size(); i < e; ++i)
+      regs[i] = LLVM::ExtractValueOp::create(b, asmResult, i);
+  }
+
+  /// Passes `regs` (a thread's accumulators) through an empty volatile asm
+  /// that reads and writes each: a use after wgmma.wait_group then cannot be
+  /// scheduled above it (LLVM sees the asynchronous results as ready when
+  /// the wgmma is issued).
+  void pin(SmallVectorImpl<Value> &regs) {
+    Type elem = regs.front().getType();
+    unpack(regs, inlineAsm(registerStruct(regs.size(), elem), regs, "",
+                           tiedConstraints(regs.size(), registerClass(elem))));
   }
 
   /// A volatile inline-PTX op returning `type`.
@@ -741,8 +749,6 @@ private:
                  int64_t n, int64_t k, StringRef types, bool accumulate) {
     int64_t r = regs.size();
     Type elem = regs.front().getType();
-    auto type = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                                 SmallVector<Type>(r, elem));
     // $0..$(r-1): the accumulators (tied to inputs r..2r-1), then A, the
     // descriptor and scale-d.
     std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
@@ -759,36 +765,23 @@ private:
     if (elem.isF32())
       ptx += ", 1, 1, 0";
     ptx += ";\n}";
-    char letter = elem.isF32() ? 'f' : 'r';
-    std::string constraints;
-    for (int64_t i = 0; i < r; ++i)
-      constraints += std::string(i ? "," : "") + "=" + letter;
-    for (int64_t i = 0; i < r; ++i)
-      constraints += "," + std::to_string(i);
-    constraints += ",r,r,r,r,l,r";
     SmallVector<Value> operands(regs.begin(), regs.end());
     llvm::append_range(operands, a);
     operands.push_back(descB);
     operands.push_back(i32Const(b, accumulate ? 1 : 0));
-    Value acc = inlineAsm(type, operands, ptx, constraints);
-    for (int64_t i = 0; i < r; ++i)
-      regs[i] = LLVM::ExtractValueOp::create(b, acc, i);
+    unpack(regs, inlineAsm(registerStruct(r, elem), operands, ptx,
+                           tiedConstraints(r, registerClass(elem)) +
+                               ",r,r,r,r,l,r"));
   }
 
   /// Commits the warpgroup's wgmmas issued since the last commit as a group.
   void commitWgmma() { NVVM::WgmmaGroupSyncAlignedOp::create(b); }
-  /// Waits until at most `pending` of the warpgroup's wgmma groups are in
-  /// flight, then pins `regs` (see pinned): the oldest groups' results.
-  void waitWgmma(SmallVectorImpl<Value> &regs, int64_t pending = 0) {
-    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(pending));
-    auto type = LLVM::LLVMStructType::getLiteral(
-        b.getContext(), SmallVector<Type>(regs.size(), regs.front().getType()));
-    Value acc = LLVM::PoisonOp::create(b, type);
-    for (auto [i, v] : llvm::enumerate(regs))
-      acc = LLVM::InsertValueOp::create(b, acc, v, i);
-    acc = pinned(acc);
-    for (int64_t i = 0, e = regs.size(); i < e; ++i)
-      regs[i] = LLVM::ExtractValueOp::create(b, acc, i);
+  /// Waits for the warpgroup's wgmma groups, then pins the results
+  /// `regs` of each (see pin).
+  void waitWgmma(ArrayRef<SmallVectorImpl<Value> *> results) {
+    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
+    for (SmallVectorImpl<Value> *regs : results)
+      pin(*regs);
   }
 
   /// A vector<R x C x T> fragment as its R 32-bit registers.
@@ -813,7 +806,7 @@ private:
   SmallVector<Value> wgmmaDots(Value slot) {
     SmallVector<Value> regs = issueDots(slot);
     commitWgmma();
-    waitWgmma(regs);
+    waitWgmma({&regs});
     return dotTiles(regs);
   }
   /// Issues (does not commit) the QK^T wgmmas of the tile in `slot`; returns
@@ -821,14 +814,11 @@ private:
   SmallVector<Value> issueDots(Value slot) {
     int64_t d = shape.headDim;
     SmallVector<Value> regs(kTileKeys / 2, i32Const(b, 0));
-    SmallVector<SmallVector<Value>> a;
-    for (Value frag : qFrags)
-      a.push_back(words(frag));
     Value kTile = advance(kDesc, mul(b, slot, kTileKeys * d));
     NVVM::WgmmaFenceAlignedOp::create(b);
     for (int64_t kk = 0; kk < d / 32; ++kk)
-      wgmmaRegA(regs, a[kk], advance(kTile, indexConst(b, 32 * kk)), kTileKeys, 32,
-                ".s32.s8.s8", kk > 0);
+      wgmmaRegA(regs, qWords[kk], advance(kTile, indexConst(b, 32 * kk)),
+                kTileKeys, 32, ".s32.s8.s8", kk > 0);
     return regs;
   }
   /// QK^T accumulators as vector<2x2xi32> per 8-key tile.
@@ -848,7 +838,7 @@ private:
                SmallVector<Value> &next) {
     SmallVector<Value> regs = issuePV(p, slot, next);
     commitWgmma();
-    waitWgmma(regs);
+    waitWgmma({&regs});
     setAccumulators(regs, next);
   }
   /// next[4..] = the P.V accumulator registers `regs`.
@@ -934,17 +924,23 @@ private:
     SmallVector<SmallVector<Value>> s = scores(slot, tileScale);
     SmallVector<Value> corr;
     SmallVector<Value> next = softmaxTile(s, tileScale, first, needsMask, state, corr);
-    SmallVector<Value> accs =
-        rescaleIfGrew(b, {state[0], state[1]}, {next[0], next[1]}, corr,
-                      state.slice(4, shape.headDim / 8));
-    for (int64_t u = 0; u < shape.headDim / 8; ++u)
-      next[4 + u] = accs[u];
+    rescale(state, corr, next);
 
     if (shape.wgmma) {
       wgmmaPV(s, slot, next);
       return next;
     }
     return mmaPV(s, slot, next);
+  }
+
+  /// Applies the factors `corr` of softmaxTile to the accumulators of
+  /// `next` (skipped unless a row max grew from `state`'s).
+  void rescale(ValueRange state, ArrayRef<Value> corr, SmallVector<Value> &next) {
+    int64_t n = shape.headDim / 8;
+    SmallVector<Value> accs =
+        rescaleIfGrew(b, {state[0], state[1]}, {next[0], next[1]}, corr,
+                      ArrayRef<Value>(next).slice(4, n));
+    llvm::copy(accs, next.begin() + 4);
   }
 
   /// Masks (when `needsMask`) and exponentiates the tile's scores `s` in
@@ -1071,9 +1067,11 @@ private:
   const MmaStaged &staged;
   Type outType;
   RingLayout ring;
-  Value kRing, vRing, sRing, tid, group, inGroup, bi, h, hk, warpIdx;
-  // The wgmma variant's descriptors of the K and V^T rings.
+  Value kRing, vRing, sRing, tid, group, inGroup, bi, h, hk;
+  // The wgmma variant's descriptors of the K and V^T rings, and its query
+  // fragments as the 32-bit registers of wgmma's A operand.
   Value kDesc, vDesc;
+  SmallVector<SmallVector<Value>> qWords;
   SmallVector<Value> rows, clampedRows, qFrags, rowFactor, kLane, vLane;
 };
 } // namespace
