@@ -41,10 +41,11 @@ using namespace mlir::qattn;
 using namespace mlir::qattn::kernels;
 
 static constexpr int64_t kTileRows = 16;
+static constexpr int64_t kRegistersPerSM = 65536;
+static constexpr int64_t kRegisterBudget = 128, kRegisterBudget2 = 168;
 static constexpr int64_t kStepKeys = 16;
-// f16 has unit steps in [1024, 2048): or'ed onto a byte b (< 1024) the
-// pattern of 1024 reads as 1024 + b, that of 1152 onto b < 128 as 1152 + b.
-static constexpr int64_t kMagic1152 = 0x6480;
+// f16 has unit steps in [1024, 2048): or'ed onto bits b (< 1024) the
+// pattern of 1024 reads as 1024 + b.
 static constexpr int64_t kMagic1024 = 0x6400;
 
 int64_t mlir::qattn::kernels::decodeRowTiles(const AttentionShape &shape) {
@@ -120,6 +121,15 @@ public:
       : b(b), shape(shape), view(view), outType(outType) {}
 
   void emit(ValueRange outputs, gpu::GPUFuncOp kernel) {
+    // Latency is hidden by warps, not by registers: ask ptxas for 128
+    // registers a thread with one 8-row block (16 warps per SM; it picks
+    // ~150 unasked), 168 with two (their accumulators need them).
+    int64_t groupRows = shape.groupSize() * shape.queries;
+    int64_t budget = groupRows <= 8 ? kRegisterBudget : kRegisterBudget2;
+    int64_t ctas = std::max<int64_t>(
+        1, kRegistersPerSM / (shape.warps * kThreadsPerWarp * budget));
+    kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                    b.getI32IntegerAttr(ctas));
     Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     lane = rem(b, tid, kThreadsPerWarp);
     warp = div(b, tid, kThreadsPerWarp);
@@ -155,20 +165,19 @@ public:
     Value bk = div(b, task, rowTiles);
     hk = rem(b, bk, shape.kvHeads);
     bi = div(b, bk, shape.kvHeads);
-    // Rows g and g + 8 of the tile: (query, head of the group) pairs; rows
-    // past the end compute on the last one and are not stored.
-    int64_t groupRows = shape.groupSize() * shape.queries;
-    Value first = mul(b, tile, kTileRows);
-    for (int64_t r = 0; r < 2; ++r) {
-      Value row = add(b, add(b, first, g), indexConst(b, 8 * r));
-      valid.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
-                                            indexConst(b, groupRows)));
-      Value rc = minIdx(b, row, indexConst(b, groupRows - 1));
-      query.push_back(div(b, rc, shape.groupSize()));
-      head.push_back(add(b, mul(b, hk, shape.groupSize()),
-                         rem(b, rc, shape.groupSize())));
+    // The tile's rows are (query, head of the group) pairs; rows past the end
+    // compute on the last one and are not stored. Row 8n + g of the tile is
+    // the lane's column of the Q^T and P^T operands, rows 8n + 2t + {0, 1}
+    // its columns of the S^T and O^T accumulators.
+    rowBlocks = groupRows <= 8 ? 1 : kTileRows / 8;
+    Value first = mul(b, tile, 8 * rowBlocks);
+    for (int64_t n = 0; n < rowBlocks; ++n) {
+      Value base = add(b, first, indexConst(b, 8 * n));
+      bRows.push_back(rowAt(add(b, base, g)));
+      for (int64_t ci = 0; ci < 2; ++ci)
+        cRows.push_back(rowAt(add(b, add(b, base, mul(b, t, 2)), indexConst(b, ci))));
     }
-    Value lastRow = minIdx(b, add(b, first, indexConst(b, kTileRows - 1)),
+    Value lastRow = minIdx(b, add(b, first, indexConst(b, 8 * rowBlocks - 1)),
                            indexConst(b, groupRows - 1));
     Value lastQuery = div(b, lastRow, shape.groupSize());
 
@@ -176,8 +185,8 @@ public:
     Value lo = mul(b, split, shape.keysPerSplit());
     Value hi = minIdx(b, add(b, lo, indexConst(b, shape.keysPerSplit())),
                 indexConst(b, shape.cacheKeys));
-    for (Value i : query)
-      rowEnd.push_back(causalEnd(i, hi));
+    for (Row &r : cRows)
+      r.end = causalEnd(r.query, hi);
     Value tileEnd = causalEnd(lastQuery, hi);
     lo = minIdx(b, lo, tileEnd);
     Value steps = div(b, add(b, arith::SubIOp::create(b, tileEnd, lo),
@@ -228,6 +237,22 @@ public:
   }
 
 private:
+  /// A row of the tile: whether it exists, its query and head (clamped to
+  /// the last row), and (for accumulator rows) the end of its keys.
+  struct Row {
+    Value valid, query, head, end;
+  };
+  Row rowAt(Value row) {
+    int64_t groupRows = shape.groupSize() * shape.queries;
+    Row r;
+    r.valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
+                                    indexConst(b, groupRows));
+    Value rc = minIdx(b, row, indexConst(b, groupRows - 1));
+    r.query = div(b, rc, shape.groupSize());
+    r.head = add(b, mul(b, hk, shape.groupSize()), rem(b, rc, shape.groupSize()));
+    return r;
+  }
+
   /// Keys [0, end) that query i may see within a slice ending at `end`.
   Value causalEnd(Value i, Value end) {
     if (!shape.causal)
@@ -459,28 +484,40 @@ private:
 
   /// Bytes lo and hi of `words` as an f16x2 pair: each masked to a byte,
   /// xor'ed with `flip`, or'ed with the exponent of 1024 (so it reads as
-  /// 1024 + the byte), less `minus` (null: nothing).
-  Value constPair(Value words, int64_t lo, int64_t hi, Value flip, Value minus) {
+  /// 1024 + the byte), then (x - minus) * times + plus.
+  Value constPair(Value words, int64_t lo, int64_t hi, Value flip,
+                  const std::array<Value, 3> &affine) {
     Value x = arith::AndIOp::create(b, bytePair(words, lo, hi), i32(0x00ff00ff));
     if (flip)
       x = arith::XOrIOp::create(b, x, flip);
     Value pair = half2(arith::OrIOp::create(b, x, i32(kMagic1024 << 16 | kMagic1024)));
-    return minus ? arith::SubFOp::create(b, pair, minus).getResult() : pair;
+    auto [minus, times, plus] = affine;
+    return math::FmaOp::create(b, arith::SubFOp::create(b, pair, minus), times,
+                               plus);
   }
-  /// What turns a stage-2 constant byte into its f16 value in constPair:
-  /// s2 is 1024 + s2 less 1024; z2 is first biased to the unsigned z2 + 128,
-  /// so 1024 + z2 + 128 = 1152 + z2, which dequantPair wants, or with
-  /// anchor = min less 1152: z2 itself (the grid's start).
-  Value scaleMinus() { return half2Const(1024, 1024); }
+  /// dequantPair reads a code at bit `shift` of a 16-bit half in place
+  /// within its byte: 1024 + M q with M = 2^(shift % 8). The group
+  /// constants carry M: s2 / M, and z2 as 1024 + M z2 (anchor = min: z2).
+  static int64_t codeScale(int64_t shift) { return int64_t(1) << (shift % 8); }
+  /// (minus, times, plus) of constPair that turn 1024 + the byte into the
+  /// constant: s2 is 1024 + s2 less 1024, over M; z2 is first biased to the
+  /// unsigned z2 + 128 (zeroFlip), so less 1152 it is z2.
+  std::array<Value, 3> scaleAffine(int64_t m) {
+    return {half2Const(1024, 1024), half2Const(1.0 / m, 1.0 / m), half2Const(0, 0)};
+  }
+  std::array<Value, 3> zeroAffine(int64_t m, Stage2Anchor anchor) {
+    if (anchor == Stage2Anchor::min)
+      return {half2Const(1152, 1152), half2Const(1, 1), half2Const(0, 0)};
+    return {half2Const(1152, 1152), half2Const(m, m), half2Const(1024, 1024)};
+  }
   Value zeroFlip() { return i32(0x00800080); }
-  Value zeroMinus(Stage2Anchor anchor) {
-    return anchor == Stage2Anchor::min ? half2Const(1152, 1152) : Value();
-  }
-  /// (s2, z2 as dequantPair wants it) of channels lo and hi as f16x2 pairs.
+  /// (s2, z2 as dequantPair wants it) of channels lo and hi, whose codes sit
+  /// at bit `shift` of their half, as f16x2 pairs.
   std::pair<Value, Value> groupPairs(Value s2, Value z2, int64_t lo, int64_t hi,
-                                     Stage2Anchor anchor) {
-    return {constPair(s2, lo, hi, Value(), scaleMinus()),
-            constPair(z2, lo, hi, zeroFlip(), zeroMinus(anchor))};
+                                     int64_t shift, Stage2Anchor anchor) {
+    int64_t m = codeScale(shift);
+    return {constPair(s2, lo, hi, Value(), scaleAffine(m)),
+            constPair(z2, lo, hi, zeroFlip(), zeroAffine(m, anchor))};
   }
 
   /// Converts the group constants of the step in `slot` once per warp into
@@ -501,10 +538,13 @@ private:
     auto flipOf = [&](Value kind) -> Value {
       return arith::SelectOp::create(b, isZero(kind), zeroFlip(), i32(0));
     };
-    auto minusOf = [&](Value kind, Stage2Anchor anchor) -> Value {
-      Value z = zeroMinus(anchor);
-      return arith::SelectOp::create(b, isZero(kind), z ? z : half2Const(0, 0),
-                                     scaleMinus());
+    // The affine map of constPair for `kind` (0: s2, 1: z2), codes at `shift`.
+    auto affineOf = [&](Value kind, int64_t shift, Stage2Anchor anchor) {
+      int64_t m = codeScale(shift);
+      std::array<Value, 3> z = zeroAffine(m, anchor), sc = scaleAffine(m), out;
+      for (int64_t i = 0; i < 3; ++i)
+        out[i] = arith::SelectOp::create(b, isZero(kind), z[i], sc[i]);
+      return out;
     };
     auto storePairs = [&](ArrayRef<Value> pairs, Value at) {
       SmallVector<Value> words;
@@ -532,10 +572,11 @@ private:
                      add(b, mul(b, kind, d),
                          add(b, mul(b, lt, d / 4), mul(b, w, perWord))));
       Value bytes = loadWords(ring, {at}, perWord, 32);
-      Value flip = flipOf(kind), minus = minusOf(kind, kAnchor);
+      Value flip = flipOf(kind);
       SmallVector<Value> out;
       for (int64_t j = 0; j < pairs; ++j)
-        out.push_back(constPair(bytes, kp[j].first, kp[j].second, flip, minus));
+        out.push_back(constPair(bytes, kp[j].first, kp[j].second, flip,
+                                affineOf(kind, j * kBits, kAnchor)));
       storePairs(out, add(b, add(b, dst, indexConst(b, to.kPairs(0))),
                           add(b, mul(b, kind, 2 * d),
                               mul(b, add(b, mul(b, lt, d / 8), mul(b, w, pairs)), 4))));
@@ -549,7 +590,7 @@ private:
                           return vc[u] / 8 == u / 8 && vc[u] % 8 == vc[u % 8];
                         }) &&
            "channels leave a run of 8");
-    int64_t runs = d / 64;
+    int64_t runs = d / 64, perChunk = 16 / vBits;
     Stage2Anchor vAnchor = view.v.stage2.getAnchor();
     spreadOver(b, lane, kThreadsPerWarp, 2 * 8 * runs, [&](Value unit) {
       Value kind = div(b, unit, 8 * runs), rest = rem(b, unit, 8 * runs);
@@ -558,63 +599,67 @@ private:
       Value at = add(b, add(b, src, indexConst(b, from.params(2))),
                      add(b, mul(b, kind, d), first));
       Value bytes = loadWords(ring, {at}, 8, 32);
-      Value flip = flipOf(kind), minus = minusOf(kind, vAnchor);
+      Value flip = flipOf(kind);
       SmallVector<Value> out;
       for (int64_t j = 0; j < 8; ++j)
-        out.push_back(constPair(bytes, vc[j], vc[j], flip, minus));
+        out.push_back(constPair(bytes, vc[j], vc[j], flip,
+                                affineOf(kind, j % perChunk * vBits, vAnchor)));
       storePairs(out, add(b, add(b, dst, indexConst(b, to.vPairs(0))),
                           add(b, mul(b, kind, 4 * d), mul(b, first, 4))));
     });
   }
-  /// q8 = (q - z2) * s2 from the codes at `shift` of both halves of `codes`:
-  /// (1152 + q) - (1152 + z2), exact in f16, times s2. With anchor = min,
-  /// q8 = z2 + q * s2: ((1152 + q) - 1152) * s2 + z2, exact as well (one
-  /// rounding of an integer below 2^11).
+  /// q8 = (q - z2) * s2 from the codes at bit `shift` of both halves of
+  /// `codes`. The code is masked in place within its byte (one shift serves
+  /// a word's upper bytes) and or'ed with 1024: x = 1024 + M q, M = 2^(shift
+  /// % 8). Then (x - (1024 + M z2)) * (s2 / M), exact in f16 (an integer
+  /// multiple of M below 2^15 less another, then a power-of-two rescale of
+  /// an integer in [-128, 127]). With anchor = min, q8 = z2 + q * s2:
+  /// (x - 1024) * (s2 / M) + z2, exact as well.
   Value dequantPair(Value codes, int64_t shift, int64_t bits, Value s, Value z,
                     Stage2Anchor anchor) {
-    int64_t mask = (1 << bits) - 1;
-    Value m = arith::AndIOp::create(b, shr(codes, shift), i32(mask << 16 | mask));
-    Value pair = half2(arith::OrIOp::create(b, m, i32(kMagic1152 << 16 | kMagic1152)));
+    int64_t mask = ((1 << bits) - 1) << shift % 8;
+    Value m = arith::AndIOp::create(b, shr(codes, shift / 8 * 8),
+                                    i32(mask << 16 | mask));
+    Value pair = half2(arith::OrIOp::create(b, m, i32(kMagic1024 << 16 | kMagic1024)));
     if (anchor == Stage2Anchor::min)
       return math::FmaOp::create(
-          b, arith::SubFOp::create(b, pair, half2Const(1152, 1152)), s, z);
+          b, arith::SubFOp::create(b, pair, half2Const(1024, 1024)), s, z);
     return arith::MulFOp::create(b, arith::SubFOp::create(b, pair, z), s);
   }
 
-  /// Query rows g and g + 8 at the lane's K channels, as the A fragments of
-  /// the d/16 QK^T k steps; and each row's score factor.
+  /// The lane's Q^T columns (row 8n + g of each row block) at its K
+  /// channels, as the B fragments of the d/16 S^T k steps; and the score
+  /// factor of each accumulator row.
   void loadQueries(int64_t bits, PackOrder order) {
     int64_t n = shape.headDim / 4;
     auto pairs = keyPairs(bits, order);
-    SmallVector<SmallVector<Value>> q(2);
-    rowFactor.clear();
     Value c0 = mul(b, t, n);
-    for (int64_t r = 0; r < 2; ++r) {
+    auto bType = VectorType::get({2, 2}, b.getF16Type());
+    qFrags.clear();
+    for (const Row &row : bRows) {
+      SmallVector<Value> q;
       for (int64_t c = 0; c < n; ++c) {
-        Value x = load(b, view.q, {bi, head[r], query[r], add(b, c0, indexConst(b, c))});
-        Value h = view.qScales
-                      ? arith::SIToFPOp::create(b, b.getF16Type(), x).getResult()
-                      : fromF32(b, toF32(b, x), b.getF16Type());
-        q[r].push_back(h);
+        Value x = load(b, view.q, {bi, row.head, row.query, add(b, c0, indexConst(b, c))});
+        q.push_back(view.qScales
+                        ? arith::SIToFPOp::create(b, b.getF16Type(), x).getResult()
+                        : fromF32(b, toF32(b, x), b.getF16Type()));
       }
+      for (int64_t k = 0; k < shape.headDim / 16; ++k) {
+        auto [lo0, hi0] = pairs[2 * k];
+        auto [lo1, hi1] = pairs[2 * k + 1];
+        qFrags.push_back(vector::FromElementsOp::create(
+            b, bType, ValueRange{q[lo0], q[hi0], q[lo1], q[hi1]}));
+      }
+    }
+    rowFactor.clear();
+    for (const Row &row : cRows) {
       Value factor = f32Const(b, shape.scale * M_LOG2E);
       if (view.qScales)
         factor = arith::MulFOp::create(
             b, factor,
-            stage1ScaleAt(b, view.qScales, view.qStage1, bi, head[r], query[r],
+            stage1ScaleAt(b, view.qScales, view.qStage1, bi, row.head, row.query,
                           Value()));
       rowFactor.push_back(factor);
-    }
-    auto aType = VectorType::get({4, 2}, b.getF16Type());
-    qFrags.clear();
-    for (int64_t k = 0; k < shape.headDim / 16; ++k) {
-      SmallVector<Value> e;
-      for (int64_t half = 0; half < 2; ++half)
-        for (int64_t r = 0; r < 2; ++r) {
-          auto [lo, hi] = pairs[2 * k + half];
-          e.append({q[r][lo], q[r][hi]});
-        }
-      qFrags.push_back(vector::FromElementsOp::create(b, aType, e));
     }
   }
 
@@ -647,64 +692,106 @@ private:
     }
   };
 
-  /// state = {max0, max1 (base 2), sum0, sum1 (lane partials), acc[d/8]}.
+  /// Combines `v` over the 8 lanes t, 4 + t, ..., 28 + t (they hold one
+  /// accumulator column's rows); every lane gets the result.
+  template <typename CombineOp> Value overColumn(Value v) {
+    for (int32_t offset : {4, 8, 16}) {
+      auto sh = gpu::ShuffleOp::create(b, v, offset, kThreadsPerWarp,
+                                       gpu::ShuffleMode::XOR);
+      v = CombineOp::create(b, v, sh.getShuffleResult());
+    }
+    return v;
+  }
+
+  /// The lane's f16x2 `pair` of an 8x8 matrix fragment (row g, columns 2t,
+  /// 2t + 1) replaced by its pair of the transposed matrix. No NVVM op has
+  /// movmatrix, so it is inline PTX.
+  Value transpose8x8(Value pair) {
+    Value bits = vector::ExtractOp::create(
+        b, vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), pair),
+        ArrayRef<int64_t>{0});
+    Value moved =
+        LLVM::InlineAsmOp::create(
+            b, b.getI32Type(), ValueRange{bits},
+            b.getStringAttr("movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;"),
+            b.getStringAttr("=r,r"), /*has_side_effects=*/b.getUnitAttr(),
+            UnitAttr(), LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(),
+            ArrayAttr())
+            .getResult(0);
+    return half2(moved);
+  }
+
+  /// Stacks f16x2 registers into an mma operand fragment.
+  Value fragment(ArrayRef<Value> pairs) {
+    auto type = VectorType::get({int64_t(pairs.size()), 2}, b.getF16Type());
+    Value v = zeros(b, type);
+    for (auto [i, p] : llvm::enumerate(pairs))
+      v = vector::InsertOp::create(b, p, v, ArrayRef<int64_t>{int64_t(i)});
+    return v;
+  }
+
+  /// One 16-key step with the rows on the mma's n side (a decode tile has
+  /// few rows): S^T = K Q^T and O^T += V^T P^T, K and V^T the A operands.
+  /// state = {max (base 2) and lane-partial sum of each accumulator row,
+  /// then the O^T accumulators [row block][d/16 channel tiles]}.
   SmallVector<Value> step(Value j0, const Fetched &f, ValueRange state,
                           int64_t kBits, int64_t vBits) {
-    int64_t d = shape.headDim;
+    int64_t d = shape.headDim, kSteps = d / 16;
+    int64_t rows = cRows.size();
     PackOrder kOrder = view.k.stage2.getOrder(), vOrder = view.v.stage2.getOrder();
     Stage2Anchor kAnchor = view.k.stage2.getAnchor();
     Stage2Anchor vAnchor = view.v.stage2.getAnchor();
     auto kp = keyPairs(kBits, kOrder);
 
-    // Scores of rows g, g + 8 against keys j0 + 8n + 2t + {0, 1}.
-    auto bType = VectorType::get({2, 2}, b.getF16Type());
+    // S^T of keys j0 + g + 8h (h = 0, 1) against the accumulator rows; a few
+    // independent mma chains per row block over the k steps.
     auto cType = VectorType::get({2, 2}, b.getF32Type());
-    Value zeroB = zeros(b, bType);
     Value zeroC = zeros(b, cType);
-    SmallVector<SmallVector<Value>> s(2); // [n][2r + ci]
-    // Two key tiles, each over two partial sums (even and odd k steps), so
-    // four independent mma chains are in flight.
-    SmallVector<Value> partial(4, zeroC);
+    int64_t chains = 4 / rowBlocks;
+    SmallVector<Value> partial(rowBlocks * chains, zeroC);
     int64_t pairsPerWord = 16 / kBits;
     // Group constants are made or loaded next to their use: short live ranges.
     ConstLayout cl(d);
     PairLoader kConsts(*this, f.constants, cl.kPairs(0), cl.kPairs(1), t, d);
-    for (int64_t k = 0; k < d / 16; ++k) {
-      std::pair<Value, Value> params[2];
-      for (int64_t reg = 0; reg < 2; ++reg)
-        params[reg] = f.constants
-                          ? kConsts.at(2 * k + reg)
-                          : groupPairs(f.kS2, f.kZ2, kp[2 * k + reg].first,
-                                       kp[2 * k + reg].second, kAnchor);
-      for (int64_t n = 0; n < 2; ++n) {
-        Value bv = zeroB;
-        for (int64_t reg = 0; reg < 2; ++reg) {
-          int64_t p = 2 * k + reg;
+    for (int64_t k = 0; k < kSteps; ++k) {
+      Value pairs[2][2]; // [reg][key half]
+      for (int64_t reg = 0; reg < 2; ++reg) {
+        int64_t p = 2 * k + reg;
+        auto [sc, zc] = f.constants ? kConsts.at(p)
+                                    : groupPairs(f.kS2, f.kZ2, kp[p].first,
+                                                 kp[p].second,
+                                                 p % pairsPerWord * kBits, kAnchor);
+        for (int64_t h = 0; h < 2; ++h) {
           Value word = vector::ExtractOp::create(
-              b, f.kCodes[n], ArrayRef<int64_t>{p / pairsPerWord});
-          Value pair = dequantPair(word, (p % pairsPerWord) * kBits, kBits,
-                                   params[reg].first, params[reg].second, kAnchor);
-          bv = vector::InsertOp::create(b, pair, bv, ArrayRef<int64_t>{reg});
+              b, f.kCodes[h], ArrayRef<int64_t>{p / pairsPerWord});
+          pairs[reg][h] = dequantPair(word, (p % pairsPerWord) * kBits, kBits,
+                                      sc, zc, kAnchor);
         }
-        Value &acc = partial[2 * n + k % 2];
-        acc = nvgpu::MmaSyncOp::create(b, qFrags[k], bv, acc,
+      }
+      Value a = fragment({pairs[0][0], pairs[0][1], pairs[1][0], pairs[1][1]});
+      for (int64_t n = 0; n < rowBlocks; ++n) {
+        Value &acc = partial[n * chains + k % chains];
+        acc = nvgpu::MmaSyncOp::create(b, a, qFrags[n * kSteps + k], acc,
                                        ArrayRef<int64_t>{16, 8, 16});
       }
     }
-    SmallVector<Value> factor;
-    for (Value rf : rowFactor)
-      factor.push_back(arith::MulFOp::create(b, rf, f.s1k));
-    for (int64_t n = 0; n < 2; ++n) {
-      Value acc = arith::AddFOp::create(b, partial[2 * n], partial[2 * n + 1]);
-      for (int64_t r = 0; r < 2; ++r) {
-        for (int64_t ci = 0; ci < 2; ++ci) {
-          Value key = add(b, add(b, j0, mul(b, t, 2)), indexConst(b, 8 * n + ci));
+    // s[row][h]: scaled scores in base 2, -inf past the row's keys.
+    SmallVector<SmallVector<Value>> s(rows);
+    for (int64_t n = 0; n < rowBlocks; ++n) {
+      Value acc = partial[n * chains];
+      for (int64_t c = 1; c < chains; ++c)
+        acc = arith::AddFOp::create(b, acc, partial[n * chains + c]);
+      for (int64_t ci = 0; ci < 2; ++ci) {
+        int64_t r = 2 * n + ci;
+        Value factor = arith::MulFOp::create(b, rowFactor[r], f.s1k);
+        for (int64_t h = 0; h < 2; ++h) {
+          Value key = add(b, add(b, j0, g), indexConst(b, 8 * h));
           Value v = arith::MulFOp::create(
-              b, vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{r, ci}),
-              factor[r]);
+              b, vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{h, ci}),
+              factor);
           Value masked = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, key,
-                                               rowEnd[r]);
-          s[n].push_back(arith::SelectOp::create(b, masked,
+                                               cRows[r].end);
+          s[r].push_back(arith::SelectOp::create(b, masked,
                                                  f32Const(b, -INFINITY), v));
         }
       }
@@ -713,54 +800,66 @@ private:
     // Online softmax, base 2; a row that has seen only masked keys keeps
     // max -inf and subtracts 0 instead, so no inf - inf appears.
     SmallVector<Value> next(state.begin(), state.end());
-    SmallVector<Value> corr(2);
-    for (int64_t r = 0; r < 2; ++r) {
+    SmallVector<Value> corr(rows);
+    for (int64_t r = 0; r < rows; ++r) {
       Value m = state[r];
-      for (int64_t n = 0; n < 2; ++n)
-        for (int64_t ci = 0; ci < 2; ++ci)
-          m = arith::MaximumFOp::create(b, m, s[n][2 * r + ci]);
-      m = overQuad<arith::MaximumFOp>(b, m);
+      for (Value x : s[r])
+        m = arith::MaximumFOp::create(b, m, x);
+      m = overColumn<arith::MaximumFOp>(m);
       Value isInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m,
                                           f32Const(b, -INFINITY));
       Value ref = arith::SelectOp::create(b, isInf, f32Const(b, 0.0), m);
       corr[r] = math::Exp2Op::create(b, arith::SubFOp::create(b, state[r], ref));
       next[r] = m;
-      Value sum = arith::MulFOp::create(b, state[2 + r], corr[r]);
-      for (int64_t n = 0; n < 2; ++n)
-        for (int64_t ci = 0; ci < 2; ++ci) {
-          Value &p = s[n][2 * r + ci];
-          p = math::Exp2Op::create(b, arith::SubFOp::create(b, p, ref));
-          sum = arith::AddFOp::create(b, sum, p);
-        }
-      next[2 + r] = sum;
+      Value sum = arith::MulFOp::create(b, state[rows + r], corr[r]);
+      for (Value &p : s[r]) {
+        p = math::Exp2Op::create(b, arith::SubFOp::create(b, p, ref));
+        sum = arith::AddFOp::create(b, sum, p);
+      }
+      next[rows + r] = sum;
     }
-    SmallVector<Value> accs = rescaleIfGrew(b, {state[0], state[1]},
-                                            {next[0], next[1]}, corr,
-                                            state.slice(4, d / 8));
-    for (int64_t u = 0; u < d / 8; ++u)
-      next[4 + u] = accs[u];
+    ValueRange accIn = state.slice(2 * rows, rowBlocks * kSteps);
+    SmallVector<Value> oldMax(state.take_front(rows));
+    SmallVector<Value> accs = rescaleIfGrew(
+        b, oldMax, ArrayRef<Value>(next).take_front(rows),
+        function_ref<Value(int64_t)>([&](int64_t i) -> Value {
+          int64_t n = i / kSteps;
+          return vector::FromElementsOp::create(
+              b, cType,
+              ValueRange{corr[2 * n], corr[2 * n + 1], corr[2 * n], corr[2 * n + 1]});
+        }),
+        accIn);
 
-    // P times the step's stage-1 value scale, as the A fragment (m16n8k16).
-    SmallVector<Value> pe;
-    for (int64_t n = 0; n < 2; ++n)
-      for (int64_t r = 0; r < 2; ++r)
+    // P^T times the step's stage-1 value scale, as the B fragments: the S^T
+    // accumulators hold (key g (+8), rows 2t, 2t+1), the B operand wants
+    // (keys 2t, 2t+1 (+8), row g): a movmatrix transpose per 8 keys.
+    SmallVector<Value> pT;
+    for (int64_t n = 0; n < rowBlocks; ++n) {
+      SmallVector<Value> regs;
+      for (int64_t h = 0; h < 2; ++h) {
+        SmallVector<Value> both;
         for (int64_t ci = 0; ci < 2; ++ci)
-          pe.push_back(fromF32(b, arith::MulFOp::create(b, s[n][2 * r + ci], f.s1v),
-                               b.getF16Type()));
-    Value aP = vector::FromElementsOp::create(
-        b, VectorType::get({4, 2}, b.getF16Type()), pe);
+          both.push_back(fromF32(
+              b, arith::MulFOp::create(b, s[2 * n + ci][h], f.s1v), b.getF16Type()));
+        regs.push_back(transpose8x8(vector::FromElementsOp::create(
+            b, VectorType::get({2}, b.getF16Type()), both)));
+      }
+      pT.push_back(fragment(regs));
+    }
 
-    // V: keys (2t, 2t+1) and (2t+8, 2t+9), interleaved per 16-bit chunk so a
-    // pair holds one channel of both keys.
+    // V^T: channel tile i holds the lane's channels 2i (row g) and 2i + 1
+    // (row g + 8) of keys (2t, 2t+1) and (2t+8, 2t+9), the codes of two keys
+    // interleaved per 16-bit chunk so that a pair holds one channel of both.
     auto vc = valueChannels(vBits, vOrder);
     int64_t perChunk = 16 / vBits;
     PairLoader vConsts(*this, f.constants, cl.vPairs(0), cl.vPairs(1), g, d);
-    for (int64_t u = 0, e = vc.size(); u < e; ++u) {
+    auto valuePairs = [&](int64_t u) {
       auto [vs, vz] = f.constants
                           ? vConsts.at(u)
-                          : groupPairs(f.vS2, f.vZ2, vc[u], vc[u], vAnchor);
-      Value bv = zeroB;
+                          : groupPairs(f.vS2, f.vZ2, vc[u], vc[u],
+                                       u % perChunk * vBits, vAnchor);
       int64_t h = u / perChunk; // the 16-bit chunk holding channel u
+      SmallVector<Value> regs;
       for (int64_t reg = 0; reg < 2; ++reg) {
         // Chunk h of key 2t (+8) in the low half, of key 2t+1 (+9) above.
         auto word = [&](Value codes) {
@@ -771,25 +870,33 @@ private:
         Value both = NVVM::PermuteOp::create(
             b, b.getI32Type(), word(f.vCodes[2 * reg]),
             word(f.vCodes[2 * reg + 1]), i32(sel), NVVM::PermuteMode::DEFAULT);
-        Value pair = dequantPair(both, (u % perChunk) * vBits, vBits, vs, vz,
-                                 vAnchor);
-        bv = vector::InsertOp::create(b, pair, bv, ArrayRef<int64_t>{reg});
+        regs.push_back(dequantPair(both, (u % perChunk) * vBits, vBits, vs, vz,
+                                   vAnchor));
       }
-      next[4 + u] = nvgpu::MmaSyncOp::create(b, aP, bv, next[4 + u],
-                                             ArrayRef<int64_t>{16, 8, 16});
+      return regs;
+    };
+    for (int64_t i = 0; i < kSteps; ++i) {
+      SmallVector<Value> lo = valuePairs(2 * i), hi = valuePairs(2 * i + 1);
+      Value a = fragment({lo[0], hi[0], lo[1], hi[1]});
+      for (int64_t n = 0; n < rowBlocks; ++n) {
+        Value &acc = accs[n * kSteps + i];
+        acc = nvgpu::MmaSyncOp::create(b, a, pT[n], acc,
+                                       ArrayRef<int64_t>{16, 8, 16});
+      }
     }
+    for (auto [i, acc] : llvm::enumerate(accs))
+      next[2 * rows + i] = acc;
     return next;
   }
 
   void emitStream(Value lo, Value steps, int64_t kBits, int64_t vBits,
                   Value kOff, Value vOff, ValueRange outputs) {
     loadQueries(kBits, view.k.stage2.getOrder());
-    SmallVector<Value> init = {f32Const(b, -INFINITY), f32Const(b, -INFINITY),
-                               f32Const(b, 0.0), f32Const(b, 0.0)};
-    auto cType = VectorType::get({2, 2}, b.getF32Type());
-    Value zeroC = zeros(b, cType);
-    for (int64_t u = 0; u < shape.headDim / 8; ++u)
-      init.push_back(zeroC);
+    int64_t rows = cRows.size();
+    SmallVector<Value> init(rows, f32Const(b, -INFINITY));
+    init.append(rows, f32Const(b, 0.0));
+    init.append(rowBlocks * shape.headDim / 16,
+                zeros(b, VectorType::get({2, 2}, b.getF32Type())));
     size_t ns = init.size();
     auto firstKey = [&](Value it) { return add(b, lo, mul(b, it, kStepKeys)); };
     SmallVector<Value> st;
@@ -850,36 +957,40 @@ private:
   void writeRows(ArrayRef<Value> st, int64_t vBits, PackOrder vOrder,
                  ValueRange outputs) {
     auto vc = valueChannels(vBits, vOrder);
-    int64_t perLane = shape.headDim / 8;
-    for (int64_t r = 0; r < 2; ++r) {
-      Value sum = overQuad<arith::AddFOp>(b, st[2 + r]);
-      auto ifOp = scf::IfOp::create(b, valid[r], false);
+    int64_t perLane = shape.headDim / 8, rows = cRows.size();
+    int64_t kSteps = shape.headDim / 16;
+    for (int64_t r = 0; r < rows; ++r) {
+      const Row &row = cRows[r];
+      Value sum = overColumn<arith::AddFOp>(st[rows + r]);
+      auto ifOp = scf::IfOp::create(b, row.valid, false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-      Value row = add(b, mul(b, add(b, mul(b, bi, shape.qHeads), head[r]),
-                             shape.queries),
-                      query[r]);
-      for (auto [u, c] : llvm::enumerate(vc))
-        for (int64_t ci = 0; ci < 2; ++ci) {
-          Value acc = vector::ExtractOp::create(b, st[4 + u], ArrayRef<int64_t>{r, ci});
-          Value ch = add(b, mul(b, add(b, mul(b, t, 2), indexConst(b, ci)), perLane),
-                         indexConst(b, c));
+      Value flat = add(b, mul(b, add(b, mul(b, bi, shape.qHeads), row.head),
+                              shape.queries),
+                       row.query);
+      // Accumulator (n, i) holds channels 2i and 2i + 1 of the lane's run.
+      for (int64_t i = 0; i < kSteps; ++i)
+        for (int64_t half = 0; half < 2; ++half) {
+          Value acc = vector::ExtractOp::create(
+              b, st[2 * rows + (r / 2) * kSteps + i],
+              ArrayRef<int64_t>{half, r % 2});
+          Value ch = add(b, mul(b, g, perLane), indexConst(b, vc[2 * i + half]));
           if (shape.splits == 1)
             store(b, fromF32(b, arith::DivFOp::create(b, acc, sum), outType),
-                  outputs[0], {bi, head[r], query[r], ch});
+                  outputs[0], {bi, row.head, row.query, ch});
           else
-            store(b, acc, outputs[0], {row, split, ch});
+            store(b, acc, outputs[0], {flat, split, ch});
         }
       if (shape.splits == 1)
         continue;
       // The combine kernel works in natural-log units.
-      Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t,
+      Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, g,
                                           indexConst(b, 0));
       auto lead = scf::IfOp::create(b, first, false);
       b.setInsertionPoint(lead.thenBlock()->getTerminator());
       Value m = arith::MulFOp::create(b, st[r], f32Const(b, M_LN2));
-      store(b, m, outputs[1], {row, split, indexConst(b, 0)});
-      store(b, sum, outputs[1], {row, split, indexConst(b, 1)});
+      store(b, m, outputs[1], {flat, split, indexConst(b, 0)});
+      store(b, sum, outputs[1], {flat, split, indexConst(b, 1)});
     }
   }
 
@@ -891,7 +1002,10 @@ private:
   Value ring;            // workgroup bytes: per warp, `stages` slots + constants
   int64_t ringSlot = 0;  // bytes per slot
   int64_t warpBytes = 0; // bytes per warp
-  SmallVector<Value> valid, query, head, rowEnd, rowFactor, qFrags;
+  int64_t rowBlocks = 1;      // 8-row blocks of the tile (n-side mma tiles)
+  SmallVector<Row> bRows;     // per row block: the lane's operand row 8n + g
+  SmallVector<Row> cRows;     // accumulator rows 8n + 2t + ci, at 2n + ci
+  SmallVector<Value> rowFactor, qFrags;
 };
 } // namespace
 

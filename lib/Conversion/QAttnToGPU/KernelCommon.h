@@ -82,19 +82,19 @@ Value overQuad(ImplicitLocOpBuilder &b, Value v) {
   return v;
 }
 
-/// The output accumulators of an mma warp times each row's correction
-/// (`corr[r]` for rows g and g + 8 of every 2x2 f32 fragment), computed only
-/// when some row of the warp got a new max (rare after the first key tiles);
-/// the branch is warp-uniform (vote.sync).
-inline SmallVector<Value> rescaleIfGrew(ImplicitLocOpBuilder &b,
-                                        ArrayRef<Value> oldMax,
-                                        ArrayRef<Value> newMax,
-                                        ArrayRef<Value> corr, ValueRange accs) {
-  auto grewAt = [&](int r) {
-    return arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, newMax[r],
-                                 oldMax[r]);
-  };
-  Value grew = arith::OrIOp::create(b, grewAt(0), grewAt(1));
+/// The output accumulators of an mma warp, each times its row corrections
+/// (`corrFor(i)`: a vector like accs[i], made only inside the branch),
+/// computed only when some row of the warp got a new max (rare after the
+/// first key tiles); the branch is warp-uniform (vote.sync).
+inline SmallVector<Value>
+rescaleIfGrew(ImplicitLocOpBuilder &b, ArrayRef<Value> oldMax,
+              ArrayRef<Value> newMax, function_ref<Value(int64_t)> corrFor,
+              ValueRange accs) {
+  Value grew;
+  for (auto [o, n] : llvm::zip_equal(oldMax, newMax)) {
+    Value g = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, n, o);
+    grew = grew ? arith::OrIOp::create(b, grew, g).getResult() : g;
+  }
   Value all = arith::ConstantIntOp::create(b, b.getI32Type(), -1);
   Value anyGrew = NVVM::VoteSyncOp::create(b, b.getI1Type(), all, grew,
                                            NVVM::VoteSyncKind::any);
@@ -102,16 +102,29 @@ inline SmallVector<Value> rescaleIfGrew(ImplicitLocOpBuilder &b,
                                    /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(rescale.thenBlock());
-  Value corrVec = vector::FromElementsOp::create(
-      b, cast<VectorType>(accs.front().getType()),
-      ValueRange{corr[0], corr[0], corr[1], corr[1]});
   SmallVector<Value> scaled;
-  for (Value acc : accs)
-    scaled.push_back(arith::MulFOp::create(b, acc, corrVec));
+  for (auto [i, acc] : llvm::enumerate(accs))
+    scaled.push_back(arith::MulFOp::create(b, acc, corrFor(i)));
   scf::YieldOp::create(b, scaled);
   b.setInsertionPointToStart(rescale.elseBlock());
   scf::YieldOp::create(b, accs);
   return SmallVector<Value>(rescale.getResults());
+}
+
+/// The same for accumulators in the mma C layout (rows g and g + 8 of every
+/// 2x2 f32 fragment, corrected by `corr[0]` and `corr[1]`).
+inline SmallVector<Value> rescaleIfGrew(ImplicitLocOpBuilder &b,
+                                        ArrayRef<Value> oldMax,
+                                        ArrayRef<Value> newMax,
+                                        ArrayRef<Value> corr, ValueRange accs) {
+  return rescaleIfGrew(
+      b, oldMax, newMax,
+      [&](int64_t i) -> Value {
+        return vector::FromElementsOp::create(
+            b, cast<VectorType>(accs[i].getType()),
+            ValueRange{corr[0], corr[0], corr[1], corr[1]});
+      },
+      accs);
 }
 
 /// Calls issue(c) for c = id, id + threads, id + 2 threads, ... below
