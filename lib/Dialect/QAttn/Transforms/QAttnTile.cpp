@@ -58,8 +58,8 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   }
 
   /// Decode kernel: a warp per 16 (query, head) rows of a KV head and key
-  /// slice; enough slices for `decodeWarpsPerSM` warps on every SM, none
-  /// shorter than the minimum. A shape that gets fewer than
+  /// slice; as many slices as fit `decodeWarpsPerSM` warps on every SM (the
+  /// kernel's occupancy), none shorter than the minimum. A shape that gets fewer than
   /// `decodeMinWarps` warps that way (its latency not hidden) takes shorter
   /// slices, down to kShortestSplit keys, to reach that many.
   int64_t chooseDecodeSplits(AttentionOp op) const {
@@ -67,8 +67,9 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     int64_t tasks = op.getBatch() * op.getNumKVHeads() *
                     llvm::divideCeilSigned(rows, int64_t(16));
     int64_t keys = op.getNumCacheKeys();
-    int64_t wanted = llvm::divideCeilSigned(
-        int64_t(numSMs) * int64_t(decodeWarpsPerSM), tasks);
+    // At most one wave: a second, partial one would leave most SMs idle
+    // while it runs (B32 N8K: 9 slices, 2304 warps for 2112 places).
+    int64_t wanted = int64_t(numSMs) * int64_t(decodeWarpsPerSM) / tasks;
     int64_t affordable = std::max<int64_t>(1, keys / decodeMinKeysPerSplit);
     int64_t s = std::max<int64_t>(1, std::min(wanted, affordable));
     if (tasks * s < decodeMinWarps)

@@ -39,9 +39,11 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     Option<"useDecode", "decode-kernel", "bool", /*default=*/"true",
            "Use the tensor-core decode kernel where it applies (packed 2/4-bit "
            "K/V, block scales, no decode buffer, exact softmax)">,
+    // 16: the decode kernel's occupancy (4 CTAs of 4 warps at 128 registers).
     Option<"decodeWarpsPerSM", "decode-warps-per-sm", "int64_t",
            /*default=*/"16",
-           "Warps per SM the decode kernel's split heuristic aims for">,
+           "Warps per SM the decode kernel's split heuristic fills (one wave at "
+           "most)">,
     // 512: on the H200 at B1 Hq32 Hkv8 N32K d128, 64 slices of 512 keys took
     // 54 us against 93 us for 256 slices of 128 (bench/, docs/PERF.md).
     Option<"decodeMinKeysPerSplit", "decode-min-keys-per-split", "int64_t",
