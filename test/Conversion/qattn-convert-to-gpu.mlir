@@ -147,23 +147,25 @@ func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: t
 // -----
 
 // The tensor-core decode kernel: a grid of (splits, warp tasks / 4) with the
-// GQA group's 4 heads in one 16-row tile (2 KV heads: 2 tasks, one CTA), the
-// partials merged by the same combine kernel. Two stages: each warp's ring of
+// GQA group's 4 heads in one 8-row block on the mma n side (2 KV heads: 2
+// tasks, one CTA), the partials merged by the same combine kernel, ptxas
+// asked for 4 CTAs per SM (128 registers). Two stages: each warp's ring of
 // 2 slots of 16 * 64 bytes of codes + 4 * 64 of group constants in workgroup
 // memory, filled by cp.async one step ahead, then 12 * 64 bytes for the
 // group constants as f16x2 pairs. In the 16-key step loop: the next step's
 // copies, a wait for this step's group, the constants converted once per
 // warp (bytes gathered by prmt) and stored as pairs, the slot's codes and
-// the lane's pairs read as vectors, V key pairs gathered by prmt,
-// dequantized in f16x2 ((1152 + q) - (1152 + z2)) * s2, QK^T and P.V on
-// mma.sync m16n8k16, the rescale skipped unless a row max grew (vote.sync).
+// the lane's pairs read as vectors, V key pairs gathered by prmt, codes
+// masked in place and dequantized in f16x2 ((1024 + M q) - (1024 + M z2)) *
+// s2 / M, S^T = K Q^T on mma.sync m16n8k16, the rescale skipped unless a row
+// max grew (vote.sync), P^T transposed by movmatrix, O^T += V^T P^T.
 // CHECK-LABEL: func.func @decode_tc
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
 // CHECK: gpu.launch_func @qattn_kernels::@decode_tc_attention_decode blocks in (%[[C3]], %[[C1]], %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}})
 // CHECK: gpu.launch_func @qattn_kernels::@decode_tc_combine
-// CHECK: gpu.func @decode_tc_attention_decode({{.*}}) workgroup(%[[RING:.*]] : memref<13312xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK: gpu.func @decode_tc_attention_decode({{.*}}) workgroup(%[[RING:.*]] : memref<13312xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 4 : i32}
 // CHECK: nvgpu.device_async_copy {{.*}}, %[[RING]][{{.*}}], 16 {bypassL1} : memref<1x300x64xi8> to memref<13312xi8, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_create_group
 // CHECK: scf.for
@@ -182,7 +184,8 @@ func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: t
 // CHECK: math.exp2
 // CHECK: nvvm.vote.sync any
 // CHECK: scf.if
-// CHECK: nvgpu.mma.sync
+// CHECK: llvm.inline_asm has_side_effects "movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;", "=r,r" {{.*}} : (i32) -> i32
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // CHECK: gpu.func @decode_tc_combine
 func.func @decode_tc(%q: tensor<1x8x1x64xf16>, %kp: tensor<1x300x64xi8>, %ks: tensor<1x2x5xf32>, %kg: tensor<1x2x19x64xi8>, %kz: tensor<1x2x19x64xi8>,
                      %vp: tensor<1x300x64xi8>, %vs: tensor<1x2x5xf32>, %vg: tensor<1x2x19x64xi8>, %vz: tensor<1x2x19x64xi8>) -> tensor<1x8x1x64xf16> {

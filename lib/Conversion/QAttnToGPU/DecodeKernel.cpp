@@ -743,11 +743,12 @@ private:
     Stage2Anchor vAnchor = view.v.stage2.getAnchor();
     auto kp = keyPairs(kBits, kOrder);
 
-    // S^T of keys j0 + g + 8h (h = 0, 1) against the accumulator rows; a few
-    // independent mma chains per row block over the k steps.
+    // S^T of keys j0 + g + 8h (h = 0, 1) against the accumulator rows; two
+    // independent mma chains over the k steps (four spilled at 128
+    // registers at B1 and were no faster at B8 on the H200).
     auto cType = VectorType::get({2, 2}, b.getF32Type());
     Value zeroC = zeros(b, cType);
-    int64_t chains = 4 / rowBlocks;
+    int64_t chains = 2 / rowBlocks;
     SmallVector<Value> partial(rowBlocks * chains, zeroC);
     int64_t pairsPerWord = 16 / kBits;
     // Group constants are made or loaded next to their use: short live ranges.

@@ -1,0 +1,29 @@
+// RUN: rm -rf %t && qattn-compile %s -o %t --target=cuda --no-cubin > /dev/null
+// RUN: FileCheck %s --input-file=%t/module.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/module.ptx -o %t/decode.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+
+// qattn-tile's choice for a 4-bit GQA decode (4 query heads per KV head, one
+// query): the tensor-core decode kernel with the rows on the mma n side.
+// Its PTX asks for 4 CTAs per SM, streams the packed cache through cp.async,
+// runs S^T = K Q^T and O^T += V^T P^T on mma.sync m16n8k16 with P^T moved
+// by movmatrix, and merges the key slices in the combine kernel.
+// CHECK: .target sm_90a
+// CHECK: .entry attention_attention_decode(
+// CHECK: .minnctapersm 4
+// CHECK-DAG: cp.async.cg.shared.global
+// CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK-DAG: movmatrix.sync.aligned.m8n8.trans.b16
+// CHECK-DAG: ex2.approx
+// CHECK: .entry attention_combine(
+
+// ptxas fits the decode kernel in 128 registers without local-memory spills
+// (the budget behind 4 CTAs per SM).
+// PTXAS: Compiling entry function 'attention_attention_decode' for 'sm_90a'
+// PTXAS: 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-NEXT: Used {{(1[01][0-9]|12[0-8]|[0-9][0-9])}} registers
+
+func.func @attention(%q8: tensor<1x32x1x128xi8>, %qs: tensor<1x32x1xf32>, %kp: tensor<1x1024x512xi8>, %ks: tensor<1x8x16xf32>, %kg: tensor<1x8x64x128xi8>, %kz: tensor<1x8x64x128xi8>, %vp: tensor<1x1024x512xi8>, %vs: tensor<1x8x16xf32>, %vg: tensor<1x8x64x128xi8>, %vz: tensor<1x8x64x128xi8>) -> tensor<1x32x1x128xf32> {
+  %o = qattn.attention %q8 [%qs] keys(%kp, %ks, %kg, %kz) values(%vp, %vs, %vg, %vz) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, q_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16, order = lsb_first>, v_stage2 = #qattn.stage2<bits = [4], group = 16, order = lsb_first>}
+      : (tensor<1x32x1x128xi8>, tensor<1x32x1xf32>, tensor<1x1024x512xi8>, tensor<1x8x16xf32>, tensor<1x8x64x128xi8>, tensor<1x8x64x128xi8>, tensor<1x1024x512xi8>, tensor<1x8x16xf32>, tensor<1x8x64x128xi8>, tensor<1x8x64x128xi8>) -> tensor<1x32x1x128xf32>
+  return %o : tensor<1x32x1x128xf32>
+}
