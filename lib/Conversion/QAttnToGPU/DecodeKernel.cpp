@@ -3,26 +3,29 @@
 // Part of the qattn project.
 //
 // Decode attention (few queries, long caches) is bound by the bytes of the
-// packed cache, so this kernel streams them straight from global memory into
-// registers and leaves the dot products to mma.sync m16n8k16 (f16 operands,
-// f32 accumulators); no shared memory, no barriers. A warp owns up to 16
-// rows, each a (query, query head) pair of one KV head, so the GQA heads and
-// the speculative queries share every load; it walks its key slice in steps
-// of 16 keys.
+// packed cache, so this kernel streams them through a per-warp cp.async ring
+// into registers and leaves the dot products to mma.sync m16n8k16 (f16
+// operands, f32 accumulators). A warp owns up to 16 rows, each a (query,
+// query head) pair of one KV head, so the GQA heads and the speculative
+// queries share every load; it walks its key slice in steps of 16 keys.
+// The rows are few, so they sit on the mma's n side in 8-row blocks (one
+// block for <= 8 rows): S^T = K Q^T, then O^T += V^T P^T.
 //
-// Lane l = 4g + t. As the B operand of QK^T, lane t dequantizes the channels
+// Lane l = 4g + t. As the A operand of S^T, lane t dequantizes the channels
 // [t d/4, (t+1) d/4) of keys g and 8 + g: one vector load of packed codes per
-// key. A code pair becomes an f16x2 register in two integer operations
-// (shift, then mask with the exponent of 1024 or'ed in) and two f16x2 ones
-// (subtract 1024 + z2, multiply by s2): exact, since q8 = (q - z2) s2 is an
-// integer in [-128, 127]. The pairs come out in a fixed order of channels;
-// the dot product does not care, so the queries' A fragments are loaded in
-// the same order. As the B operand of P.V, lane g owns channels
+// key. A code is masked in place within its byte and or'ed with 1024, so it
+// reads as 1024 + M q (M = 2^(bit offset in the byte)), then one f16x2
+// subtract (1024 + M z2) and multiply (s2 / M): exact, since q8 = (q - z2) s2
+// is an integer in [-128, 127]. The pairs come out in a fixed order of
+// channels; the dot product does not care, so the Q^T fragments are loaded
+// in the same order. As the A operand of O^T, lane g owns channels
 // [g d/8, (g+1) d/8) of keys 2t, 2t+1, 2t+8, 2t+9: the codes of two keys are
-// interleaved first so that each f16x2 holds one channel of both. P comes
-// from the score fragments (as in the prefill kernel), times the keys'
-// stage-1 value scale. Softmax runs in base 2 with the softmax scale, log2(e)
-// and the stage-1 scales folded into one factor per row and step.
+// interleaved first so that each f16x2 holds one channel of both. P^T comes
+// from the S^T accumulators by a movmatrix transpose, times the keys'
+// stage-1 value scale. The group constants (s2, z2 of each channel) are
+// converted once per warp and step into f16x2 pairs in shared memory. Softmax
+// runs in base 2 with the softmax scale, log2(e) and the stage-1 scales
+// folded into one factor per row and step.
 //
 //===----------------------------------------------------------------------===//
 
