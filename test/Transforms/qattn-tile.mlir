@@ -46,14 +46,17 @@ func.func @pretiled(%q: tensor<1x1x1x64xf32>, %k: tensor<1x1x64x64xi8>, %ks: ten
 
 // -----
 
-// Prefill with BPQ int8 queries takes the tensor-core kernel (4 warps, a
-// 2-stage ring), unless mma=false; at d = 64 the mma.sync form.
+// Prefill with BPQ int8 queries takes the tensor-core kernel (4 warps),
+// unless mma=false; at d = 64 the warpgroup form with a 4-stage ring (its
+// overlapped loop), wgmma=false the mma.sync form with 2 stages.
 // AUTO-LABEL: func.func @prefill_int8_q
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2>
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 4>
 // NOMMA-LABEL: func.func @prefill_int8_q
 // NOMMA: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 2>
 // WGMMA-LABEL: func.func @prefill_int8_q
-// WGMMA: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2>
+// WGMMA: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 4>
+// NOWGMMA-LABEL: func.func @prefill_int8_q
+// NOWGMMA: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2>
 func.func @prefill_int8_q(%q: tensor<1x4x256x64xi8>, %qs: tensor<1x4x4xf32>, %k: tensor<1x4x256x64xi8>, %ks: tensor<1x4x4xf32>) -> tensor<1x4x256x64xf32> {
   %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %ks) {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, causal}
       : (tensor<1x4x256x64xi8>, tensor<1x4x4xf32>, tensor<1x4x256x64xi8>, tensor<1x4x4xf32>, tensor<1x4x256x64xi8>, tensor<1x4x4xf32>) -> tensor<1x4x256x64xf32>
