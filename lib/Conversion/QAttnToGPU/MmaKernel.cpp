@@ -99,8 +99,9 @@ namespace {
 /// swizzle of their width (see swizzle: 128 bytes for V^T and d = 128 K, 64
 /// for d = 64 K), every slot on a 1024-byte boundary, as wgmma's
 /// shared-memory descriptors want; the A operands (queries, P) come from
-/// registers. (The conversion admits only d = 128: at d = 64 the kernel gave
-/// wrong results on the H200, also with K in 128-byte rows; docs/PERF.md.)
+/// registers. (At d = 64 the conversion wants 3+ stages, the overlapped
+/// loop: the serial loop gave wrong results there on the H200 for every CTA
+/// with more than one key tile, not yet understood; docs/PERF.md.)
 struct WgLayout {
   int64_t headDim, stages;
   int64_t kSlot() const { return kTileKeys * headDim; }
