@@ -49,10 +49,11 @@ MMA_TOL = 1e-3
 
 
 def uses_f16_operands(name):
-    """Whether function NAME of the ops artifact launches a tensor-core kernel."""
+    """Whether function NAME of the ops artifact launches a tensor-core kernel (mma.sync, wgmma
+    or the decode kernel: f16 P and V operands)."""
     manifest = json.load(open(os.path.join(OPS, "manifest.json")))
     fn = next(f for f in manifest["functions"] if f["name"] == name)
-    return any(l["kernel"].endswith(("_mma", "_decode")) for l in fn["launches"])
+    return any(l["kernel"].endswith(("_mma", "_wgmma", "_decode")) for l in fn["launches"])
 
 passed, failed, skipped, tests = [], [], [], []
 
