@@ -745,14 +745,20 @@ private:
   /// warp's 16 rows) and B K-major in shared memory at `descB`, on the
   /// accumulators `regs` (replaced by the results; zero-initialized when
   /// !accumulate). `types` is ".s32.s8.s8" or ".f32.f16.f16". MLIR's NVVM
-  /// dialect has no register-A wgmma, so this is inline PTX.
+  /// dialect has no register-A wgmma, so this is inline PTX. With `fence`
+  /// the asm starts with wgmma.fence: register writes that LLVM places
+  /// before the asm (the zeroed accumulators, the A fragments) then precede
+  /// the fence, as PTX requires (a separate fence op does not keep them
+  /// above it).
   void wgmmaRegA(SmallVectorImpl<Value> &regs, ArrayRef<Value> a, Value descB,
-                 int64_t n, int64_t k, StringRef types, bool accumulate) {
+                 int64_t n, int64_t k, StringRef types, bool accumulate,
+                 bool fence) {
     int64_t r = regs.size();
     Type elem = regs.front().getType();
     // $0..$(r-1): the accumulators (tied to inputs r..2r-1), then A, the
     // descriptor and scale-d.
-    std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+    std::string ptx = std::string(fence ? "wgmma.fence.sync.aligned;\n" : "") +
+                      "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
                       std::to_string(2 * r + 5) +
                       ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
                       "k" + std::to_string(k) + types.str() + " {";
@@ -816,10 +822,9 @@ private:
     int64_t d = shape.headDim;
     SmallVector<Value> regs(kTileKeys / 2, i32Const(b, 0));
     Value kTile = advance(kDesc, mul(b, slot, kTileKeys * d));
-    NVVM::WgmmaFenceAlignedOp::create(b);
     for (int64_t kk = 0; kk < d / 32; ++kk)
       wgmmaRegA(regs, qWords[kk], advance(kTile, indexConst(b, 32 * kk)),
-                kTileKeys, 32, ".s32.s8.s8", kk > 0);
+                kTileKeys, 32, ".s32.s8.s8", kk > 0, kk == 0);
     return regs;
   }
   /// QK^T accumulators as vector<2x2xi32> per 8-key tile.
@@ -873,10 +878,9 @@ private:
         for (int64_t r = 0; r < 2; ++r)
           regsA.push_back(packed(p[2 * kk + half][2 * r], p[2 * kk + half][2 * r + 1]));
     }
-    NVVM::WgmmaFenceAlignedOp::create(b);
     for (int64_t kk = 0; kk < kTileKeys / 16; ++kk)
       wgmmaRegA(regs, a[kk], advance(vTile, indexConst(b, 32 * kk)), d, 16,
-                ".f32.f16.f16", true);
+                ".f32.f16.f16", true, kk == 0);
     return regs;
   }
 
