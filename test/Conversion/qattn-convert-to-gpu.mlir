@@ -237,8 +237,9 @@ func.func @prefill_mma_one_stage(%q8: tensor<1x4x100x64xi8>, %qs: tensor<1x4x4xf
 // stages of 8 KiB K, 16 KiB V^T and 256 bytes of key scales) and fences the
 // copies for the async proxy. QK^T is 4 wgmma m64n64k32 (s8 -> s32) and P.V
 // 4 wgmma m64n128k16 (f16 -> f32), both with A from registers (inline PTX:
-// NVVM has no register-A form) and B through shared-memory descriptors; the
-// accumulators are pinned after each wait.
+// NVVM has no register-A form) and B through shared-memory descriptors, the
+// first of each batch starting with wgmma.fence; the accumulators are pinned
+// after each wait.
 // CHECK-LABEL: func.func @prefill_wgmma
 // CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_prefill_stage
 // CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_attention_wgmma {{.*}} dynamic_shared_memory_size %c49664_i32
@@ -252,14 +253,14 @@ func.func @prefill_mma_one_stage(%q8: tensor<1x4x100x64xi8>, %qs: tensor<1x4x4xf
 // CHECK: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: gpu.barrier
-// CHECK: nvvm.wgmma.fence.aligned
-// CHECK-COUNT-4: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $69, 0;\0Awgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p;\0A}"
+// CHECK: llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;\0A{\0A.reg .pred p;\0Asetp.ne.b32 p, $69, 0;\0Awgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p;\0A}"
+// CHECK-COUNT-3: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $69, 0;\0Awgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p;\0A}"
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: llvm.inline_asm has_side_effects "", "=r,
 // CHECK: math.exp2
-// CHECK: nvvm.wgmma.fence.aligned
-// CHECK-COUNT-4: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $133, 0;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {$0, {{.*}}, $63}, {$128, $129, $130, $131}, $132, p, 1, 1, 0;\0A}"
+// CHECK: llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;\0A{\0A.reg .pred p;\0Asetp.ne.b32 p, $133, 0;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {$0, {{.*}}, $63}, {$128, $129, $130, $131}, $132, p, 1, 1, 0;\0A}"
+// CHECK-COUNT-3: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $133, 0;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {$0, {{.*}}, $63}, {$128, $129, $130, $131}, $132, p, 1, 1, 0;\0A}"
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: llvm.inline_asm has_side_effects "", "=f,
