@@ -45,7 +45,7 @@ using namespace mlir::qattn::kernels;
 
 static constexpr int64_t kTileRows = 16;
 static constexpr int64_t kRegistersPerSM = 65536;
-static constexpr int64_t kRegisterBudget = 128, kRegisterBudget2 = 168;
+static constexpr int64_t kRegistersOneBlock = 128, kRegistersTwoBlocks = 168;
 static constexpr int64_t kStepKeys = 16;
 // f16 has unit steps in [1024, 2048): or'ed onto bits b (< 1024) the
 // pattern of 1024 reads as 1024 + b.
@@ -124,11 +124,12 @@ public:
       : b(b), shape(shape), view(view), outType(outType) {}
 
   void emit(ValueRange outputs, gpu::GPUFuncOp kernel) {
+    // A tile of <= 8 rows is one 8-row block on the mma's n side, else two.
+    rowBlocks = groupRows() <= 8 ? 1 : kTileRows / 8;
     // Latency is hidden by warps, not by registers: ask ptxas for 128
-    // registers a thread with one 8-row block (16 warps per SM; it picks
-    // ~150 unasked), 168 with two (their accumulators need them).
-    int64_t groupRows = shape.groupSize() * shape.queries;
-    int64_t budget = groupRows <= 8 ? kRegisterBudget : kRegisterBudget2;
+    // registers a thread with one row block (16 warps per SM; it picks ~150
+    // unasked), 168 with two (their accumulators need them).
+    int64_t budget = rowBlocks == 1 ? kRegistersOneBlock : kRegistersTwoBlocks;
     int64_t ctas = std::max<int64_t>(
         1, kRegistersPerSM / (shape.warps * kThreadsPerWarp * budget));
     kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
@@ -172,7 +173,6 @@ public:
     // compute on the last one and are not stored. Row 8n + g of the tile is
     // the lane's column of the Q^T and P^T operands, rows 8n + 2t + {0, 1}
     // its columns of the S^T and O^T accumulators.
-    rowBlocks = groupRows <= 8 ? 1 : kTileRows / 8;
     Value first = mul(b, tile, 8 * rowBlocks);
     for (int64_t n = 0; n < rowBlocks; ++n) {
       Value base = add(b, first, indexConst(b, 8 * n));
@@ -181,7 +181,7 @@ public:
         cRows.push_back(rowAt(add(b, add(b, base, mul(b, t, 2)), indexConst(b, ci))));
     }
     Value lastRow = minIdx(b, add(b, first, indexConst(b, 8 * rowBlocks - 1)),
-                           indexConst(b, groupRows - 1));
+                           indexConst(b, groupRows() - 1));
     Value lastQuery = div(b, lastRow, shape.groupSize());
 
     // This split's keys, cut at the causal diagonal of the tile's last query.
@@ -245,12 +245,13 @@ private:
   struct Row {
     Value valid, query, head, end;
   };
+  /// (query, head) rows per KV head.
+  int64_t groupRows() const { return shape.groupSize() * shape.queries; }
   Row rowAt(Value row) {
-    int64_t groupRows = shape.groupSize() * shape.queries;
     Row r;
     r.valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
-                                    indexConst(b, groupRows));
-    Value rc = minIdx(b, row, indexConst(b, groupRows - 1));
+                                    indexConst(b, groupRows()));
+    Value rc = minIdx(b, row, indexConst(b, groupRows() - 1));
     r.query = div(b, rc, shape.groupSize());
     r.head = add(b, mul(b, hk, shape.groupSize()), rem(b, rc, shape.groupSize()));
     return r;
@@ -695,17 +696,6 @@ private:
     }
   };
 
-  /// Combines `v` over the 8 lanes t, 4 + t, ..., 28 + t (they hold one
-  /// accumulator column's rows); every lane gets the result.
-  template <typename CombineOp> Value overColumn(Value v) {
-    for (int32_t offset : {4, 8, 16}) {
-      auto sh = gpu::ShuffleOp::create(b, v, offset, kThreadsPerWarp,
-                                       gpu::ShuffleMode::XOR);
-      v = CombineOp::create(b, v, sh.getShuffleResult());
-    }
-    return v;
-  }
-
   /// The lane's f16x2 `pair` of an 8x8 matrix fragment (row g, columns 2t,
   /// 2t + 1) replaced by its pair of the transposed matrix. No NVVM op has
   /// movmatrix, so it is inline PTX.
@@ -713,15 +703,9 @@ private:
     Value bits = vector::ExtractOp::create(
         b, vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), pair),
         ArrayRef<int64_t>{0});
-    Value moved =
-        LLVM::InlineAsmOp::create(
-            b, b.getI32Type(), ValueRange{bits},
-            b.getStringAttr("movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;"),
-            b.getStringAttr("=r,r"), /*has_side_effects=*/b.getUnitAttr(),
-            UnitAttr(), LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(),
-            ArrayAttr())
-            .getResult(0);
-    return half2(moved);
+    return half2(inlineAsm(b, b.getI32Type(), bits,
+                           "movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;",
+                           "=r,r"));
   }
 
   /// Stacks f16x2 registers into an mma operand fragment.
@@ -809,7 +793,7 @@ private:
       Value m = state[r];
       for (Value x : s[r])
         m = arith::MaximumFOp::create(b, m, x);
-      m = overColumn<arith::MaximumFOp>(m);
+      m = overColumn<arith::MaximumFOp>(b, m);
       Value isInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m,
                                           f32Const(b, -INFINITY));
       Value ref = arith::SelectOp::create(b, isInf, f32Const(b, 0.0), m);
@@ -823,15 +807,14 @@ private:
       next[rows + r] = sum;
     }
     ValueRange accIn = state.slice(2 * rows, rowBlocks * kSteps);
-    SmallVector<Value> oldMax(state.take_front(rows));
     SmallVector<Value> accs = rescaleIfGrew(
-        b, oldMax, ArrayRef<Value>(next).take_front(rows),
-        function_ref<Value(int64_t)>([&](int64_t i) -> Value {
+        b, state.take_front(rows), ValueRange(next).take_front(rows),
+        [&](int64_t i) -> Value {
           int64_t n = i / kSteps;
           return vector::FromElementsOp::create(
               b, cType,
               ValueRange{corr[2 * n], corr[2 * n + 1], corr[2 * n], corr[2 * n + 1]});
-        }),
+        },
         accIn);
 
     // P^T times the step's stage-1 value scale, as the B fragments: the S^T
@@ -965,7 +948,7 @@ private:
     int64_t kSteps = shape.headDim / 16;
     for (int64_t r = 0; r < rows; ++r) {
       const Row &row = cRows[r];
-      Value sum = overColumn<arith::AddFOp>(st[rows + r]);
+      Value sum = overColumn<arith::AddFOp>(b, st[rows + r]);
       auto ifOp = scf::IfOp::create(b, row.valid, false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(ifOp.thenBlock()->getTerminator());

@@ -70,11 +70,11 @@ inline Value warpSum(ImplicitLocOpBuilder &b, Value v) {
   return v;
 }
 
-/// Combines `v` over the 4 lanes 4g .. 4g+3 of an mma fragment's row group
-/// (they hold one row's columns); every lane gets the result.
+/// Combines `v` over the lanes that differ from this one only in the bits
+/// of `offsets` (xor shuffles); every one of them gets the result.
 template <typename CombineOp>
-Value overQuad(ImplicitLocOpBuilder &b, Value v) {
-  for (int32_t offset : {1, 2}) {
+Value overLanes(ImplicitLocOpBuilder &b, Value v, ArrayRef<int32_t> offsets) {
+  for (int32_t offset : offsets) {
     auto sh = gpu::ShuffleOp::create(b, v, offset, kThreadsPerWarp,
                                      gpu::ShuffleMode::XOR);
     v = CombineOp::create(b, v, sh.getShuffleResult());
@@ -82,14 +82,39 @@ Value overQuad(ImplicitLocOpBuilder &b, Value v) {
   return v;
 }
 
+/// Combines `v` over the 4 lanes 4g .. 4g+3 of an mma fragment's row group
+/// (they hold one row's columns); every lane gets the result.
+template <typename CombineOp>
+Value overQuad(ImplicitLocOpBuilder &b, Value v) {
+  return overLanes<CombineOp>(b, v, {1, 2});
+}
+
+/// Combines `v` over the 8 lanes t, 4 + t, ..., 28 + t of an mma fragment
+/// (they hold one column's rows); every lane gets the result.
+template <typename CombineOp>
+Value overColumn(ImplicitLocOpBuilder &b, Value v) {
+  return overLanes<CombineOp>(b, v, {4, 8, 16});
+}
+
+/// A volatile inline-PTX op returning `type` (for instructions NVVM has no
+/// op for).
+inline Value inlineAsm(ImplicitLocOpBuilder &b, Type type, ValueRange operands,
+                       StringRef ptx, StringRef constraints) {
+  return LLVM::InlineAsmOp::create(
+             b, type, operands, b.getStringAttr(ptx),
+             b.getStringAttr(constraints), /*has_side_effects=*/b.getUnitAttr(),
+             UnitAttr(), LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(),
+             ArrayAttr())
+      .getResult(0);
+}
+
 /// The output accumulators of an mma warp, each times its row corrections
 /// (`corrFor(i)`: a vector like accs[i], made only inside the branch),
 /// computed only when some row of the warp got a new max (rare after the
 /// first key tiles); the branch is warp-uniform (vote.sync).
 inline SmallVector<Value>
-rescaleIfGrew(ImplicitLocOpBuilder &b, ArrayRef<Value> oldMax,
-              ArrayRef<Value> newMax, function_ref<Value(int64_t)> corrFor,
-              ValueRange accs) {
+rescaleIfGrew(ImplicitLocOpBuilder &b, ValueRange oldMax, ValueRange newMax,
+              function_ref<Value(int64_t)> corrFor, ValueRange accs) {
   Value grew;
   for (auto [o, n] : llvm::zip_equal(oldMax, newMax)) {
     Value g = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, n, o);
@@ -114,8 +139,7 @@ rescaleIfGrew(ImplicitLocOpBuilder &b, ArrayRef<Value> oldMax,
 /// The same for accumulators in the mma C layout (rows g and g + 8 of every
 /// 2x2 f32 fragment, corrected by `corr[0]` and `corr[1]`).
 inline SmallVector<Value> rescaleIfGrew(ImplicitLocOpBuilder &b,
-                                        ArrayRef<Value> oldMax,
-                                        ArrayRef<Value> newMax,
+                                        ValueRange oldMax, ValueRange newMax,
                                         ArrayRef<Value> corr, ValueRange accs) {
   return rescaleIfGrew(
       b, oldMax, newMax,

@@ -725,20 +725,10 @@ private:
   /// the wgmma is issued).
   void pin(SmallVectorImpl<Value> &regs) {
     Type elem = regs.front().getType();
-    unpack(regs, inlineAsm(registerStruct(regs.size(), elem), regs, "",
+    unpack(regs, inlineAsm(b, registerStruct(regs.size(), elem), regs, "",
                            tiedConstraints(regs.size(), registerClass(elem))));
   }
 
-  /// A volatile inline-PTX op returning `type`.
-  Value inlineAsm(Type type, ValueRange operands, StringRef ptx,
-                  StringRef constraints) {
-    return LLVM::InlineAsmOp::create(
-               b, type, operands, b.getStringAttr(ptx),
-               b.getStringAttr(constraints), /*has_side_effects=*/b.getUnitAttr(),
-               UnitAttr(), LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(),
-               ArrayAttr())
-        .getResult(0);
-  }
 
   /// Issues the warpgroup's wgmma m64{n}{k} with A from registers (`a`:
   /// four 32-bit registers in the layout of mma.sync's A fragment of the
@@ -776,7 +766,7 @@ private:
     llvm::append_range(operands, a);
     operands.push_back(descB);
     operands.push_back(i32Const(b, accumulate ? 1 : 0));
-    unpack(regs, inlineAsm(registerStruct(r, elem), operands, ptx,
+    unpack(regs, inlineAsm(b, registerStruct(r, elem), operands, ptx,
                            tiedConstraints(r, registerClass(elem)) +
                                ",r,r,r,r,l,r"));
   }

@@ -210,18 +210,19 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     ldmatrix. `splits` must be 1 and `keys_per_step` does not apply.
 
     `kernel = wgmma` is the same prefill computation on Hopper's warpgroup
-    MMA (d = 128, `warps = 4`: one warpgroup of 64 query rows per CTA). The stage
+    MMA (`warps = 4`: one warpgroup of 64 query rows per CTA). The stage
     launch writes V transposed; the ring holds swizzled K and V^T tiles read
     by wgmma through shared-memory descriptors; QK^T runs as wgmma m64n64k32
     (s8) with the queries, and P.V as wgmma m64n{d}k16 (f16) with P, from
     registers. With 3 or 4 stages the next tile's QK^T overlaps this tile's
-    softmax.
+    softmax; d = 64 needs 3 or more (the conversion rejects fewer).
 
     `kernel = decode` selects the tensor-core decode kernel (packed 2/4-bit
     K and V with block stage-1 scales, stage-2 groups of a multiple of 16
-    tokens, no decode buffer): a warp owns 16 rows, each a (query, query
-    head) pair of one KV head, and streams 16 keys per step from global
-    memory into mma.sync m16n8k16 fragments, dequantizing in registers;
+    tokens, no decode buffer): a warp owns up to 16 rows, each a (query,
+    query head) pair of one KV head, on the n side of mma.sync m16n8k16 in
+    8-row blocks, and streams 16 keys per step from global memory into its
+    fragments, dequantizing in registers;
     `splits` key slices are merged by the combine kernel. With `stages = s`
     (2 to 4) each warp owns a ring of s shared-memory slots that cp.async
     fills s - 1 steps ahead of the math; with 1 it loads each step straight
