@@ -73,15 +73,22 @@ struct SlotLayout {
 };
 
 /// Byte offsets inside a warp's region of converted group constants: f16x2
-/// pairs in the order the lanes consume them. K: s2 then z2 pairs, lane
-/// t's d/8 pairs at [t][p]; V: s2 then z2 of each channel as a broadcast
-/// pair (c, c), lane g's d/8 channels at [g][u].
+/// pairs in the order the lanes consume them, read 16 bytes (4 pairs) at a
+/// time. K: s2 then z2 pairs; lane t's d/8 pairs in chunks of 4, chunk j at
+/// [j][t], so that the four lanes t of a load read adjacent chunks (at
+/// [t][j] they sat 64 bytes apart, two to a bank: twice the wavefronts). V:
+/// s2 then z2 of each channel as a broadcast pair (c, c), lane g's d/8
+/// channels at [g][u] (eight lanes read each chunk: already one wavefront).
 struct ConstLayout {
   int64_t headDim;
   explicit ConstLayout(int64_t headDim) : headDim(headDim) {}
   int64_t kPairs(int64_t which) const { return which * 2 * headDim; }
   int64_t vPairs(int64_t which) const { return 4 * headDim + which * 4 * headDim; }
   int64_t bytes() const { return 12 * headDim; }
+  /// Strides of a lane's chunks and of the lanes' first chunks, in bytes.
+  static constexpr int64_t kChunkStride = 4 * 16, kLaneStride = 16;
+  int64_t vChunkStride() const { return 16; }
+  int64_t vLaneStride() const { return headDim / 2; }
 };
 } // namespace
 
@@ -284,6 +291,15 @@ private:
         type, ArrayRef<Attribute>{b.getF16FloatAttr(lo), b.getF16FloatAttr(hi)});
     return arith::ConstantOp::create(b, cast<TypedAttr>(attr));
   }
+  /// (x & mask) ^ c as one lop3. Written as an and and an or (or xor) of two
+  /// constants, it stays two instructions: LLVM emits no lop3, and ptxas,
+  /// which encodes one immediate per LOP3, does not merge them (SASS).
+  Value maskXor(Value x, uint32_t mask, Value c) {
+    return inlineAsm(b, b.getI32Type(), ValueRange{x, c},
+                     "lop3.b32 $0, $1, " + std::to_string(mask) + ", $2, 0x6a;",
+                     "=r,r,r", /*pure=*/true);
+  }
+
   /// Bytes `lo` and `hi` of the little-endian words `words` (vector of i32)
   /// in the low bytes of the two halves of an i32 (prmt; other bytes junk).
   Value bytePair(Value words, int64_t lo, int64_t hi) {
@@ -372,6 +388,17 @@ private:
   // The shared-memory ring (stages > 1)
   //===--------------------------------------------------------------------===//
 
+  /// Where byte `rel` of the slot's V codes sits: the 32-byte quarters of
+  /// each 128-byte line are xor'ed with the line's index mod 4. A V^T
+  /// fragment load takes keys 2t + dj of the lanes' t, rows 2 apart: 4 * 64
+  /// bytes apart at 4 bits, the same banks; swizzled, the quarter warps'
+  /// reads cover all banks (4 wavefronts per load at d = 128 became 1 or 2).
+  /// A permutation of 16-byte pieces inside a line, as the copies need.
+  Value swizzleValueCodes(Value rel) {
+    Value line = rem(b, div(b, rel, 128), 4);
+    return arith::XOrIOp::create(b, rel, mul(b, line, 32));
+  }
+
   /// The first byte of this warp's `slot`.
   Value slotBase(Value slot) {
     return add(b, mul(b, warp, warpBytes), mul(b, slot, ringSlot));
@@ -395,9 +422,13 @@ private:
     // One region of `chunks` 16-byte pieces at `at` in the slot; `src` maps a
     // chunk index to its source indices.
     auto region = [&](int64_t at, int64_t chunks, Value buffer,
-                      function_ref<SmallVector<Value>(Value)> src) {
+                      function_ref<SmallVector<Value>(Value)> src,
+                      bool swizzled = false) {
       spreadOver(b, lane, kThreadsPerWarp, chunks, [&](Value c) {
-        Value dst = add(b, base, add(b, indexConst(b, at), mul(b, c, 16)));
+        Value rel = mul(b, c, 16);
+        if (swizzled)
+          rel = swizzleValueCodes(rel);
+        Value dst = add(b, base, add(b, indexConst(b, at), rel));
         // Streamed once: bypass L1 (cp.async.cg).
         nvgpu::DeviceAsyncCopyOp::create(b, tokenType, ring, ValueRange{dst},
                                          buffer, src(c), b.getIndexAttr(16),
@@ -419,7 +450,7 @@ private:
     region(layout.kCodes(), kStepKeys * layout.kRow / 16, view.k.data,
            rows(layout.kRow, kOff));
     region(layout.vCodes(), kStepKeys * layout.vRow / 16, view.v.data,
-           rows(layout.vRow, vOff));
+           rows(layout.vRow, vOff), /*swizzled=*/true);
     region(layout.params(0), d / 16, view.k.groupScales, params(kGroup));
     region(layout.params(1), d / 16, view.k.zeros, params(kGroup));
     region(layout.params(2), d / 16, view.v.groupScales, params(vGroup));
@@ -448,7 +479,8 @@ private:
     for (int64_t dj : {0, 1, 8, 9}) {
       Value row = add(b, mul(b, t, 2), indexConst(b, dj));
       Value idx = at(layout.vCodes(),
-                     add(b, mul(b, row, layout.vRow), mul(b, g, vBytes)));
+                     swizzleValueCodes(add(b, mul(b, row, layout.vRow),
+                                           mul(b, g, vBytes))));
       f.vCodes.push_back(vBytes >= 4 ? loadWords(ring, {idx}, vBytes, 32)
                                      : widen(loadWords(ring, {idx}, 2, 16)));
     }
@@ -491,10 +523,11 @@ private:
   /// 1024 + the byte), then (x - minus) * times + plus.
   Value constPair(Value words, int64_t lo, int64_t hi, Value flip,
                   const std::array<Value, 3> &affine) {
-    Value x = arith::AndIOp::create(b, bytePair(words, lo, hi), i32(0x00ff00ff));
+    // The magic's bits lie above the byte: xor sets them like or.
+    Value magic = i32(kMagic1024 << 16 | kMagic1024);
     if (flip)
-      x = arith::XOrIOp::create(b, x, flip);
-    Value pair = half2(arith::OrIOp::create(b, x, i32(kMagic1024 << 16 | kMagic1024)));
+      magic = arith::XOrIOp::create(b, magic, flip);
+    Value pair = half2(maskXor(bytePair(words, lo, hi), 0x00ff00ff, magic));
     auto [minus, times, plus] = affine;
     return math::FmaOp::create(b, arith::SubFOp::create(b, pair, minus), times,
                                plus);
@@ -528,8 +561,8 @@ private:
   /// the f16x2 pairs of ConstLayout, so that each lane loads its pairs
   /// instead of rebuilding them (the mma fragments replicate a K channel in
   /// 8 lanes, a V channel in 4). Units spread over the lanes: in K one code
-  /// word's pairs of one lane t, in V 8 channels' broadcast pairs of one
-  /// lane g; each of s2 or z2 (`kind` 0 or 1).
+  /// word's pairs of one lane t, in V one code chunk's broadcast pairs of
+  /// one lane g; each of s2 or z2 (`kind` 0 or 1).
   void stageConstants(Value slot, int64_t kBits, int64_t vBits) {
     int64_t d = shape.headDim;
     SlotLayout from(d, kBits, vBits);
@@ -550,28 +583,29 @@ private:
         out[i] = arith::SelectOp::create(b, isZero(kind), z[i], sc[i]);
       return out;
     };
-    auto storePairs = [&](ArrayRef<Value> pairs, Value at) {
+    // Stores 4 pairs (one 16-byte chunk) at `at`.
+    auto storeChunk = [&](ArrayRef<Value> pairs, Value at) {
       SmallVector<Value> words;
       for (Value p : pairs)
         words.push_back(vector::ExtractOp::create(
             b, vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), p),
             ArrayRef<int64_t>{0}));
-      int64_t n = words.size();
       Value v = vector::FromElementsOp::create(
-          b, VectorType::get({n}, b.getI32Type()), words);
-      v = vector::BitCastOp::create(b, VectorType::get({4 * n}, b.getI8Type()), v);
+          b, VectorType::get({4}, b.getI32Type()), words);
+      v = vector::BitCastOp::create(b, VectorType::get({16}, b.getI8Type()), v);
       vector::StoreOp::create(b, v, ring, ValueRange{at}, /*nontemporal=*/false,
                               llvm::Align(16));
     };
 
     // K: lane t's run of d/4 channels holds `words` code words; word w's
-    // pairs are the first word's, shifted by w * perWord channels.
+    // pairs are the first word's, shifted by w * perWord channels. Unit
+    // (kind, w, t) with t fastest: a quarter warp stores adjacent chunks.
     int64_t words = d / 4 * kBits / 32, perWord = 32 / kBits, pairs = 16 / kBits;
     auto kp = keyPairs(kBits, view.k.stage2.getOrder());
     Stage2Anchor kAnchor = view.k.stage2.getAnchor();
     spreadOver(b, lane, kThreadsPerWarp, 2 * 4 * words, [&](Value unit) {
       Value kind = div(b, unit, 4 * words), rest = rem(b, unit, 4 * words);
-      Value lt = div(b, rest, words), w = rem(b, rest, words);
+      Value lt = rem(b, rest, 4), w = div(b, rest, 4);
       Value at = add(b, add(b, src, indexConst(b, from.params(0))),
                      add(b, mul(b, kind, d),
                          add(b, mul(b, lt, d / 4), mul(b, w, perWord))));
@@ -581,35 +615,47 @@ private:
       for (int64_t j = 0; j < pairs; ++j)
         out.push_back(constPair(bytes, kp[j].first, kp[j].second, flip,
                                 affineOf(kind, j * kBits, kAnchor)));
-      storePairs(out, add(b, add(b, dst, indexConst(b, to.kPairs(0))),
-                          add(b, mul(b, kind, 2 * d),
-                              mul(b, add(b, mul(b, lt, d / 8), mul(b, w, pairs)), 4))));
+      // Pair p = w * pairs + j of lane t sits in chunk p / 4 (ConstLayout).
+      Value kBase = add(b, add(b, dst, indexConst(b, to.kPairs(0))),
+                        add(b, mul(b, kind, 2 * d),
+                            mul(b, lt, ConstLayout::kLaneStride)));
+      for (int64_t c = 0; c < pairs / 4; ++c) {
+        Value chunk = add(b, mul(b, w, pairs / 4), indexConst(b, c));
+        storeChunk(ArrayRef<Value>(out).slice(4 * c, 4),
+                   add(b, kBase, mul(b, chunk, ConstLayout::kChunkStride)));
+      }
     });
 
-    // V: lane g's run of d/8 channels, 8 at a time; the pack order permutes
-    // channels only inside bytes, so a run of 8 keeps its channels.
+    // V: units of the channels of one 16-bit code chunk (4 at 4 bits, 8 at
+    // 2), so that a pair's code shift is its index in the unit; the pack
+    // order permutes channels only inside bytes, so a unit keeps its
+    // channels. Consecutive lanes store consecutive chunks.
     auto vc = valueChannels(vBits, view.v.stage2.getOrder());
+    int64_t perChunk = 16 / vBits;
     assert(llvm::all_of(llvm::seq<int64_t>(0, vc.size()),
                         [&](int64_t u) {
-                          return vc[u] / 8 == u / 8 && vc[u] % 8 == vc[u % 8];
+                          return vc[u] / perChunk == u / perChunk &&
+                                 vc[u] % perChunk == vc[u % perChunk];
                         }) &&
-           "channels leave a run of 8");
-    int64_t runs = d / 64, perChunk = 16 / vBits;
+           "channels leave their code chunk");
+    int64_t units = d / perChunk;
     Stage2Anchor vAnchor = view.v.stage2.getAnchor();
-    spreadOver(b, lane, kThreadsPerWarp, 2 * 8 * runs, [&](Value unit) {
-      Value kind = div(b, unit, 8 * runs), rest = rem(b, unit, 8 * runs);
-      Value lg = div(b, rest, runs), run = rem(b, rest, runs);
-      Value first = add(b, mul(b, lg, d / 8), mul(b, run, 8));
+    spreadOver(b, lane, kThreadsPerWarp, 2 * units, [&](Value unit) {
+      Value kind = div(b, unit, units);
+      Value first = mul(b, rem(b, unit, units), perChunk);
       Value at = add(b, add(b, src, indexConst(b, from.params(2))),
                      add(b, mul(b, kind, d), first));
-      Value bytes = loadWords(ring, {at}, 8, 32);
+      Value bytes = loadWords(ring, {at}, perChunk, 32);
       Value flip = flipOf(kind);
       SmallVector<Value> out;
-      for (int64_t j = 0; j < 8; ++j)
+      for (int64_t j = 0; j < perChunk; ++j)
         out.push_back(constPair(bytes, vc[j], vc[j], flip,
-                                affineOf(kind, j % perChunk * vBits, vAnchor)));
-      storePairs(out, add(b, add(b, dst, indexConst(b, to.vPairs(0))),
-                          add(b, mul(b, kind, 4 * d), mul(b, first, 4))));
+                                affineOf(kind, j * vBits, vAnchor)));
+      Value vBase = add(b, add(b, dst, indexConst(b, to.vPairs(0))),
+                        add(b, mul(b, kind, 4 * d), mul(b, first, 4)));
+      for (int64_t c = 0; c < perChunk / 4; ++c)
+        storeChunk(ArrayRef<Value>(out).slice(4 * c, 4),
+                   add(b, vBase, indexConst(b, 16 * c)));
     });
   }
   /// q8 = (q - z2) * s2 from the codes at bit `shift` of both halves of
@@ -621,10 +667,9 @@ private:
   /// (x - 1024) * (s2 / M) + z2, exact as well.
   Value dequantPair(Value codes, int64_t shift, int64_t bits, Value s, Value z,
                     Stage2Anchor anchor) {
-    int64_t mask = ((1 << bits) - 1) << shift % 8;
-    Value m = arith::AndIOp::create(b, shr(codes, shift / 8 * 8),
-                                    i32(mask << 16 | mask));
-    Value pair = half2(arith::OrIOp::create(b, m, i32(kMagic1024 << 16 | kMagic1024)));
+    uint32_t mask = ((1 << bits) - 1) << shift % 8;
+    Value pair = half2(maskXor(shr(codes, shift / 8 * 8), mask << 16 | mask,
+                               i32(kMagic1024 << 16 | kMagic1024)));
     if (anchor == Stage2Anchor::min)
       return math::FmaOp::create(
           b, arith::SubFOp::create(b, pair, half2Const(1024, 1024)), s, z);
@@ -667,18 +712,20 @@ private:
     }
   }
 
-  /// A lane's converted (s2, z2) pairs, loaded 16 bytes at a time on
-  /// first use: pair i of `owner` at base + {s, z} + (owner * d/8 + i) * 4.
+  /// A lane's d/8 converted (s2, z2) pairs, loaded 16 bytes at a time on
+  /// first use: pair i of `owner` at base + {s, z} + owner * laneStride +
+  /// (i / 4) * chunkStride + (i % 4) * 4.
   struct PairLoader {
     DecodeEmitter &e;
     Value sAt, zAt;
+    int64_t chunkStride;
     SmallVector<Value> sChunks, zChunks;
     PairLoader(DecodeEmitter &e, Value base, int64_t s, int64_t z, Value owner,
-               int64_t d)
-        : e(e) {
+               int64_t laneStride, int64_t chunkStride, int64_t d)
+        : e(e), chunkStride(chunkStride) {
       if (!base)
         return;
-      Value lane0 = add(e.b, base, mul(e.b, owner, d / 2));
+      Value lane0 = add(e.b, base, mul(e.b, owner, laneStride));
       sAt = add(e.b, lane0, indexConst(e.b, s));
       zAt = add(e.b, lane0, indexConst(e.b, z));
       sChunks.resize(d / 32);
@@ -688,8 +735,9 @@ private:
       auto get = [&](SmallVector<Value> &chunks, Value from) {
         Value &c = chunks[i / 4];
         if (!c)
-          c = e.loadWords(e.ring, {add(e.b, from, indexConst(e.b, 16 * (i / 4)))},
-                          16, 32);
+          c = e.loadWords(
+              e.ring, {add(e.b, from, indexConst(e.b, chunkStride * (i / 4)))},
+              16, 32);
         return e.half2(vector::ExtractOp::create(e.b, c, ArrayRef<int64_t>{i % 4}));
       };
       return {get(sChunks, sAt), get(zChunks, zAt)};
@@ -740,7 +788,8 @@ private:
     int64_t pairsPerWord = 16 / kBits;
     // Group constants are made or loaded next to their use: short live ranges.
     ConstLayout cl(d);
-    PairLoader kConsts(*this, f.constants, cl.kPairs(0), cl.kPairs(1), t, d);
+    PairLoader kConsts(*this, f.constants, cl.kPairs(0), cl.kPairs(1), t,
+                       ConstLayout::kLaneStride, ConstLayout::kChunkStride, d);
     for (int64_t k = 0; k < kSteps; ++k) {
       Value pairs[2][2]; // [reg][key half]
       for (int64_t reg = 0; reg < 2; ++reg) {
@@ -839,7 +888,8 @@ private:
     // interleaved per 16-bit chunk so that a pair holds one channel of both.
     auto vc = valueChannels(vBits, vOrder);
     int64_t perChunk = 16 / vBits;
-    PairLoader vConsts(*this, f.constants, cl.vPairs(0), cl.vPairs(1), g, d);
+    PairLoader vConsts(*this, f.constants, cl.vPairs(0), cl.vPairs(1), g,
+                       cl.vLaneStride(), cl.vChunkStride(), d);
     auto valuePairs = [&](int64_t u) {
       auto [vs, vz] = f.constants
                           ? vConsts.at(u)

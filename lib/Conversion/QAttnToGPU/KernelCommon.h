@@ -96,13 +96,14 @@ Value overColumn(ImplicitLocOpBuilder &b, Value v) {
   return overLanes<CombineOp>(b, v, {4, 8, 16});
 }
 
-/// A volatile inline-PTX op returning `type` (for instructions NVVM has no
-/// op for).
+/// An inline-PTX op returning `type` (for instructions NVVM has no op
+/// for); volatile unless `pure` (then LLVM may move, merge or drop it).
 inline Value inlineAsm(ImplicitLocOpBuilder &b, Type type, ValueRange operands,
-                       StringRef ptx, StringRef constraints) {
+                       StringRef ptx, StringRef constraints, bool pure = false) {
   return LLVM::InlineAsmOp::create(
              b, type, operands, b.getStringAttr(ptx),
-             b.getStringAttr(constraints), /*has_side_effects=*/b.getUnitAttr(),
+             b.getStringAttr(constraints),
+             /*has_side_effects=*/pure ? UnitAttr() : b.getUnitAttr(),
              UnitAttr(), LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(),
              ArrayAttr())
       .getResult(0);
