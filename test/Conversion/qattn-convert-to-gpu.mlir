@@ -153,12 +153,14 @@ func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: t
 // 2 slots of 16 * 64 bytes of codes + 4 * 64 of group constants in workgroup
 // memory, filled by cp.async one step ahead, then 12 * 64 bytes for the
 // group constants as f16x2 pairs. In the 16-key step loop: the next step's
-// copies, a wait for this step's group, the constants converted once per
-// warp (bytes gathered by prmt) and stored as pairs, the slot's codes and
-// the lane's pairs read as vectors, V key pairs gathered by prmt, codes
-// masked in place and dequantized in f16x2 ((1024 + M q) - (1024 + M z2)) *
-// s2 / M, S^T = K Q^T on mma.sync m16n8k16, the rescale skipped unless a row
-// max grew (vote.sync), P^T transposed by movmatrix, O^T += V^T P^T.
+// copies (V code rows swizzled by an xor), a wait for this step's group, the
+// constants converted once per warp (bytes gathered by prmt) and stored as
+// pairs, the slot's codes and the lane's pairs read as vectors, V key pairs
+// gathered by prmt, codes masked in place and given the exponent of 1024 by
+// one lop3 and dequantized in f16x2 ((1024 + M q) - (1024 + M z2)) * s2 / M,
+// S^T = K Q^T on mma.sync m16n8k16; the max reduction, corrections and
+// rescale only in a branch taken when some score passes its row's max by
+// more than 2^8 (vote.sync), P^T transposed by movmatrix, O^T += V^T P^T.
 // CHECK-LABEL: func.func @decode_tc
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
@@ -171,6 +173,8 @@ func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: t
 // CHECK: scf.for
 // CHECK: nvvm.bar.warp.sync
 // CHECK: nvgpu.device_async_copy
+// CHECK: arith.xori {{.*}} : index
+// CHECK: nvgpu.device_async_copy
 // CHECK: %[[TOKEN:.*]] = nvgpu.device_async_create_group
 // CHECK: nvgpu.device_async_wait %[[TOKEN]] {numGroups = 1 : i32}
 // CHECK: vector.load %[[RING]][{{.*}}] {{.*}}: memref<13312xi8, #gpu.address_space<workgroup>>, vector<8xi8>
@@ -178,12 +182,17 @@ func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: t
 // CHECK: vector.store {{.*}}, %[[RING]][{{.*}}] {alignment = 16 : i64} : memref<13312xi8, #gpu.address_space<workgroup>>, vector<16xi8>
 // CHECK: nvvm.bar.warp.sync
 // CHECK: vector.load %[[RING]][{{.*}}] {{.*}}: memref<13312xi8, #gpu.address_space<workgroup>>, vector<16xi8>
+// CHECK: llvm.inline_asm "lop3.b32 $0, $1, 983055, $2, 0x6a;", "=r,r,r" {{.*}} : (i32, i32) -> i32
 // CHECK: arith.subf {{.*}} : vector<2xf16>
 // CHECK: arith.mulf {{.*}} : vector<2xf16>
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
-// CHECK: math.exp2
+// CHECK: arith.cmpf ogt
 // CHECK: nvvm.vote.sync any
 // CHECK: scf.if
+// CHECK: arith.maximumf
+// CHECK: math.exp2
+// CHECK: scf.yield
+// CHECK: math.exp2
 // CHECK: llvm.inline_asm has_side_effects "movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;", "=r,r" {{.*}} : (i32) -> i32
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // CHECK: gpu.func @decode_tc_combine

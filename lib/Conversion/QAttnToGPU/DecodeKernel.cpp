@@ -47,6 +47,9 @@ static constexpr int64_t kTileRows = 16;
 static constexpr int64_t kRegistersPerSM = 65536;
 static constexpr int64_t kRegistersOneBlock = 128, kRegistersTwoBlocks = 168;
 static constexpr int64_t kStepKeys = 16;
+// How far (base 2) a score may pass its row's reference max before the
+// reference moves: p = 2^(s - max) stays <= 2^8.
+static constexpr double kLazyMaxLog2 = 8.0;
 // f16 has unit steps in [1024, 2048): or'ed onto bits b (< 1024) the
 // pattern of 1024 reads as 1024 + b.
 static constexpr int64_t kMagic1024 = 0x6400;
@@ -262,6 +265,14 @@ private:
     r.query = div(b, rc, shape.groupSize());
     r.head = add(b, mul(b, hk, shape.groupSize()), rem(b, rc, shape.groupSize()));
     return r;
+  }
+
+  /// The reference a row's scores are taken from: its max, or 0 while the
+  /// max is -inf (only masked keys seen), so that no inf - inf appears.
+  Value finiteRef(Value max) {
+    Value isInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, max,
+                                        f32Const(b, -INFINITY));
+    return arith::SelectOp::create(b, isInf, f32Const(b, 0.0), max);
   }
 
   /// Keys [0, end) that query i may see within a slice ending at `end`.
@@ -834,37 +845,64 @@ private:
       }
     }
 
-    // Online softmax, base 2; a row that has seen only masked keys keeps
-    // max -inf and subtracts 0 instead, so no inf - inf appears.
+    // Online softmax, base 2, with lazy maxima: a row's reference max moves
+    // only when one of its scores passes it by more than kLazyMaxLog2; then
+    // (a warp-uniform branch) every row takes its true max and the sums and
+    // accumulators are rescaled. Most steps skip the max reduction, the
+    // corrections and the rescale; unmoved, p = 2^(s - ref) <= 2^kLazyMaxLog2,
+    // fine in f16 (P^T) and in the f32 sums. Any reference is exact: the
+    // split's (max, sum, O) agree with each other. A row that has seen only
+    // masked keys keeps max -inf and subtracts 0 instead (no inf - inf).
     SmallVector<Value> next(state.begin(), state.end());
-    SmallVector<Value> corr(rows);
+    Value passed;
     for (int64_t r = 0; r < rows; ++r) {
-      Value m = state[r];
-      for (Value x : s[r])
-        m = arith::MaximumFOp::create(b, m, x);
-      m = overColumn<arith::MaximumFOp>(b, m);
-      Value isInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m,
-                                          f32Const(b, -INFINITY));
-      Value ref = arith::SelectOp::create(b, isInf, f32Const(b, 0.0), m);
-      corr[r] = math::Exp2Op::create(b, arith::SubFOp::create(b, state[r], ref));
-      next[r] = m;
-      Value sum = arith::MulFOp::create(b, state[rows + r], corr[r]);
+      Value bar = arith::AddFOp::create(b, state[r], f32Const(b, kLazyMaxLog2));
+      for (Value x : s[r]) {
+        Value p = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, x, bar);
+        passed = passed ? arith::OrIOp::create(b, passed, p).getResult() : p;
+      }
+    }
+    Value anyPassed = NVVM::VoteSyncOp::create(b, b.getI1Type(), i32(-1), passed,
+                                               NVVM::VoteSyncKind::any);
+    ValueRange held = state.take_front(2 * rows + rowBlocks * kSteps);
+    auto move = scf::IfOp::create(b, held.getTypes(), anyPassed,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(move.thenBlock());
+      SmallVector<Value> moved, corr(rows);
+      for (int64_t r = 0; r < rows; ++r) {
+        Value m = state[r];
+        for (Value x : s[r])
+          m = arith::MaximumFOp::create(b, m, x);
+        moved.push_back(overColumn<arith::MaximumFOp>(b, m));
+        corr[r] = math::Exp2Op::create(
+            b, arith::SubFOp::create(b, state[r], finiteRef(moved[r])));
+      }
+      for (int64_t r = 0; r < rows; ++r)
+        moved.push_back(arith::MulFOp::create(b, state[rows + r], corr[r]));
+      for (int64_t i = 0; i < rowBlocks * kSteps; ++i) {
+        int64_t n = i / kSteps;
+        Value c = vector::FromElementsOp::create(
+            b, cType,
+            ValueRange{corr[2 * n], corr[2 * n + 1], corr[2 * n], corr[2 * n + 1]});
+        moved.push_back(arith::MulFOp::create(b, state[2 * rows + i], c));
+      }
+      scf::YieldOp::create(b, moved);
+      b.setInsertionPointToStart(move.elseBlock());
+      scf::YieldOp::create(b, held);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      next[r] = move.getResult(r);
+      Value ref = finiteRef(next[r]);
+      Value sum = move.getResult(rows + r);
       for (Value &p : s[r]) {
         p = math::Exp2Op::create(b, arith::SubFOp::create(b, p, ref));
         sum = arith::AddFOp::create(b, sum, p);
       }
       next[rows + r] = sum;
     }
-    ValueRange accIn = state.slice(2 * rows, rowBlocks * kSteps);
-    SmallVector<Value> accs = rescaleIfGrew(
-        b, state.take_front(rows), ValueRange(next).take_front(rows),
-        [&](int64_t i) -> Value {
-          int64_t n = i / kSteps;
-          return vector::FromElementsOp::create(
-              b, cType,
-              ValueRange{corr[2 * n], corr[2 * n + 1], corr[2 * n], corr[2 * n + 1]});
-        },
-        accIn);
+    SmallVector<Value> accs(move.getResults().drop_front(2 * rows));
 
     // P^T times the step's stage-1 value scale, as the B fragments: the S^T
     // accumulators hold (key g (+8), rows 2t, 2t+1), the B operand wants
