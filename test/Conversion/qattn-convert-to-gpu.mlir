@@ -151,8 +151,8 @@ func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: t
 // tasks, one CTA), the partials merged by the same combine kernel, ptxas
 // asked for 4 CTAs per SM (128 registers). Two stages: each warp's ring of
 // 2 slots of 16 * 64 bytes of codes + 4 * 64 of group constants in workgroup
-// memory, filled by cp.async one step ahead, then 12 * 64 bytes for the
-// group constants as f16x2 pairs. In the 16-key step loop: the next step's
+// memory, filled by cp.async one step ahead, then 8 * 64 bytes for the
+// group constants as f16x2 words. In the 16-key step loop: the next step's
 // copies (V code rows swizzled by an xor), a wait for this step's group, the
 // constants converted once per warp (bytes gathered by prmt) and stored as
 // pairs, the slot's codes and the lane's pairs read as vectors, V key pairs
@@ -167,8 +167,8 @@ func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: t
 // CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
 // CHECK: gpu.launch_func @qattn_kernels::@decode_tc_attention_decode blocks in (%[[C3]], %[[C1]], %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}})
 // CHECK: gpu.launch_func @qattn_kernels::@decode_tc_combine
-// CHECK: gpu.func @decode_tc_attention_decode({{.*}}) workgroup(%[[RING:.*]] : memref<13312xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 4 : i32}
-// CHECK: nvgpu.device_async_copy {{.*}}, %[[RING]][{{.*}}], 16 {bypassL1} : memref<1x300x64xi8> to memref<13312xi8, #gpu.address_space<workgroup>>
+// CHECK: gpu.func @decode_tc_attention_decode({{.*}}) workgroup(%[[RING:.*]] : memref<12288xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 4 : i32}
+// CHECK: nvgpu.device_async_copy {{.*}}, %[[RING]][{{.*}}], 16 {bypassL1} : memref<1x300x64xi8> to memref<12288xi8, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_create_group
 // CHECK: scf.for
 // CHECK: nvvm.bar.warp.sync
@@ -177,11 +177,11 @@ func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: t
 // CHECK: nvgpu.device_async_copy
 // CHECK: %[[TOKEN:.*]] = nvgpu.device_async_create_group
 // CHECK: nvgpu.device_async_wait %[[TOKEN]] {numGroups = 1 : i32}
-// CHECK: vector.load %[[RING]][{{.*}}] {{.*}}: memref<13312xi8, #gpu.address_space<workgroup>>, vector<8xi8>
+// CHECK: vector.load %[[RING]][{{.*}}] {{.*}}: memref<12288xi8, #gpu.address_space<workgroup>>, vector<8xi8>
 // CHECK: nvvm.prmt
-// CHECK: vector.store {{.*}}, %[[RING]][{{.*}}] {alignment = 16 : i64} : memref<13312xi8, #gpu.address_space<workgroup>>, vector<16xi8>
+// CHECK: vector.store {{.*}}, %[[RING]][{{.*}}] {alignment = 16 : i64} : memref<12288xi8, #gpu.address_space<workgroup>>, vector<16xi8>
 // CHECK: nvvm.bar.warp.sync
-// CHECK: vector.load %[[RING]][{{.*}}] {{.*}}: memref<13312xi8, #gpu.address_space<workgroup>>, vector<16xi8>
+// CHECK: vector.load %[[RING]][{{.*}}] {{.*}}: memref<12288xi8, #gpu.address_space<workgroup>>, vector<16xi8>
 // CHECK: llvm.inline_asm "lop3.b32 $0, $1, 983055, $2, 0x6a;", "=r,r,r" {{.*}} : (i32, i32) -> i32
 // CHECK: arith.subf {{.*}} : vector<2xf16>
 // CHECK: arith.mulf {{.*}} : vector<2xf16>

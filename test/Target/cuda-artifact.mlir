@@ -38,7 +38,7 @@
 
 // PTX: .target sm_90a
 // PTX: .entry decode_attention_decode(
-// PTX: .shared .align 16 .b8 {{.*}}[26624];
+// PTX: .shared .align 16 .b8 {{.*}}[24576];
 // PTX: cp.async.cg.shared.global
 // PTX: cp.async.commit_group
 // PTX: cp.async.wait_group {{[[:space:]]*}}1;

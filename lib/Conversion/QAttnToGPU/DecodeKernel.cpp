@@ -80,17 +80,18 @@ struct SlotLayout {
 /// time. K: s2 then z2 pairs; lane t's d/8 pairs in chunks of 4, chunk j at
 /// [j][t], so that the four lanes t of a load read adjacent chunks (at
 /// [t][j] they sat 64 bytes apart, two to a bank: twice the wavefronts). V:
-/// s2 then z2 of each channel as a broadcast pair (c, c), lane g's d/8
-/// channels at [g][u] (eight lanes read each chunk: already one wavefront).
+/// one word per channel, its z2 constant in the low half and its s2
+/// constant in the high half (the dequantization takes each half as a
+/// broadcast pair), lane g's d/8 channels at [g][u].
 struct ConstLayout {
   int64_t headDim;
   explicit ConstLayout(int64_t headDim) : headDim(headDim) {}
   int64_t kPairs(int64_t which) const { return which * 2 * headDim; }
-  int64_t vPairs(int64_t which) const { return 4 * headDim + which * 4 * headDim; }
-  int64_t bytes() const { return 12 * headDim; }
+  int64_t vWords() const { return 4 * headDim; }
+  int64_t bytes() const { return 8 * headDim; }
   /// Strides of a lane's chunks and of the lanes' first chunks, in bytes.
   static constexpr int64_t kChunkStride = 4 * 16, kLaneStride = 16;
-  int64_t vChunkStride() const { return 16; }
+  static constexpr int64_t vChunkStride = 16;
   int64_t vLaneStride() const { return headDim / 2; }
 };
 } // namespace
@@ -311,11 +312,12 @@ private:
                      "=r,r,r", /*pure=*/true);
   }
 
-  /// Bytes `lo` and `hi` of the little-endian words `words` (vector of i32)
-  /// in the low bytes of the two halves of an i32 (prmt; other bytes junk).
-  Value bytePair(Value words, int64_t lo, int64_t hi) {
-    Value a = vector::ExtractOp::create(b, words, ArrayRef<int64_t>{lo / 4});
-    Value c = vector::ExtractOp::create(b, words, ArrayRef<int64_t>{hi / 4});
+  /// Byte `lo` of the little-endian words `loWords` (vector of i32) and byte
+  /// `hi` of `hiWords` in the low bytes of the two halves of an i32 (prmt;
+  /// other bytes junk).
+  Value bytePair(Value loWords, int64_t lo, Value hiWords, int64_t hi) {
+    Value a = vector::ExtractOp::create(b, loWords, ArrayRef<int64_t>{lo / 4});
+    Value c = vector::ExtractOp::create(b, hiWords, ArrayRef<int64_t>{hi / 4});
     // Selector nibble k picks result byte k from {a: 0-3, c: 4-7}.
     int64_t sel = (lo % 4) | (4 + hi % 4) << 8;
     return NVVM::PermuteOp::create(b, b.getI32Type(), a, c, i32(sel),
@@ -529,16 +531,15 @@ private:
     return channels;
   }
 
-  /// Bytes lo and hi of `words` as an f16x2 pair: each masked to a byte,
+  /// The bytes of a bytePair as an f16x2 pair: each masked to a byte,
   /// xor'ed with `flip`, or'ed with the exponent of 1024 (so it reads as
   /// 1024 + the byte), then (x - minus) * times + plus.
-  Value constPair(Value words, int64_t lo, int64_t hi, Value flip,
-                  const std::array<Value, 3> &affine) {
+  Value constPair(Value bytes, Value flip, const std::array<Value, 3> &affine) {
     // The magic's bits lie above the byte: xor sets them like or.
     Value magic = i32(kMagic1024 << 16 | kMagic1024);
     if (flip)
       magic = arith::XOrIOp::create(b, magic, flip);
-    Value pair = half2(maskXor(bytePair(words, lo, hi), 0x00ff00ff, magic));
+    Value pair = half2(maskXor(bytes, 0x00ff00ff, magic));
     auto [minus, times, plus] = affine;
     return math::FmaOp::create(b, arith::SubFOp::create(b, pair, minus), times,
                                plus);
@@ -550,13 +551,17 @@ private:
   /// (minus, times, plus) of constPair that turn 1024 + the byte into the
   /// constant: s2 is 1024 + s2 less 1024, over M; z2 is first biased to the
   /// unsigned z2 + 128 (zeroFlip), so less 1152 it is z2.
-  std::array<Value, 3> scaleAffine(int64_t m) {
-    return {half2Const(1024, 1024), half2Const(1.0 / m, 1.0 / m), half2Const(0, 0)};
-  }
-  std::array<Value, 3> zeroAffine(int64_t m, Stage2Anchor anchor) {
+  using Affine = std::array<double, 3>;
+  static Affine scaleAffine(int64_t m) { return {1024, 1.0 / m, 0}; }
+  static Affine zeroAffine(int64_t m, Stage2Anchor anchor) {
     if (anchor == Stage2Anchor::min)
-      return {half2Const(1152, 1152), half2Const(1, 1), half2Const(0, 0)};
-    return {half2Const(1152, 1152), half2Const(m, m), half2Const(1024, 1024)};
+      return {1152, 1, 0};
+    return {1152, double(m), 1024};
+  }
+  /// constPair's operands for `lo` in the low half and `hi` in the high one.
+  std::array<Value, 3> affinePair(const Affine &lo, const Affine &hi) {
+    return {half2Const(lo[0], hi[0]), half2Const(lo[1], hi[1]),
+            half2Const(lo[2], hi[2])};
   }
   Value zeroFlip() { return i32(0x00800080); }
   /// (s2, z2 as dequantPair wants it) of channels lo and hi, whose codes sit
@@ -564,16 +569,17 @@ private:
   std::pair<Value, Value> groupPairs(Value s2, Value z2, int64_t lo, int64_t hi,
                                      int64_t shift, Stage2Anchor anchor) {
     int64_t m = codeScale(shift);
-    return {constPair(s2, lo, hi, Value(), scaleAffine(m)),
-            constPair(z2, lo, hi, zeroFlip(), zeroAffine(m, anchor))};
+    Affine sc = scaleAffine(m), z = zeroAffine(m, anchor);
+    return {constPair(bytePair(s2, lo, s2, hi), Value(), affinePair(sc, sc)),
+            constPair(bytePair(z2, lo, z2, hi), zeroFlip(), affinePair(z, z))};
   }
 
   /// Converts the group constants of the step in `slot` once per warp into
-  /// the f16x2 pairs of ConstLayout, so that each lane loads its pairs
+  /// the f16x2 words of ConstLayout, so that each lane loads its words
   /// instead of rebuilding them (the mma fragments replicate a K channel in
   /// 8 lanes, a V channel in 4). Units spread over the lanes: in K one code
-  /// word's pairs of one lane t, in V one code chunk's broadcast pairs of
-  /// one lane g; each of s2 or z2 (`kind` 0 or 1).
+  /// word's pairs of one lane t, of s2 or z2 (`kind` 0 or 1); in V the
+  /// (z2, s2) words of one code chunk's channels.
   void stageConstants(Value slot, int64_t kBits, int64_t vBits) {
     int64_t d = shape.headDim;
     SlotLayout from(d, kBits, vBits);
@@ -589,7 +595,8 @@ private:
     // The affine map of constPair for `kind` (0: s2, 1: z2), codes at `shift`.
     auto affineOf = [&](Value kind, int64_t shift, Stage2Anchor anchor) {
       int64_t m = codeScale(shift);
-      std::array<Value, 3> z = zeroAffine(m, anchor), sc = scaleAffine(m), out;
+      Affine zm = zeroAffine(m, anchor), sm = scaleAffine(m);
+      std::array<Value, 3> z = affinePair(zm, zm), sc = affinePair(sm, sm), out;
       for (int64_t i = 0; i < 3; ++i)
         out[i] = arith::SelectOp::create(b, isZero(kind), z[i], sc[i]);
       return out;
@@ -624,8 +631,8 @@ private:
       Value flip = flipOf(kind);
       SmallVector<Value> out;
       for (int64_t j = 0; j < pairs; ++j)
-        out.push_back(constPair(bytes, kp[j].first, kp[j].second, flip,
-                                affineOf(kind, j * kBits, kAnchor)));
+        out.push_back(constPair(bytePair(bytes, kp[j].first, bytes, kp[j].second),
+                                flip, affineOf(kind, j * kBits, kAnchor)));
       // Pair p = w * pairs + j of lane t sits in chunk p / 4 (ConstLayout).
       Value kBase = add(b, add(b, dst, indexConst(b, to.kPairs(0))),
                         add(b, mul(b, kind, 2 * d),
@@ -638,7 +645,7 @@ private:
     });
 
     // V: units of the channels of one 16-bit code chunk (4 at 4 bits, 8 at
-    // 2), so that a pair's code shift is its index in the unit; the pack
+    // 2), so that a word's code shift is its index in the unit; the pack
     // order permutes channels only inside bytes, so a unit keeps its
     // channels. Consecutive lanes store consecutive chunks.
     auto vc = valueChannels(vBits, view.v.stage2.getOrder());
@@ -651,19 +658,22 @@ private:
            "channels leave their code chunk");
     int64_t units = d / perChunk;
     Stage2Anchor vAnchor = view.v.stage2.getAnchor();
-    spreadOver(b, lane, kThreadsPerWarp, 2 * units, [&](Value unit) {
-      Value kind = div(b, unit, units);
-      Value first = mul(b, rem(b, unit, units), perChunk);
-      Value at = add(b, add(b, src, indexConst(b, from.params(2))),
-                     add(b, mul(b, kind, d), first));
-      Value bytes = loadWords(ring, {at}, perChunk, 32);
-      Value flip = flipOf(kind);
+    // The z2 byte takes the zero's bias flip, the s2 byte none.
+    Value lowFlip = i32(0x00000080);
+    spreadOver(b, lane, kThreadsPerWarp, units, [&](Value unit) {
+      Value first = mul(b, unit, perChunk);
+      auto raw = [&](int64_t which) {
+        return loadWords(ring, {add(b, add(b, src, indexConst(b, from.params(which))), first)},
+                         perChunk, 32);
+      };
+      Value s2 = raw(2), z2 = raw(3);
       SmallVector<Value> out;
-      for (int64_t j = 0; j < perChunk; ++j)
-        out.push_back(constPair(bytes, vc[j], vc[j], flip,
-                                affineOf(kind, j * vBits, vAnchor)));
-      Value vBase = add(b, add(b, dst, indexConst(b, to.vPairs(0))),
-                        add(b, mul(b, kind, 4 * d), mul(b, first, 4)));
+      for (int64_t j = 0; j < perChunk; ++j) {
+        int64_t m = codeScale(j * vBits);
+        out.push_back(constPair(bytePair(z2, vc[j], s2, vc[j]), lowFlip,
+                                affinePair(zeroAffine(m, vAnchor), scaleAffine(m))));
+      }
+      Value vBase = add(b, add(b, dst, indexConst(b, to.vWords())), mul(b, first, 4));
       for (int64_t c = 0; c < perChunk / 4; ++c)
         storeChunk(ArrayRef<Value>(out).slice(4 * c, 4),
                    add(b, vBase, indexConst(b, 16 * c)));
@@ -723,37 +733,37 @@ private:
     }
   }
 
-  /// A lane's d/8 converted (s2, z2) pairs, loaded 16 bytes at a time on
-  /// first use: pair i of `owner` at base + {s, z} + owner * laneStride +
+  /// A lane's d/8 converted constant words, loaded 16 bytes at a time on
+  /// first use: word i of `owner` at base + offset + owner * laneStride +
   /// (i / 4) * chunkStride + (i % 4) * 4.
-  struct PairLoader {
+  struct WordLoader {
     DecodeEmitter &e;
-    Value sAt, zAt;
+    Value first;
     int64_t chunkStride;
-    SmallVector<Value> sChunks, zChunks;
-    PairLoader(DecodeEmitter &e, Value base, int64_t s, int64_t z, Value owner,
+    SmallVector<Value> chunks;
+    WordLoader(DecodeEmitter &e, Value base, int64_t offset, Value owner,
                int64_t laneStride, int64_t chunkStride, int64_t d)
         : e(e), chunkStride(chunkStride) {
       if (!base)
         return;
-      Value lane0 = add(e.b, base, mul(e.b, owner, laneStride));
-      sAt = add(e.b, lane0, indexConst(e.b, s));
-      zAt = add(e.b, lane0, indexConst(e.b, z));
-      sChunks.resize(d / 32);
-      zChunks.resize(d / 32);
+      first = add(e.b, add(e.b, base, mul(e.b, owner, laneStride)),
+                  indexConst(e.b, offset));
+      chunks.resize(d / 32);
     }
-    std::pair<Value, Value> at(int64_t i) {
-      auto get = [&](SmallVector<Value> &chunks, Value from) {
-        Value &c = chunks[i / 4];
-        if (!c)
-          c = e.loadWords(
-              e.ring, {add(e.b, from, indexConst(e.b, chunkStride * (i / 4)))},
-              16, 32);
-        return e.half2(vector::ExtractOp::create(e.b, c, ArrayRef<int64_t>{i % 4}));
-      };
-      return {get(sChunks, sAt), get(zChunks, zAt)};
+    Value at(int64_t i) {
+      Value &c = chunks[i / 4];
+      if (!c)
+        c = e.loadWords(e.ring,
+                        {add(e.b, first, indexConst(e.b, chunkStride * (i / 4)))},
+                        16, 32);
+      return e.half2(vector::ExtractOp::create(e.b, c, ArrayRef<int64_t>{i % 4}));
     }
   };
+  /// Half `h` of an f16x2 pair in both halves (ptxas reads it through an
+  /// operand selector, .H0_H0 / .H1_H1).
+  Value broadcastHalf(Value pair, int64_t h) {
+    return vector::ShuffleOp::create(b, pair, pair, ArrayRef<int64_t>{h, h});
+  }
 
   /// The lane's f16x2 `pair` of an 8x8 matrix fragment (row g, columns 2t,
   /// 2t + 1) replaced by its pair of the transposed matrix. No NVVM op has
@@ -799,13 +809,15 @@ private:
     int64_t pairsPerWord = 16 / kBits;
     // Group constants are made or loaded next to their use: short live ranges.
     ConstLayout cl(d);
-    PairLoader kConsts(*this, f.constants, cl.kPairs(0), cl.kPairs(1), t,
-                       ConstLayout::kLaneStride, ConstLayout::kChunkStride, d);
+    WordLoader kS(*this, f.constants, cl.kPairs(0), t, ConstLayout::kLaneStride,
+                  ConstLayout::kChunkStride, d);
+    WordLoader kZ(*this, f.constants, cl.kPairs(1), t, ConstLayout::kLaneStride,
+                  ConstLayout::kChunkStride, d);
     for (int64_t k = 0; k < kSteps; ++k) {
       Value pairs[2][2]; // [reg][key half]
       for (int64_t reg = 0; reg < 2; ++reg) {
         int64_t p = 2 * k + reg;
-        auto [sc, zc] = f.constants ? kConsts.at(p)
+        auto [sc, zc] = f.constants ? std::pair(kS.at(p), kZ.at(p))
                                     : groupPairs(f.kS2, f.kZ2, kp[p].first,
                                                  kp[p].second,
                                                  p % pairsPerWord * kBits, kAnchor);
@@ -926,13 +938,18 @@ private:
     // interleaved per 16-bit chunk so that a pair holds one channel of both.
     auto vc = valueChannels(vBits, vOrder);
     int64_t perChunk = 16 / vBits;
-    PairLoader vConsts(*this, f.constants, cl.vPairs(0), cl.vPairs(1), g,
-                       cl.vLaneStride(), cl.vChunkStride(), d);
+    WordLoader vWords(*this, f.constants, cl.vWords(), g, cl.vLaneStride(),
+                      ConstLayout::vChunkStride, d);
     auto valuePairs = [&](int64_t u) {
-      auto [vs, vz] = f.constants
-                          ? vConsts.at(u)
-                          : groupPairs(f.vS2, f.vZ2, vc[u], vc[u],
-                                       u % perChunk * vBits, vAnchor);
+      Value vs, vz;
+      if (f.constants) {
+        Value word = vWords.at(u);
+        vz = broadcastHalf(word, 0);
+        vs = broadcastHalf(word, 1);
+      } else {
+        std::tie(vs, vz) = groupPairs(f.vS2, f.vZ2, vc[u], vc[u],
+                                      u % perChunk * vBits, vAnchor);
+      }
       int64_t h = u / perChunk; // the 16-bit chunk holding channel u
       SmallVector<Value> regs;
       for (int64_t reg = 0; reg < 2; ++reg) {
