@@ -9,7 +9,8 @@
 // too few to hide latency, so 15 slices of >= 128), the tensor-core decode
 // kernel over (splits, CTAs of 4 warps for the 8 KV heads' 16-row tiles)
 // with its cp.async ring and converted group constants in shared memory
-// (4 warps x (2 slots x 2560 + 1536) bytes), then the combine kernel.
+// (4 warps x (4 slots x 2560 + 1024) bytes: 30 CTAs, fewer than the SMs,
+// take 4 stages), then the combine kernel.
 // CHECK: "chip": "sm_90a",
 // CHECK: "buffers": [
 // CHECK-NEXT: {
@@ -38,10 +39,10 @@
 
 // PTX: .target sm_90a
 // PTX: .entry decode_attention_decode(
-// PTX: .shared .align 16 .b8 {{.*}}[24576];
+// PTX: .shared .align 16 .b8 {{.*}}[45056];
 // PTX: cp.async.cg.shared.global
 // PTX: cp.async.commit_group
-// PTX: cp.async.wait_group {{[[:space:]]*}}1;
+// PTX: cp.async.wait_group {{[[:space:]]*}}3;
 // PTX: prmt.b32
 // PTX: st.shared.v4.b32
 // PTX: bar.warp.sync

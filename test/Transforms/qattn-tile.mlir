@@ -97,11 +97,12 @@ func.func @decode_sas(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks:
 // >= 512 keys, but 6 warps are below decode-min-warps (512): slices shrink
 // to 128 keys, 15 of them. With decode-min-warps=0 the 3 stay. With a
 // decode buffer, or decode-kernel=false, the warp kernel stays (its slices:
-// >= 128 keys).
+// >= 128 keys). Grids of fewer CTAs than SMs (15 and 3 here) take a ring of
+// 4 stages.
 // AUTO-LABEL: func.func @decode_packed
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15, kernel = decode, stages = 2>
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15, kernel = decode, stages = 4>
 // FEWWARPS-LABEL: func.func @decode_packed
-// FEWWARPS: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 3, kernel = decode, stages = 2>
+// FEWWARPS: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 3, kernel = decode, stages = 4>
 // AUTO-LABEL: func.func @decode_packed_buffer
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
 // NODEC-LABEL: func.func @decode_packed
@@ -120,4 +121,19 @@ func.func @decode_packed_buffer(%q: tensor<1x8x1x64xf32>, %kp: tensor<1x2000x64x
        v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>}
       : (tensor<1x8x1x64xf32>, tensor<1x2000x64xi8>, tensor<1x2x32xf32>, tensor<1x2x125x64xi8>, tensor<1x2x125x64xi8>, tensor<1x2000x64xi8>, tensor<1x2x32xf32>, tensor<1x2x125x64xi8>, tensor<1x2x125x64xi8>, tensor<1x2x16x64xi8>, tensor<1x2xf32>, tensor<1x2x16x64xi8>, tensor<1x2xf32>) -> tensor<1x8x1x64xf32>
   return %o : tensor<1x8x1x64xf32>
+}
+
+// -----
+
+// B8 Hq32 Hkv8 d64, 8192 keys: 64 warp tasks (16 CTAs of 4 warps); 16 warps
+// on each of 132 SMs want 33 slices, 8192 keys afford 16 of >= 512 keys: 256
+// CTAs, more than the SMs, so the ring keeps 2 stages.
+// AUTO-LABEL: func.func @decode_packed_batch8
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 16, kernel = decode, stages = 2>
+func.func @decode_packed_batch8(%q: tensor<8x32x1x64xf32>, %kp: tensor<8x8192x256xi8>, %ks: tensor<8x8x128xf32>, %kg: tensor<8x8x512x64xi8>, %kz: tensor<8x8x512x64xi8>) -> tensor<8x32x1x64xf32> {
+  %o = qattn.attention %q keys(%kp, %ks, %kg, %kz) values(%kp, %ks, %kg, %kz)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>,
+       v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>}
+      : (tensor<8x32x1x64xf32>, tensor<8x8192x256xi8>, tensor<8x8x128xf32>, tensor<8x8x512x64xi8>, tensor<8x8x512x64xi8>, tensor<8x8192x256xi8>, tensor<8x8x128xf32>, tensor<8x8x512x64xi8>, tensor<8x8x512x64xi8>) -> tensor<8x32x1x64xf32>
+  return %o : tensor<8x32x1x64xf32>
 }

@@ -22,6 +22,7 @@ using namespace mlir::qattn;
 namespace {
 constexpr int64_t kMmaWarps = 4; // see runOnOperation
 constexpr int64_t kWgmmaStagesBelow128 = 4; // see runOnOperation
+constexpr int64_t kDecodeDeepRingStages = 4, kDecodeDeepRingWarps = 4;
 // Decode key slices below this many keys (8 steps of 16) cost more in the
 // combine than they gain in parallelism.
 constexpr int64_t kShortestSplit = 128;
@@ -63,10 +64,15 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   /// kernel's occupancy), none shorter than the minimum. A shape that gets fewer than
   /// `decodeMinWarps` warps that way (its latency not hidden) takes shorter
   /// slices, down to kShortestSplit keys, to reach that many.
-  int64_t chooseDecodeSplits(AttentionOp op) const {
+  /// The decode kernel's warp tasks: (batch, KV head, 16-row tile).
+  static int64_t decodeTasks(AttentionOp op) {
     int64_t rows = op.getNumQueries() * op.getNumQueryHeads() / op.getNumKVHeads();
-    int64_t tasks = op.getBatch() * op.getNumKVHeads() *
-                    llvm::divideCeilSigned(rows, int64_t(16));
+    return op.getBatch() * op.getNumKVHeads() *
+           llvm::divideCeilSigned(rows, int64_t(16));
+  }
+
+  int64_t chooseDecodeSplits(AttentionOp op) const {
+    int64_t tasks = decodeTasks(op);
     int64_t keys = op.getNumCacheKeys();
     // At most one wave: a second, partial one would leave most SMs idle
     // while it runs (B32 N8K: 9 slices, 2304 warps for 2112 places).
@@ -132,6 +138,14 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       int64_t stages = kernel == GpuKernel::rows ? 1 : 2;
       if (kernel == GpuKernel::wgmma && op.getHeadDim() != 128)
         stages = kWgmmaStagesBelow128;
+      // A decode grid of less than one CTA per SM has few warps to hide the
+      // latency of its loads: a deeper ring does (H200, B1 Hkv8 N32K d128:
+      // 41.6 us with 4 stages against 43.9 with 2; at 4 CTAs per SM, 2-4
+      // stages are within 3%, either way). 4 warps x 4 stages take 45 KB at
+      // d = 128, within the 48 KB of static shared memory.
+      if (kernel == GpuKernel::decode && w <= kDecodeDeepRingWarps &&
+          s * llvm::divideCeilSigned(decodeTasks(op), w) < int64_t(numSMs))
+        stages = kDecodeDeepRingStages;
       op.setGpuTilingAttr(GpuTilingAttr::get(&getContext(), w, s, keysPerStep,
                                              kernel, stages));
     });
