@@ -31,6 +31,7 @@
 
 #include "KernelCommon.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -303,6 +304,12 @@ private:
         type, ArrayRef<Attribute>{b.getF16FloatAttr(lo), b.getF16FloatAttr(hi)});
     return arith::ConstantOp::create(b, cast<TypedAttr>(attr));
   }
+  /// x * y + z on f16x2 as one fma.rn.f16x2. math.fma would reach the
+  /// GPU lowering's libdevice call: per half, widened to f32 and back (PTX).
+  Value fma2(Value x, Value y, Value z) {
+    return LLVM::FMAOp::create(b, x, y, z);
+  }
+
   /// (x & mask) ^ c as one lop3. Written as an and and an or (or xor) of two
   /// constants, it stays two instructions: LLVM emits no lop3, and ptxas,
   /// which encodes one immediate per LOP3, does not merge them (SASS).
@@ -541,8 +548,7 @@ private:
       magic = arith::XOrIOp::create(b, magic, flip);
     Value pair = half2(maskXor(bytes, 0x00ff00ff, magic));
     auto [minus, times, plus] = affine;
-    return math::FmaOp::create(b, arith::SubFOp::create(b, pair, minus), times,
-                               plus);
+    return fma2(arith::SubFOp::create(b, pair, minus), times, plus);
   }
   /// dequantPair reads a code at bit `shift` of a 16-bit half in place
   /// within its byte: 1024 + M q with M = 2^(shift % 8). The group
@@ -692,8 +698,7 @@ private:
     Value pair = half2(maskXor(shr(codes, shift / 8 * 8), mask << 16 | mask,
                                i32(kMagic1024 << 16 | kMagic1024)));
     if (anchor == Stage2Anchor::min)
-      return math::FmaOp::create(
-          b, arith::SubFOp::create(b, pair, half2Const(1024, 1024)), s, z);
+      return fma2(arith::SubFOp::create(b, pair, half2Const(1024, 1024)), s, z);
     return arith::MulFOp::create(b, arith::SubFOp::create(b, pair, z), s);
   }
 
