@@ -20,7 +20,11 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     or 128 gets the tensor-core kernel (`kernel = mma`, 4 warps of 16 query
     rows, 2 stages) unless `mma=false`, in its warpgroup form (`kernel =
     wgmma`) unless `wgmma=false`; at d = 64 the warpgroup kernel takes 4
-    stages (its overlapped loop). With `splits = 0` the
+    stages (its overlapped loop). Packed 2/4-bit caches get the tensor-core
+    decode kernel (`kernel = decode`) with a 2-stage ring, or 4 stages when
+    its grid has fewer CTAs than `num-sms` (few warps to hide latency with;
+    at most 4 warps per CTA, so the ring fits static shared memory). With
+    `splits = 0` the
     pass picks the split count so that the grid reaches `ctas-per-sm` CTAs
     per SM without slices shorter than `min-keys-per-split` keys.
   }];
