@@ -140,9 +140,9 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
         stages = kWgmmaStagesBelow128;
       // A decode grid of less than one CTA per SM has few warps to hide the
       // latency of its loads: a deeper ring does (H200, B1 Hkv8 N32K d128:
-      // 41.6 us with 4 stages against 43.9 with 2; at 4 CTAs per SM, 2-4
-      // stages are within 3%, either way). 4 warps x 4 stages take 45 KB at
-      // d = 128, within the 48 KB of static shared memory.
+      // 41.7 us with 4 stages against 43.9 with 2; at 4 CTAs per SM deeper
+      // rings gain at most 1% and lose up to 7%: 2-bit, d = 64). 4 warps x 4
+      // stages take 45 KB at d = 128, within 48 KB of static shared memory.
       if (kernel == GpuKernel::decode && w <= kDecodeDeepRingWarps &&
           s * llvm::divideCeilSigned(decodeTasks(op), w) < int64_t(numSMs))
         stages = kDecodeDeepRingStages;
