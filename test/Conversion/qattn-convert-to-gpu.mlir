@@ -2,17 +2,19 @@
 
 // Split keys: the main kernel (one warp per KV head, serving its 4 query
 // heads: 2 warps, 1 CTA) writes partial rows to two scratch buffers (8 rows x
-// 3 splits), then the combine kernel merges them into the output.
+// 3 splits), then the combine kernel merges them into the output: a CTA of 4
+// warps per row, each warp its share of the splits, then one thread per
+// channel over the warps' partial merges in workgroup memory.
 // CHECK-LABEL: func.func @decode_split
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
-// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
 // CHECK: %[[OUT:.*]] = memref.alloc() : memref<1x8x1x64xf16>
 // CHECK: %[[ACC:.*]] = memref.alloc() : memref<8x3x64xf32>
 // CHECK: %[[ML:.*]] = memref.alloc() : memref<8x3x2xf32>
 // CHECK: gpu.launch_func @qattn_kernels::@decode_split_attention blocks in (%[[C3]], %[[C1]], %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}}) args({{.*}}, %[[ACC]] : memref<8x3x64xf32>, %[[ML]] : memref<8x3x2xf32>)
-// CHECK: gpu.launch_func @qattn_kernels::@decode_split_combine blocks in (%[[C2]], %{{.*}}, %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}}) args(%[[ACC]] : memref<8x3x64xf32>, %[[ML]] : memref<8x3x2xf32>, %[[OUT]] : memref<1x8x1x64xf16>)
+// CHECK: gpu.launch_func @qattn_kernels::@decode_split_combine blocks in (%[[C8]], %{{.*}}, %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}}) args(%[[ACC]] : memref<8x3x64xf32>, %[[ML]] : memref<8x3x2xf32>, %[[OUT]] : memref<1x8x1x64xf16>)
 // CHECK: bufferization.to_tensor %[[OUT]]
 // CHECK: gpu.module @qattn_kernels
 // CHECK: gpu.func @decode_split_attention({{.*}}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
@@ -24,7 +26,11 @@
 // CHECK: gpu.shuffle  xor %{{.*}}, %{{.*}}, %{{.*}} : f32
 // CHECK: arith.maximumf
 // CHECK: math.exp
-// CHECK: gpu.func @decode_split_combine
+// CHECK: gpu.func @decode_split_combine({{.*}}) workgroup(%[[MERGED:.*]] : memref<264xf32, #gpu.address_space<workgroup>>)
+// CHECK: math.exp
+// CHECK: memref.store {{.*}}, %[[MERGED]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[MERGED]]
 // CHECK: math.exp
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 func.func @decode_split(%q: tensor<1x8x1x64xf16>, %kp: tensor<1x300x64xi8>, %ks: tensor<1x2x5xf32>, %kg: tensor<1x2x19x64xi8>, %kz: tensor<1x2x19x64xi8>,
