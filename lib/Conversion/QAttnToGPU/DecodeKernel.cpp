@@ -269,14 +269,6 @@ private:
     return r;
   }
 
-  /// The reference a row's scores are taken from: its max, or 0 while the
-  /// max is -inf (only masked keys seen), so that no inf - inf appears.
-  Value finiteRef(Value max) {
-    Value isInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, max,
-                                        f32Const(b, -INFINITY));
-    return arith::SelectOp::create(b, isInf, f32Const(b, 0.0), max);
-  }
-
   /// Keys [0, end) that query i may see within a slice ending at `end`.
   Value causalEnd(Value i, Value end) {
     if (!shape.causal)
@@ -894,7 +886,7 @@ private:
           m = arith::MaximumFOp::create(b, m, x);
         moved.push_back(overColumn<arith::MaximumFOp>(b, m));
         corr[r] = math::Exp2Op::create(
-            b, arith::SubFOp::create(b, state[r], finiteRef(moved[r])));
+            b, arith::SubFOp::create(b, state[r], finiteRef(b, moved[r])));
       }
       for (int64_t r = 0; r < rows; ++r)
         moved.push_back(arith::MulFOp::create(b, state[rows + r], corr[r]));
@@ -911,7 +903,7 @@ private:
     }
     for (int64_t r = 0; r < rows; ++r) {
       next[r] = move.getResult(r);
-      Value ref = finiteRef(next[r]);
+      Value ref = finiteRef(b, next[r]);
       Value sum = move.getResult(rows + r);
       for (Value &p : s[r]) {
         p = math::Exp2Op::create(b, arith::SubFOp::create(b, p, ref));

@@ -22,6 +22,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <cmath>
+
 namespace mlir::qattn::kernels {
 using namespace mlir::qattn::format;
 
@@ -107,6 +109,15 @@ inline Value inlineAsm(ImplicitLocOpBuilder &b, Type type, ValueRange operands,
              UnitAttr(), LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(),
              ArrayAttr())
       .getResult(0);
+}
+
+/// The reference a row's exponentials are taken from: its max, or 0 while
+/// the max is -inf (only masked keys, or no slice, seen), so that no
+/// inf - inf appears.
+inline Value finiteRef(ImplicitLocOpBuilder &b, Value max) {
+  Value isInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, max,
+                                      format::f32Const(b, -INFINITY));
+  return arith::SelectOp::create(b, isInf, format::f32Const(b, 0.0), max);
 }
 
 /// The output accumulators of an mma warp, each times its row corrections

@@ -160,11 +160,6 @@ public:
       return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, chan(t),
                                    indexConst(b, d));
     };
-    auto finiteRef = [&](Value m) {
-      Value isInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m,
-                                          f32Const(b, -INFINITY));
-      return arith::SelectOp::create(b, isInf, f32Const(b, 0.0), m).getResult();
-    };
 
     // Warp w: splits w * share + u, u < share, in chunks of up to 8 whose
     // loads are all issued before any is used; past the last split a slot
@@ -193,7 +188,7 @@ public:
       Value m = acc[0];
       for (Value x : ms)
         m = arith::MaximumFOp::create(b, m, x);
-      Value ref = finiteRef(m);
+      Value ref = finiteRef(b, m);
       auto weight = [&](Value x) {
         return math::ExpOp::create(b, arith::SubFOp::create(b, x, ref));
       };
@@ -247,7 +242,7 @@ public:
     Value m = ms[0];
     for (Value x : ArrayRef<Value>(ms).drop_front())
       m = arith::MaximumFOp::create(b, m, x);
-    Value ref = finiteRef(m);
+    Value ref = finiteRef(b, m);
     Value sum = f32Const(b, 0.0), o = f32Const(b, 0.0);
     for (int64_t w = 0; w < kCombineWarps; ++w) {
       Value e = math::ExpOp::create(b, arith::SubFOp::create(b, ms[w], ref));
