@@ -23,9 +23,12 @@
 // interleaved first so that each f16x2 holds one channel of both. P^T comes
 // from the S^T accumulators by a movmatrix transpose, times the keys'
 // stage-1 value scale. The group constants (s2, z2 of each channel) are
-// converted once per warp and step into f16x2 pairs in shared memory. Softmax
-// runs in base 2 with the softmax scale, log2(e) and the stage-1 scales
-// folded into one factor per row and step.
+// converted once per warp and step into f16 in shared memory (K as the pairs
+// of the lanes' channel pairs, V as one (z2, s2) word per channel), laid out
+// so that no two lanes of a load share a bank. Softmax runs in base 2 with
+// the softmax scale, log2(e) and the stage-1 scales folded into one factor
+// per row and step, against lazy row maxima (moved only when a score passes
+// them by 2^8).
 //
 //===----------------------------------------------------------------------===//
 
