@@ -407,7 +407,8 @@ private:
   /// each 128-byte line are xor'ed with the line's index mod 4. A V^T
   /// fragment load takes keys 2t + dj of the lanes' t, rows 2 apart: 4 * 64
   /// bytes apart at 4 bits, the same banks; swizzled, the quarter warps'
-  /// reads cover all banks (4 wavefronts per load at d = 128 became 1 or 2).
+  /// reads cover all banks (at 4 bits, d = 128: 8 wavefronts per 8-byte
+  /// load became 2, the ideal).
   /// A permutation of 16-byte pieces inside a line, as the copies need.
   Value swizzleValueCodes(Value rel) {
     Value line = rem(b, div(b, rel, 128), 4);
