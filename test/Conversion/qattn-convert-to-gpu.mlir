@@ -286,3 +286,30 @@ func.func @prefill_wgmma(%q8: tensor<1x4x150x128xi8>, %qs: tensor<1x4x3xf32>, %k
       : (tensor<1x4x150x128xi8>, tensor<1x4x3xf32>, tensor<1x2x150x128xi8>, tensor<1x2x3xf32>, tensor<1x2x150x128xi8>, tensor<1x2x3xf32>) -> tensor<1x4x150x128xf32>
   return %o : tensor<1x4x150x128xf32>
 }
+
+// -----
+
+// The combine kernel at d = 256, wider than its 128 threads: each thread
+// merges channels c and c + 128 (two unguarded rounds of stores), after
+// each warp has merged its share of the 6 splits (2 per warp: warp 3's
+// slots lie past the last split and are weighted out).
+// CHECK-LABEL: func.func @combine_d256
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK: gpu.launch_func @qattn_kernels::@combine_d256_combine blocks in (%[[C4]], %{{.*}}, %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}})
+// CHECK: gpu.func @combine_d256_combine({{.*}}) workgroup(%[[MERGED:.*]] : memref<1032xf32, #gpu.address_space<workgroup>>)
+// CHECK: arith.cmpi ult
+// CHECK: arith.select {{.*}} : f32
+// CHECK: gpu.barrier
+// CHECK-NOT: scf.if
+// CHECK: memref.store {{.*}} : memref<1x4x1x256xf32>
+// CHECK-NOT: scf.if
+// CHECK: memref.store {{.*}} : memref<1x4x1x256xf32>
+// CHECK: gpu.return
+func.func @combine_d256(%q: tensor<1x4x1x256xf32>, %k: tensor<1x1x300x256xi8>, %ks: tensor<1x1x5xf32>) -> tensor<1x4x1x256xf32> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks)
+      {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>,
+       gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 6>}
+      : (tensor<1x4x1x256xf32>, tensor<1x1x300x256xi8>, tensor<1x1x5xf32>, tensor<1x1x300x256xi8>, tensor<1x1x5xf32>) -> tensor<1x4x1x256xf32>
+  return %o : tensor<1x4x1x256xf32>
+}

@@ -140,7 +140,8 @@ public:
   /// splits, 8 CTAs) it took 18.5 us next to the main kernel's 33.8 (ncu).
   void emitCombine(gpu::GPUFuncOp kernel, Value partialAcc, Value partialMaxSum,
                    Value out) {
-    int64_t d = shape.headDim, perLane = llvm::divideCeilSigned(d, kThreadsPerWarp);
+    int64_t d = shape.headDim, perLane = shape.channelsPerLane();
+    int64_t threads = kCombineWarps * kThreadsPerWarp;
     int64_t share = llvm::divideCeilSigned(shape.splits, kCombineWarps);
     // Per warp: its max, sum and d accumulators.
     int64_t stride = 2 + d;
@@ -153,37 +154,34 @@ public:
     Value warp = div(b, tid, kThreadsPerWarp);
     Value row = gpu::BlockIdOp::create(b, gpu::Dimension::x);
     Value zero = indexConst(b, 0), one = indexConst(b, 1);
+    // Lane l: channels l, l + 32, ... (each load coalesced over the warp).
     auto chan = [&](int64_t t) {
       return add(b, lane, indexConst(b, t * kThreadsPerWarp));
     };
-    auto laneHas = [&](int64_t t) {
-      return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, chan(t),
-                                   indexConst(b, d));
-    };
 
     // Warp w: splits w * share + u, u < share, in chunks of up to 8 whose
-    // loads are all issued before any is used; past the last split a slot
-    // reads the last one with max -inf (weight 0).
+    // loads are all issued before any is used (one load round per chunk, not
+    // per split); past the last split a slot reads the last one with max
+    // -inf (weight 0). One pass, online: the running max, sum and
+    // accumulators are rescaled once per chunk (a slice that saw no key has
+    // max -inf and sum 0).
     int64_t chunk = std::min<int64_t>(8, share);
-    SmallVector<Value> acc = {f32Const(b, -INFINITY), f32Const(b, 0.0)};
-    acc.append(perLane, f32Const(b, 0.0));
     Value first = mul(b, warp, share);
-    for (int64_t c0 = 0; c0 < share; c0 += chunk) {
+    auto mergeChunk = [&](Value u0, int64_t n, ValueRange acc) {
       SmallVector<Value> ms, ls;
       SmallVector<SmallVector<Value>> as;
-      for (int64_t u = c0; u < std::min(share, c0 + chunk); ++u) {
-        Value sRaw = add(b, first, indexConst(b, u));
-        Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, sRaw,
+      for (int64_t u = 0; u < n; ++u) {
+        Value s = add(b, first, add(b, u0, indexConst(b, u)));
+        Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, s,
                                             indexConst(b, shape.splits));
-        Value sIdx = minIdx(b, sRaw, indexConst(b, shape.splits - 1));
+        s = minIdx(b, s, indexConst(b, shape.splits - 1));
         ms.push_back(arith::SelectOp::create(
-            b, valid, load(b, partialMaxSum, {row, sIdx, zero}),
+            b, valid, load(b, partialMaxSum, {row, s, zero}),
             f32Const(b, -INFINITY)));
-        ls.push_back(load(b, partialMaxSum, {row, sIdx, one}));
+        ls.push_back(load(b, partialMaxSum, {row, s, one}));
         SmallVector<Value> &a = as.emplace_back();
         for (int64_t t = 0; t < perLane; ++t)
-          a.push_back(load(b, partialAcc,
-                           {row, sIdx, minIdx(b, chan(t), indexConst(b, d - 1))}));
+          a.push_back(load(b, partialAcc, {row, s, chan(t)}));
       }
       Value m = acc[0];
       for (Value x : ms)
@@ -194,7 +192,7 @@ public:
       };
       Value old = weight(acc[0]);
       SmallVector<Value> next = {m};
-      for (Value a : ArrayRef<Value>(acc).drop_front())
+      for (Value a : acc.drop_front())
         next.push_back(arith::MulFOp::create(b, a, old));
       for (auto [mx, l, a] : llvm::zip(ms, ls, as)) {
         Value w = weight(mx);
@@ -203,8 +201,17 @@ public:
           next[2 + t] = arith::AddFOp::create(
               b, next[2 + t], arith::MulFOp::create(b, w, a[t]));
       }
-      acc = next;
-    }
+      return next;
+    };
+    SmallVector<Value> init = {f32Const(b, -INFINITY), f32Const(b, 0.0)};
+    init.append(perLane, f32Const(b, 0.0));
+    int64_t chunks = share / chunk, rest = share % chunk;
+    SmallVector<Value> acc = reduceRange(
+        b, zero, indexConst(b, chunks), init, [&](Value c, ValueRange a) {
+          return mergeChunk(mul(b, c, chunk), chunk, a);
+        });
+    if (rest)
+      acc = mergeChunk(indexConst(b, chunks * chunk), rest, acc);
 
     // The warps' (max, sum, accumulators) into workgroup memory.
     Value base = mul(b, warp, stride);
@@ -216,45 +223,42 @@ public:
       memref::StoreOp::create(b, acc[0], merged, ValueRange{base});
       memref::StoreOp::create(b, acc[1], merged, ValueRange{add(b, base, one)});
     }
-    for (int64_t t = 0; t < perLane; ++t) {
-      auto ifOp = scf::IfOp::create(b, laneHas(t), /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    for (int64_t t = 0; t < perLane; ++t)
       memref::StoreOp::create(b, acc[2 + t], merged,
                               ValueRange{add(b, base, add(b, chan(t), indexConst(b, 2)))});
-    }
     gpu::BarrierOp::create(b);
 
-    // Thread c < d: channel c over the warps.
-    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
-                                          indexConst(b, d));
-    auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    SmallVector<Value> ms, ls, os;
+    // Each channel c over the warps, by thread c mod `threads`.
+    Value i = rem(b, row, shape.queries);
+    Value bh = div(b, row, shape.queries);
+    Value h = rem(b, bh, shape.qHeads);
+    Value bi = div(b, bh, shape.qHeads);
+    SmallVector<Value> ms, ls;
     for (int64_t w = 0; w < kCombineWarps; ++w) {
       Value at = indexConst(b, w * stride);
       ms.push_back(memref::LoadOp::create(b, merged, ValueRange{at}));
       ls.push_back(memref::LoadOp::create(b, merged, ValueRange{add(b, at, one)}));
-      os.push_back(memref::LoadOp::create(
-          b, merged, ValueRange{add(b, at, add(b, tid, indexConst(b, 2)))}));
     }
     Value m = ms[0];
     for (Value x : ArrayRef<Value>(ms).drop_front())
       m = arith::MaximumFOp::create(b, m, x);
     Value ref = finiteRef(b, m);
-    Value sum = f32Const(b, 0.0), o = f32Const(b, 0.0);
+    SmallVector<Value> weights;
+    Value sum = f32Const(b, 0.0);
     for (int64_t w = 0; w < kCombineWarps; ++w) {
-      Value e = math::ExpOp::create(b, arith::SubFOp::create(b, ms[w], ref));
-      sum = arith::AddFOp::create(b, sum, arith::MulFOp::create(b, e, ls[w]));
-      o = arith::AddFOp::create(b, o, arith::MulFOp::create(b, e, os[w]));
+      weights.push_back(math::ExpOp::create(b, arith::SubFOp::create(b, ms[w], ref)));
+      sum = arith::AddFOp::create(b, sum, arith::MulFOp::create(b, weights[w], ls[w]));
     }
-    Value i = rem(b, row, shape.queries);
-    Value bh = div(b, row, shape.queries);
-    Value h = rem(b, bh, shape.qHeads);
-    Value bi = div(b, bh, shape.qHeads);
-    store(b, fromF32(b, arith::DivFOp::create(b, o, sum), outType), out,
-          {bi, h, i, tid});
+    spreadOver(b, tid, threads, d, [&](Value c) {
+      Value o = f32Const(b, 0.0);
+      for (int64_t w = 0; w < kCombineWarps; ++w) {
+        Value x = memref::LoadOp::create(
+            b, merged, ValueRange{add(b, c, indexConst(b, w * stride + 2))});
+        o = arith::AddFOp::create(b, o, arith::MulFOp::create(b, weights[w], x));
+      }
+      store(b, fromF32(b, arith::DivFOp::create(b, o, sum), outType), out,
+            {bi, h, i, c});
+    });
   }
 
 private:
