@@ -94,9 +94,9 @@ struct ConstLayout {
   int64_t vWords() const { return 4 * headDim; }
   int64_t bytes() const { return 8 * headDim; }
   /// Strides of a lane's chunks and of the lanes' first chunks, in bytes.
-  static constexpr int64_t kChunkStride = 4 * 16, kLaneStride = 16;
-  static constexpr int64_t vChunkStride = 16;
-  int64_t vLaneStride() const { return headDim / 2; }
+  static constexpr int64_t keyChunkStride = 4 * 16, keyLaneStride = 16;
+  static constexpr int64_t valueChunkStride = 16;
+  int64_t valueLaneStride() const { return headDim / 2; }
 };
 } // namespace
 
@@ -638,11 +638,11 @@ private:
       // Pair p = w * pairs + j of lane t sits in chunk p / 4 (ConstLayout).
       Value kBase = add(b, add(b, dst, indexConst(b, to.kPairs(0))),
                         add(b, mul(b, kind, 2 * d),
-                            mul(b, lt, ConstLayout::kLaneStride)));
+                            mul(b, lt, ConstLayout::keyLaneStride)));
       for (int64_t c = 0; c < pairs / 4; ++c) {
         Value chunk = add(b, mul(b, w, pairs / 4), indexConst(b, c));
         storeChunk(ArrayRef<Value>(out).slice(4 * c, 4),
-                   add(b, kBase, mul(b, chunk, ConstLayout::kChunkStride)));
+                   add(b, kBase, mul(b, chunk, ConstLayout::keyChunkStride)));
       }
     });
 
@@ -810,10 +810,10 @@ private:
     int64_t pairsPerWord = 16 / kBits;
     // Group constants are made or loaded next to their use: short live ranges.
     ConstLayout cl(d);
-    WordLoader kS(*this, f.constants, cl.kPairs(0), t, ConstLayout::kLaneStride,
-                  ConstLayout::kChunkStride, d);
-    WordLoader kZ(*this, f.constants, cl.kPairs(1), t, ConstLayout::kLaneStride,
-                  ConstLayout::kChunkStride, d);
+    WordLoader kS(*this, f.constants, cl.kPairs(0), t, ConstLayout::keyLaneStride,
+                  ConstLayout::keyChunkStride, d);
+    WordLoader kZ(*this, f.constants, cl.kPairs(1), t, ConstLayout::keyLaneStride,
+                  ConstLayout::keyChunkStride, d);
     for (int64_t k = 0; k < kSteps; ++k) {
       Value pairs[2][2]; // [reg][key half]
       for (int64_t reg = 0; reg < 2; ++reg) {
@@ -939,8 +939,8 @@ private:
     // interleaved per 16-bit chunk so that a pair holds one channel of both.
     auto vc = valueChannels(vBits, vOrder);
     int64_t perChunk = 16 / vBits;
-    WordLoader vWords(*this, f.constants, cl.vWords(), g, cl.vLaneStride(),
-                      ConstLayout::vChunkStride, d);
+    WordLoader vWords(*this, f.constants, cl.vWords(), g, cl.valueLaneStride(),
+                      ConstLayout::valueChunkStride, d);
     auto valuePairs = [&](int64_t u) {
       Value vs, vz;
       if (f.constants) {

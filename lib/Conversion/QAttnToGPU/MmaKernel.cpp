@@ -729,7 +729,6 @@ private:
                            tiedConstraints(regs.size(), registerClass(elem))));
   }
 
-
   /// Issues the warpgroup's wgmma m64{n}{k} with A from registers (`a`:
   /// four 32-bit registers in the layout of mma.sync's A fragment of the
   /// warp's 16 rows) and B K-major in shared memory at `descB`, on the

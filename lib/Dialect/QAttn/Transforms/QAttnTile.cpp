@@ -50,13 +50,22 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
              s.getBlock() % 16 == 0;
     };
     int64_t d = op.getHeadDim();
-    int64_t rows = op.getNumQueries() * op.getNumQueryHeads() / op.getNumKVHeads();
     return (!op.getQScales() || blockScales(op.getQStage1Attr())) &&
            packed(op.getKStage2Attr()) && packed(op.getVStage2Attr()) &&
            blockScales(op.getKStage1()) && blockScales(op.getVStage1()) &&
            !op.getKBuffer() &&
            op.getSoftmaxOrDefault().getMode() == SoftmaxMode::exact &&
-           (d == 64 || d == 128) && rows <= 64;
+           (d == 64 || d == 128) && decodeRows(op) <= 64;
+  }
+
+  /// The decode kernel's rows per KV head: (query, query head) pairs.
+  static int64_t decodeRows(AttentionOp op) {
+    return op.getNumQueries() * op.getNumQueryHeads() / op.getNumKVHeads();
+  }
+  /// Its warp tasks: (batch, KV head, 16-row tile).
+  static int64_t decodeTasks(AttentionOp op) {
+    return op.getBatch() * op.getNumKVHeads() *
+           llvm::divideCeilSigned(decodeRows(op), int64_t(16));
   }
 
   /// Decode kernel: a warp per 16 (query, head) rows of a KV head and key
@@ -64,13 +73,6 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   /// kernel's occupancy), none shorter than the minimum. A shape that gets fewer than
   /// `decodeMinWarps` warps that way (its latency not hidden) takes shorter
   /// slices, down to kShortestSplit keys, to reach that many.
-  /// The decode kernel's warp tasks: (batch, KV head, 16-row tile).
-  static int64_t decodeTasks(AttentionOp op) {
-    int64_t rows = op.getNumQueries() * op.getNumQueryHeads() / op.getNumKVHeads();
-    return op.getBatch() * op.getNumKVHeads() *
-           llvm::divideCeilSigned(rows, int64_t(16));
-  }
-
   int64_t chooseDecodeSplits(AttentionOp op) const {
     int64_t tasks = decodeTasks(op);
     int64_t keys = op.getNumCacheKeys();
