@@ -875,47 +875,39 @@ private:
         passed = passed ? arith::OrIOp::create(b, passed, p).getResult() : p;
       }
     }
-    Value anyPassed = NVVM::VoteSyncOp::create(b, b.getI1Type(), i32(-1), passed,
-                                               NVVM::VoteSyncKind::any);
     ValueRange held = state.take_front(2 * rows + rowBlocks * kSteps);
-    auto move = scf::IfOp::create(b, held.getTypes(), anyPassed,
-                                  /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(move.thenBlock());
-      SmallVector<Value> moved, corr(rows);
+    SmallVector<Value> moved = ifAnyLane(b, passed, held, [&] {
+      SmallVector<Value> out, corr(rows);
       for (int64_t r = 0; r < rows; ++r) {
         Value m = state[r];
         for (Value x : s[r])
           m = arith::MaximumFOp::create(b, m, x);
-        moved.push_back(overColumn<arith::MaximumFOp>(b, m));
+        out.push_back(overColumn<arith::MaximumFOp>(b, m));
         corr[r] = math::Exp2Op::create(
-            b, arith::SubFOp::create(b, state[r], finiteRef(b, moved[r])));
+            b, arith::SubFOp::create(b, state[r], finiteRef(b, out[r])));
       }
       for (int64_t r = 0; r < rows; ++r)
-        moved.push_back(arith::MulFOp::create(b, state[rows + r], corr[r]));
+        out.push_back(arith::MulFOp::create(b, state[rows + r], corr[r]));
       for (int64_t i = 0; i < rowBlocks * kSteps; ++i) {
         int64_t n = i / kSteps;
         Value c = vector::FromElementsOp::create(
             b, cType,
             ValueRange{corr[2 * n], corr[2 * n + 1], corr[2 * n], corr[2 * n + 1]});
-        moved.push_back(arith::MulFOp::create(b, state[2 * rows + i], c));
+        out.push_back(arith::MulFOp::create(b, state[2 * rows + i], c));
       }
-      scf::YieldOp::create(b, moved);
-      b.setInsertionPointToStart(move.elseBlock());
-      scf::YieldOp::create(b, held);
-    }
+      return out;
+    });
     for (int64_t r = 0; r < rows; ++r) {
-      next[r] = move.getResult(r);
+      next[r] = moved[r];
       Value ref = finiteRef(b, next[r]);
-      Value sum = move.getResult(rows + r);
+      Value sum = moved[rows + r];
       for (Value &p : s[r]) {
         p = math::Exp2Op::create(b, arith::SubFOp::create(b, p, ref));
         sum = arith::AddFOp::create(b, sum, p);
       }
       next[rows + r] = sum;
     }
-    SmallVector<Value> accs(move.getResults().drop_front(2 * rows));
+    SmallVector<Value> accs(ArrayRef<Value>(moved).drop_front(2 * rows));
 
     // P^T times the step's stage-1 value scale, as the B fragments: the S^T
     // accumulators hold (key g (+8), rows 2t, 2t+1), the B operand wants

@@ -120,10 +120,28 @@ inline Value finiteRef(ImplicitLocOpBuilder &b, Value max) {
   return arith::SelectOp::create(b, isInf, format::f32Const(b, 0.0), max);
 }
 
+/// `keep`, or what `then` makes from it when `laneCond` holds on any lane of
+/// the warp: a warp-uniform branch (vote.sync), for work that is rarely
+/// needed and must not diverge (shuffles inside `then`).
+inline SmallVector<Value>
+ifAnyLane(ImplicitLocOpBuilder &b, Value laneCond, ValueRange keep,
+          function_ref<SmallVector<Value>()> then) {
+  Value all = arith::ConstantIntOp::create(b, b.getI32Type(), -1);
+  Value any = NVVM::VoteSyncOp::create(b, b.getI1Type(), all, laneCond,
+                                       NVVM::VoteSyncKind::any);
+  auto ifOp = scf::IfOp::create(b, keep.getTypes(), any, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  scf::YieldOp::create(b, then());
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, keep);
+  return SmallVector<Value>(ifOp.getResults());
+}
+
 /// The output accumulators of an mma warp, each times its row corrections
 /// (`corrFor(i)`: a vector like accs[i], made only inside the branch),
 /// computed only when some row of the warp got a new max (rare after the
-/// first key tiles); the branch is warp-uniform (vote.sync).
+/// first key tiles).
 inline SmallVector<Value>
 rescaleIfGrew(ImplicitLocOpBuilder &b, ValueRange oldMax, ValueRange newMax,
               function_ref<Value(int64_t)> corrFor, ValueRange accs) {
@@ -132,20 +150,12 @@ rescaleIfGrew(ImplicitLocOpBuilder &b, ValueRange oldMax, ValueRange newMax,
     Value g = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, n, o);
     grew = grew ? arith::OrIOp::create(b, grew, g).getResult() : g;
   }
-  Value all = arith::ConstantIntOp::create(b, b.getI32Type(), -1);
-  Value anyGrew = NVVM::VoteSyncOp::create(b, b.getI1Type(), all, grew,
-                                           NVVM::VoteSyncKind::any);
-  auto rescale = scf::IfOp::create(b, accs.getTypes(), anyGrew,
-                                   /*withElseRegion=*/true);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(rescale.thenBlock());
-  SmallVector<Value> scaled;
-  for (auto [i, acc] : llvm::enumerate(accs))
-    scaled.push_back(arith::MulFOp::create(b, acc, corrFor(i)));
-  scf::YieldOp::create(b, scaled);
-  b.setInsertionPointToStart(rescale.elseBlock());
-  scf::YieldOp::create(b, accs);
-  return SmallVector<Value>(rescale.getResults());
+  return ifAnyLane(b, grew, accs, [&] {
+    SmallVector<Value> scaled;
+    for (auto [i, acc] : llvm::enumerate(accs))
+      scaled.push_back(arith::MulFOp::create(b, acc, corrFor(i)));
+    return scaled;
+  });
 }
 
 /// The same for accumulators in the mma C layout (rows g and g + 8 of every
