@@ -313,3 +313,22 @@ func.func @combine_d256(%q: tensor<1x4x1x256xf32>, %k: tensor<1x1x300x256xi8>, %
       : (tensor<1x4x1x256xf32>, tensor<1x1x300x256xi8>, tensor<1x1x5xf32>, tensor<1x1x300x256xi8>, tensor<1x1x5xf32>) -> tensor<1x4x1x256xf32>
   return %o : tensor<1x4x1x256xf32>
 }
+
+// -----
+
+// Many splits: the combine CTA grows to ceil(100 / 8) = 13 warps, 8 splits
+// each, so every warp's loads go out in one round (no loop over chunks).
+// CHECK-LABEL: func.func @combine_many_splits
+// CHECK-DAG: %[[C416:.*]] = arith.constant 416 : index
+// CHECK: gpu.launch_func @qattn_kernels::@combine_many_splits_combine blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%[[C416]], %{{.*}}, %{{.*}})
+// CHECK: gpu.func @combine_many_splits_combine({{.*}}) workgroup(%{{.*}} : memref<858xf32, #gpu.address_space<workgroup>>)
+// CHECK-NOT: scf.for
+// CHECK: gpu.barrier
+// CHECK: gpu.return
+func.func @combine_many_splits(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x3200x64xi8>, %ks: tensor<1x1x50xf32>) -> tensor<1x4x1x64xf32> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks)
+      {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>,
+       gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 100>}
+      : (tensor<1x4x1x64xf32>, tensor<1x1x3200x64xi8>, tensor<1x1x50xf32>, tensor<1x1x3200x64xi8>, tensor<1x1x50xf32>) -> tensor<1x4x1x64xf32>
+  return %o : tensor<1x4x1x64xf32>
+}

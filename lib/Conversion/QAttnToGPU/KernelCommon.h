@@ -22,6 +22,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace mlir::qattn::kernels {
@@ -234,6 +235,13 @@ struct AttentionShape {
   /// Slices start at multiples of 16 keys (the decode kernel's step).
   int64_t keysPerSplit() const {
     return llvm::alignTo(llvm::divideCeilSigned(keys(), splits), 16);
+  }
+  /// Warps of a combine CTA (one CTA per row): about 8 splits per warp, so
+  /// that a warp's loads go out in one round, between 4 and 16 warps. The
+  /// grid has only rows() CTAs (32 at B1 Hq32), so the warps are its
+  /// parallelism: 4 warps left B1 N128K (256 splits) 8 load rounds deep.
+  int64_t combineWarps() const {
+    return std::clamp<int64_t>(llvm::divideCeilSigned(splits, 8), 4, 16);
   }
 };
 

@@ -35,8 +35,6 @@ using namespace mlir::qattn::format;
 using namespace mlir::qattn::kernels;
 
 static constexpr StringLiteral kKernelModuleName = "qattn_kernels";
-// Warps of a combine CTA (one CTA per row; the warps share its splits).
-static constexpr int64_t kCombineWarps = 4;
 
 //===----------------------------------------------------------------------===//
 // The attention kernel
@@ -133,7 +131,7 @@ public:
   }
 
   /// Body of the combine kernel merging `splits` partial rows: a CTA of
-  /// kCombineWarps warps per row, warp w merging its share of the splits
+  /// combineWarps() warps per row, warp w merging its share of the splits
   /// (lane l: channels l, l + 32, ...), then each thread one channel over
   /// the warps' results through workgroup memory. One warp per row left the
   /// splits to a chain of dependent load rounds: at B1 N32K d128 (64
@@ -141,13 +139,13 @@ public:
   void emitCombine(gpu::GPUFuncOp kernel, Value partialAcc, Value partialMaxSum,
                    Value out) {
     int64_t d = shape.headDim, perLane = shape.channelsPerLane();
-    int64_t threads = kCombineWarps * kThreadsPerWarp;
-    int64_t share = llvm::divideCeilSigned(shape.splits, kCombineWarps);
+    int64_t warps = shape.combineWarps(), threads = warps * kThreadsPerWarp;
+    int64_t share = llvm::divideCeilSigned(shape.splits, warps);
     // Per warp: its max, sum and d accumulators.
     int64_t stride = 2 + d;
     auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
     Value merged = kernel.addWorkgroupAttribution(
-        MemRefType::get({kCombineWarps * stride}, b.getF32Type(), nullptr, wg),
+        MemRefType::get({warps * stride}, b.getF32Type(), nullptr, wg),
         b.getLoc());
     Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     Value lane = rem(b, tid, kThreadsPerWarp);
@@ -159,13 +157,13 @@ public:
       return add(b, lane, indexConst(b, t * kThreadsPerWarp));
     };
 
-    // Warp w: splits w * share + u, u < share, in chunks of up to 8 whose
-    // loads are all issued before any is used (one load round per chunk, not
-    // per split); past the last split a slot reads the last one with max
-    // -inf (weight 0). One pass, online: the running max, sum and
-    // accumulators are rescaled once per chunk (a slice that saw no key has
-    // max -inf and sum 0).
-    int64_t chunk = std::min<int64_t>(8, share);
+    // Warp w: splits w * share + u, u < share, in chunks whose loads are
+    // all issued before any is used (one load round per chunk, not per
+    // split); a chunk holds its loads in about 128 registers. Past the last
+    // split a slot reads the last one with max -inf (weight 0). One pass,
+    // online: the running max, sum and accumulators are rescaled once per
+    // chunk (a slice that saw no key has max -inf and sum 0).
+    int64_t chunk = std::min<int64_t>(share, std::max<int64_t>(1, 128 / (2 + perLane)));
     Value first = mul(b, warp, share);
     auto mergeChunk = [&](Value u0, int64_t n, ValueRange acc) {
       SmallVector<Value> ms, ls;
@@ -234,7 +232,7 @@ public:
     Value h = rem(b, bh, shape.qHeads);
     Value bi = div(b, bh, shape.qHeads);
     SmallVector<Value> ms, ls;
-    for (int64_t w = 0; w < kCombineWarps; ++w) {
+    for (int64_t w = 0; w < warps; ++w) {
       Value at = indexConst(b, w * stride);
       ms.push_back(memref::LoadOp::create(b, merged, ValueRange{at}));
       ls.push_back(memref::LoadOp::create(b, merged, ValueRange{add(b, at, one)}));
@@ -245,13 +243,13 @@ public:
     Value ref = finiteRef(b, m);
     SmallVector<Value> weights;
     Value sum = f32Const(b, 0.0);
-    for (int64_t w = 0; w < kCombineWarps; ++w) {
+    for (int64_t w = 0; w < warps; ++w) {
       weights.push_back(math::ExpOp::create(b, arith::SubFOp::create(b, ms[w], ref)));
       sum = arith::AddFOp::create(b, sum, arith::MulFOp::create(b, weights[w], ls[w]));
     }
     spreadOver(b, tid, threads, d, [&](Value c) {
       Value o = f32Const(b, 0.0);
-      for (int64_t w = 0; w < kCombineWarps; ++w) {
+      for (int64_t w = 0; w < warps; ++w) {
         Value x = memref::LoadOp::create(
             b, merged, ValueRange{add(b, c, indexConst(b, w * stride + 2))});
         o = arith::AddFOp::create(b, o, arith::MulFOp::create(b, weights[w], x));
@@ -813,7 +811,7 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
   if (shape->splits > 1) {
     SmallVector<Value> combineArgs = {outputs[0], outputs[1], out};
     launchKernel(b, kernels, (prefix + "_combine").str(), combineArgs,
-                 {shape->rows(), 1}, kCombineWarps * kThreadsPerWarp,
+                 {shape->rows(), 1}, shape->combineWarps() * kThreadsPerWarp,
                  [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
                    AttentionView view;
                    AttentionKernelEmitter(k, *shape, view, outType.getElementType(),
