@@ -157,7 +157,8 @@ func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: t
 // tasks, one CTA), the partials merged by the same combine kernel, ptxas
 // asked for 4 CTAs per SM (128 registers). Two stages: each warp's ring of
 // 2 slots of 16 * 64 bytes of codes + 4 * 64 of group constants in workgroup
-// memory, filled by cp.async one step ahead, then 8 * 64 bytes for the
+// memory, filled by cp.async one step ahead (the codes as inline PTX with
+// an L2 prefetch of the whole 128-byte line), then 8 * 64 bytes for the
 // group constants as f16x2 words. In the 16-key step loop: the next step's
 // copies (V code rows swizzled by an xor), a wait for this step's group, the
 // constants converted once per warp (bytes gathered by prmt) and stored as
@@ -174,12 +175,21 @@ func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: t
 // CHECK: gpu.launch_func @qattn_kernels::@decode_tc_attention_decode blocks in (%[[C3]], %[[C1]], %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}})
 // CHECK: gpu.launch_func @qattn_kernels::@decode_tc_combine
 // CHECK: gpu.func @decode_tc_attention_decode({{.*}}) workgroup(%[[RING:.*]] : memref<12288xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 4 : i32}
-// CHECK: nvgpu.device_async_copy {{.*}}, %[[RING]][{{.*}}], 16 {bypassL1} : memref<1x300x64xi8> to memref<12288xi8, #gpu.address_space<workgroup>>
+// CHECK: memref.extract_aligned_pointer_as_index %[[RING]]
+// CHECK: %[[K:.*]] = memref.extract_aligned_pointer_as_index %arg1 : memref<1x300x64xi8>
+// CHECK: %[[KAT:.*]] = arith.addi %[[K]],
+// CHECK: %[[KSRC:.*]] = arith.index_castui %[[KAT]] : index to i64
+// CHECK: llvm.inline_asm has_side_effects "{ .reg .u64 g; cvta.to.global.u64 g, $1; cp.async.cg.shared.global.L2::128B [$0], [g], 16; }", "r,l" %{{.*}}, %[[KSRC]] : (i32, i64) -> ()
+// CHECK: arith.xori {{.*}} : index
+// CHECK: memref.extract_aligned_pointer_as_index %arg5 : memref<1x300x64xi8>
+// CHECK: llvm.inline_asm has_side_effects "{{.*}}cp.async.cg.shared.global.L2::128B
+// CHECK: nvgpu.device_async_copy {{.*}}, %[[RING]][{{.*}}], 16 {bypassL1} : memref<1x2x19x64xi8> to memref<12288xi8, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_create_group
 // CHECK: scf.for
 // CHECK: nvvm.bar.warp.sync
-// CHECK: nvgpu.device_async_copy
+// CHECK: llvm.inline_asm has_side_effects "{{.*}}cp.async.cg.shared.global.L2::128B
 // CHECK: arith.xori {{.*}} : index
+// CHECK: llvm.inline_asm has_side_effects "{{.*}}cp.async.cg.shared.global.L2::128B
 // CHECK: nvgpu.device_async_copy
 // CHECK: %[[TOKEN:.*]] = nvgpu.device_async_create_group
 // CHECK: nvgpu.device_async_wait %[[TOKEN]] {numGroups = 1 : i32}

@@ -415,6 +415,32 @@ private:
     return arith::XOrIOp::create(b, rel, mul(b, line, 32));
   }
 
+  /// cp.async of the 16 bytes at `idx` of the row-major i8 `buffer` (K or V
+  /// codes) to byte `dst` of the ring, with .L2::128B: L2 fetches the whole
+  /// 128-byte line, whose other half (the next head's codes) another warp
+  /// reads about now. Inline PTX: the NVVM op has no prefetch size. On the
+  /// H200, a read-only model of this ring (each warp its head's 64 bytes of
+  /// every 512-byte token row) streamed at 2.56 TB/s, 3.0 with the hint; at
+  /// B8 N32K d128 4 bits the kernel went from 124 to 115 us (docs/PERF.md).
+  void copyCodes(Value dst, Value buffer, ValueRange idx) {
+    auto type = cast<MemRefType>(buffer.getType());
+    Value offset = idx[0];
+    for (auto [size, i] : llvm::zip(type.getShape().drop_front(), idx.drop_front()))
+      offset = add(b, mul(b, offset, size), i);
+    auto i64 = b.getI64Type();
+    auto address = [&](Value memref, Value at) {
+      Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, memref);
+      return arith::IndexCastUIOp::create(b, i64, add(b, base, at)).getResult();
+    };
+    Value to = arith::TruncIOp::create(b, b.getI32Type(), address(ring, dst));
+    LLVM::InlineAsmOp::create(
+        b, TypeRange{}, ValueRange{to, address(buffer, offset)},
+        b.getStringAttr("{ .reg .u64 g; cvta.to.global.u64 g, $1; "
+                        "cp.async.cg.shared.global.L2::128B [$0], [g], 16; }"),
+        b.getStringAttr("r,l"), b.getUnitAttr(), UnitAttr(),
+        LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr());
+  }
+
   /// The first byte of this warp's `slot`.
   Value slotBase(Value slot) {
     return add(b, mul(b, warp, warpBytes), mul(b, slot, ringSlot));
@@ -439,12 +465,14 @@ private:
     // chunk index to its source indices.
     auto region = [&](int64_t at, int64_t chunks, Value buffer,
                       function_ref<SmallVector<Value>(Value)> src,
-                      bool swizzled = false) {
+                      bool codes = false, bool swizzled = false) {
       spreadOver(b, lane, kThreadsPerWarp, chunks, [&](Value c) {
         Value rel = mul(b, c, 16);
         if (swizzled)
           rel = swizzleValueCodes(rel);
         Value dst = add(b, base, add(b, indexConst(b, at), rel));
+        if (codes && cast<MemRefType>(buffer.getType()).getLayout().isIdentity())
+          return copyCodes(dst, buffer, src(c));
         // Streamed once: bypass L1 (cp.async.cg).
         nvgpu::DeviceAsyncCopyOp::create(b, tokenType, ring, ValueRange{dst},
                                          buffer, src(c), b.getIndexAttr(16),
@@ -464,9 +492,9 @@ private:
       };
     };
     region(layout.kCodes(), kStepKeys * layout.kRow / 16, view.k.data,
-           rows(layout.kRow, kOff));
+           rows(layout.kRow, kOff), /*codes=*/true);
     region(layout.vCodes(), kStepKeys * layout.vRow / 16, view.v.data,
-           rows(layout.vRow, vOff), /*swizzled=*/true);
+           rows(layout.vRow, vOff), /*codes=*/true, /*swizzled=*/true);
     region(layout.params(0), d / 16, view.k.groupScales, params(kGroup));
     region(layout.params(1), d / 16, view.k.zeros, params(kGroup));
     region(layout.params(2), d / 16, view.v.groupScales, params(vGroup));
