@@ -3,7 +3,7 @@
 // RUN: not qattn-opt %s -split-input-file --qattn-tile="warps=64" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: qattn-opt %s -split-input-file --qattn-tile="mma=false" | FileCheck %s --check-prefix=NOMMA
 // RUN: qattn-opt %s -split-input-file --qattn-tile="decode-kernel=false" | FileCheck %s --check-prefix=NODEC
-// RUN: qattn-opt %s -split-input-file --qattn-tile="decode-min-warps=0" | FileCheck %s --check-prefix=FEWWARPS
+// RUN: qattn-opt %s -split-input-file --qattn-tile="decode-min-warps=0 decode-min-keys-per-split=512" | FileCheck %s --check-prefix=FEWWARPS
 // RUN: qattn-opt %s -split-input-file --qattn-tile="wgmma=true" | FileCheck %s --check-prefix=WGMMA
 // RUN: qattn-opt %s -split-input-file --qattn-tile="wgmma=false" | FileCheck %s --check-prefix=NOWGMMA
 // RUN: not qattn-opt %s -split-input-file --qattn-tile="decode-min-warps=-1" 2>&1 | FileCheck %s --check-prefix=BADOPT
@@ -93,9 +93,10 @@ func.func @decode_sas(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks:
 
 // Packed 4-bit K/V with block scales take the tensor-core decode kernel: the
 // 4 query heads of each of the 2 KV heads fit one 16-row tile, so 2 warps;
-// 16 warps on each of 132 SMs would want 1056 slices, 2000 keys afford 3 of
-// >= 512 keys, but 6 warps are below decode-min-warps (512): slices shrink
-// to 128 keys, 15 of them. With decode-min-warps=0 the 3 stay. With a
+// 16 warps on each of 132 SMs would want 1056 slices, 2000 keys afford 15
+// of >= 128 keys. With a 512-key minimum they would afford 3, and 6 warps
+// are below decode-min-warps (512): slices shrink to 128 keys, 15 again;
+// with decode-min-warps=0 as well the 3 stay. With a
 // decode buffer, or decode-kernel=false, the warp kernel stays (its slices:
 // >= 128 keys). Grids of fewer CTAs than SMs (15 and 3 here) take a ring of
 // 4 stages.
@@ -126,10 +127,10 @@ func.func @decode_packed_buffer(%q: tensor<1x8x1x64xf32>, %kp: tensor<1x2000x64x
 // -----
 
 // B8 Hq32 Hkv8 d64, 8192 keys: 64 warp tasks (16 CTAs of 4 warps); 16 warps
-// on each of 132 SMs want 33 slices, 8192 keys afford 16 of >= 512 keys: 256
-// CTAs, more than the SMs, so the ring keeps 2 stages.
+// on each of 132 SMs want 33 slices (one wave), 8192 keys afford 64 of >= 128
+// keys: 528 CTAs, more than the SMs, so the ring keeps 2 stages.
 // AUTO-LABEL: func.func @decode_packed_batch8
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 16, kernel = decode, stages = 2>
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 33, kernel = decode, stages = 2>
 func.func @decode_packed_batch8(%q: tensor<8x32x1x64xf32>, %kp: tensor<8x8192x256xi8>, %ks: tensor<8x8x128xf32>, %kg: tensor<8x8x512x64xi8>, %kz: tensor<8x8x512x64xi8>) -> tensor<8x32x1x64xf32> {
   %o = qattn.attention %q keys(%kp, %ks, %kg, %kz) values(%kp, %ks, %kg, %kz)
       {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>,

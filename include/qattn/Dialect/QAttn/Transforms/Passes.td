@@ -49,10 +49,12 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            /*default=*/"16",
            "Warps per SM the decode kernel's split heuristic fills (one wave at "
            "most)">,
-    // 512: on the H200 at B1 Hq32 Hkv8 N32K d128, 64 slices of 512 keys took
-    // 54 us against 93 us for 256 slices of 128 (bench/, docs/PERF.md).
+    // 128: on the H200, since the combine kernel spreads a row's splits over
+    // up to 16 warps, B1 Hq32 Hkv8 N32K d128 takes 29.0 us with 256 slices of
+    // 128 keys against 34.6 us with 64 of 512, d64 20.8 against 25.0, B8 N4K
+    // d128 27.3 us with 32 slices against 33.6 with 8 (docs/PERF.md).
     Option<"decodeMinKeysPerSplit", "decode-min-keys-per-split", "int64_t",
-           /*default=*/"512", "Shortest key slice of the decode kernel">,
+           /*default=*/"128", "Shortest key slice of the decode kernel">,
     // 512: on the H200 at B8 Hq32 Hkv8 N2K d128 (64 warps of rows), 8 slices
     // of 256 keys took 27.7 us against 39.5 us for 4 of 512 (docs/PERF.md).
     Option<"decodeMinWarps", "decode-min-warps", "int64_t", /*default=*/"512",
