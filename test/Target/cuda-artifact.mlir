@@ -5,11 +5,11 @@
 // OUT: wrote {{.*}}/manifest.json and the kernels ({{.*}}/module.ptx)
 
 // The host side became the launch list: scratch for the split partials (32
-// rows, 15 splits: 2000 keys afford 3 slices of >= 512, but 8 warps x 3 are
-// too few to hide latency, so 15 slices of >= 128), the tensor-core decode
+// rows, 14 splits: 2000 keys afford 15 slices of >= 128 keys, which start
+// at multiples of 16, so 144 keys each fill 14), the tensor-core decode
 // kernel over (splits, CTAs of 4 warps for the 8 KV heads' 16-row tiles)
 // with its cp.async ring and converted group constants in shared memory
-// (4 warps x (4 slots x 2560 + 1024) bytes: 30 CTAs, fewer than the SMs,
+// (4 warps x (4 slots x 2560 + 1024) bytes: 28 CTAs, fewer than the SMs,
 // take 4 stages), then the combine kernel.
 // CHECK: "chip": "sm_90a",
 // CHECK: "buffers": [
@@ -18,11 +18,11 @@
 // CHECK-NEXT: "name": "scratch0",
 // CHECK-NEXT: "shape": [
 // CHECK-NEXT: 32,
-// CHECK-NEXT: 15,
+// CHECK-NEXT: 14,
 // CHECK-NEXT: 128
 // CHECK: "launches": [
 // CHECK: "grid": [
-// CHECK-NEXT: 15,
+// CHECK-NEXT: 14,
 // CHECK-NEXT: 2,
 // CHECK: "kernel": "decode_attention_decode",
 // CHECK: "params": [

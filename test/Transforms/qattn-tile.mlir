@@ -94,14 +94,15 @@ func.func @decode_sas(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks:
 // Packed 4-bit K/V with block scales take the tensor-core decode kernel: the
 // 4 query heads of each of the 2 KV heads fit one 16-row tile, so 2 warps;
 // 16 warps on each of 132 SMs would want 1056 slices, 2000 keys afford 15
-// of >= 128 keys. With a 512-key minimum they would afford 3, and 6 warps
-// are below decode-min-warps (512): slices shrink to 128 keys, 15 again;
-// with decode-min-warps=0 as well the 3 stay. With a
+// of >= 128 keys, which start at multiples of 16: 144 keys each, so 14
+// hold keys. With a 512-key minimum they would afford 3, and 6 warps are
+// below decode-min-warps (512): slices shrink to 128 keys, 14 again; with
+// decode-min-warps=0 as well the 3 stay. With a
 // decode buffer, or decode-kernel=false, the warp kernel stays (its slices:
-// >= 128 keys). Grids of fewer CTAs than SMs (15 and 3 here) take a ring of
+// >= 128 keys). Grids of fewer CTAs than SMs (14 and 3 here) take a ring of
 // 4 stages.
 // AUTO-LABEL: func.func @decode_packed
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15, kernel = decode, stages = 4>
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 14, kernel = decode, stages = 4>
 // FEWWARPS-LABEL: func.func @decode_packed
 // FEWWARPS: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 3, kernel = decode, stages = 4>
 // AUTO-LABEL: func.func @decode_packed_buffer
@@ -128,9 +129,10 @@ func.func @decode_packed_buffer(%q: tensor<1x8x1x64xf32>, %kp: tensor<1x2000x64x
 
 // B8 Hq32 Hkv8 d64, 8192 keys: 64 warp tasks (16 CTAs of 4 warps); 16 warps
 // on each of 132 SMs want 33 slices (one wave), 8192 keys afford 64 of >= 128
-// keys: 528 CTAs, more than the SMs, so the ring keeps 2 stages.
+// keys; 33 slices of 256 keys (a multiple of 16) leave the last empty, so 32:
+// 512 CTAs, more than the SMs, so the ring keeps 2 stages.
 // AUTO-LABEL: func.func @decode_packed_batch8
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 33, kernel = decode, stages = 2>
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 32, kernel = decode, stages = 2>
 func.func @decode_packed_batch8(%q: tensor<8x32x1x64xf32>, %kp: tensor<8x8192x256xi8>, %ks: tensor<8x8x128xf32>, %kg: tensor<8x8x512x64xi8>, %kz: tensor<8x8x512x64xi8>) -> tensor<8x32x1x64xf32> {
   %o = qattn.attention %q keys(%kp, %ks, %kg, %kz) values(%kp, %ks, %kg, %kz)
       {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>,

@@ -84,7 +84,11 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     if (tasks * s < decodeMinWarps)
       s = std::max(s, std::min(llvm::divideCeilSigned(int64_t(decodeMinWarps), tasks),
                                keys / kShortestSplit));
-    return s;
+    // Slices start at multiples of 16 keys, so some of s slices may get no
+    // key (N128K: 264 wanted, 256 of 512 keys): drop them, the combine then
+    // merges fewer partial rows.
+    int64_t perSplit = llvm::alignTo(llvm::divideCeilSigned(keys, s), 16);
+    return std::max<int64_t>(1, llvm::divideCeilSigned(keys, perSplit));
   }
 
   /// Enough CTAs to fill the machine, but no slice shorter than the minimum:
