@@ -159,11 +159,12 @@ public:
 
     // Warp w: splits w * share + u, u < share, in chunks whose loads are
     // all issued before any is used (one load round per chunk, not per
-    // split); a chunk holds its loads in about 128 registers. Past the last
+    // split); a chunk holds its loads in at most 96 registers (ptxas gives
+    // this kernel 64 and spilled at 17 splits of d = 128). Past the last
     // split a slot reads the last one with max -inf (weight 0). One pass,
     // online: the running max, sum and accumulators are rescaled once per
     // chunk (a slice that saw no key has max -inf and sum 0).
-    int64_t chunk = std::min<int64_t>(share, std::max<int64_t>(1, 128 / (2 + perLane)));
+    int64_t chunk = std::min<int64_t>(share, std::max<int64_t>(1, 96 / (2 + perLane)));
     Value first = mul(b, warp, share);
     auto mergeChunk = [&](Value u0, int64_t n, ValueRange acc) {
       SmallVector<Value> ms, ls;
