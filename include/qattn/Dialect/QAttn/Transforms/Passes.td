@@ -57,6 +57,8 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            /*default=*/"128", "Shortest key slice of the decode kernel">,
     // 512: on the H200 at B8 Hq32 Hkv8 N2K d128 (64 warps of rows), 8 slices
     // of 256 keys took 27.7 us against 39.5 us for 4 of 512 (docs/PERF.md).
+    // With the 128-key default minimum it has nothing left to cut; it acts
+    // when decode-min-keys-per-split is raised.
     Option<"decodeMinWarps", "decode-min-warps", "int64_t", /*default=*/"512",
            "Warps the decode kernel's split heuristic reaches by cutting "
            "slices below the minimum, down to 128 keys, on shapes too small "
