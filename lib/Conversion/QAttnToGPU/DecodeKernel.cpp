@@ -433,12 +433,10 @@ private:
       return arith::IndexCastUIOp::create(b, i64, add(b, base, at)).getResult();
     };
     Value to = arith::TruncIOp::create(b, b.getI32Type(), address(ring, dst));
-    LLVM::InlineAsmOp::create(
-        b, TypeRange{}, ValueRange{to, address(buffer, offset)},
-        b.getStringAttr("{ .reg .u64 g; cvta.to.global.u64 g, $1; "
-                        "cp.async.cg.shared.global.L2::128B [$0], [g], 16; }"),
-        b.getStringAttr("r,l"), b.getUnitAttr(), UnitAttr(),
-        LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr());
+    inlineAsm(b, Type(), ValueRange{to, address(buffer, offset)},
+              "{ .reg .u64 g; cvta.to.global.u64 g, $1; "
+              "cp.async.cg.shared.global.L2::128B [$0], [g], 16; }",
+              "r,l");
   }
 
   /// The first byte of this warp's `slot`.

@@ -99,17 +99,17 @@ Value overColumn(ImplicitLocOpBuilder &b, Value v) {
   return overLanes<CombineOp>(b, v, {4, 8, 16});
 }
 
-/// An inline-PTX op returning `type` (for instructions NVVM has no op
-/// for); volatile unless `pure` (then LLVM may move, merge or drop it).
+/// An inline-PTX op returning `type`, or nothing for a null `type` (for
+/// instructions NVVM has no op for); volatile unless `pure` (then LLVM may
+/// move, merge or drop it).
 inline Value inlineAsm(ImplicitLocOpBuilder &b, Type type, ValueRange operands,
                        StringRef ptx, StringRef constraints, bool pure = false) {
-  return LLVM::InlineAsmOp::create(
-             b, type, operands, b.getStringAttr(ptx),
-             b.getStringAttr(constraints),
-             /*has_side_effects=*/pure ? UnitAttr() : b.getUnitAttr(),
-             UnitAttr(), LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(),
-             ArrayAttr())
-      .getResult(0);
+  auto op = LLVM::InlineAsmOp::create(
+      b, type ? TypeRange(type) : TypeRange(), operands, b.getStringAttr(ptx),
+      b.getStringAttr(constraints),
+      /*has_side_effects=*/pure ? UnitAttr() : b.getUnitAttr(), UnitAttr(),
+      LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr());
+  return type ? op.getResult(0) : Value();
 }
 
 /// The reference a row's exponentials are taken from: its max, or 0 while

@@ -84,7 +84,8 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     if (tasks * s < decodeMinWarps)
       s = std::max(s, std::min(llvm::divideCeilSigned(int64_t(decodeMinWarps), tasks),
                                keys / kShortestSplit));
-    // Slices start at multiples of 16 keys, so some of s slices may get no
+    // Slices start at multiples of 16 keys (the kernel side:
+    // AttentionShape::keysPerSplit), so some of s slices may get no
     // key (N128K: 264 wanted, 256 of 512 keys): drop them, the combine then
     // merges fewer partial rows.
     int64_t perSplit = llvm::alignTo(llvm::divideCeilSigned(keys, s), 16);
