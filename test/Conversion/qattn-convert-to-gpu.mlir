@@ -98,7 +98,7 @@ func.func @mixed(%q: tensor<1x2x1x64xf32>, %kp: tensor<1x64x48xi8>, %ks: tensor<
 // CHECK: scf.if {{.*}} -> (f32,
 // CHECK: arith.select
 // CHECK: gpu.shuffle  xor
-// CHECK: math.exp2
+// CHECK: llvm.inline_asm "ex2.approx.ftz.f32 $0, $1;", "=f,f"
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true} : memref<8192xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 func.func @prefill_mma(%q8: tensor<1x4x300x64xi8>, %qs: tensor<1x4x5xf32>, %kp: tensor<1x300x64xi8>, %ks: tensor<1x2x5xf32>, %kg: tensor<1x2x19x64xi8>, %kz: tensor<1x2x19x64xi8>) -> tensor<1x4x300x64xf32> {
@@ -206,9 +206,9 @@ func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: t
 // CHECK: nvvm.vote.sync any
 // CHECK: scf.if
 // CHECK: arith.maximumf
-// CHECK: math.exp2
+// CHECK: llvm.inline_asm "ex2.approx.ftz.f32 $0, $1;", "=f,f"
 // CHECK: scf.yield
-// CHECK: math.exp2
+// CHECK: llvm.inline_asm "ex2.approx.ftz.f32 $0, $1;", "=f,f"
 // CHECK: llvm.inline_asm has_side_effects "movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;", "=r,r" {{.*}} : (i32) -> i32
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // CHECK: gpu.func @decode_tc_combine
@@ -256,39 +256,57 @@ func.func @prefill_mma_one_stage(%q8: tensor<1x4x100x64xi8>, %qs: tensor<1x4x4xf
 // -----
 
 // The warpgroup prefill kernel (kernel = wgmma, d = 128): the stage kernel
-// writes V transposed (channels x keys, one f16 store per channel); the
-// attention kernel loads its warps' query fragments into registers, copies
-// each tile's K and V^T into 128-byte swizzled shared memory (dynamic: 2
-// stages of 8 KiB K, 16 KiB V^T and 256 bytes of key scales) and fences the
-// copies for the async proxy. QK^T is 4 wgmma m64n64k32 (s8 -> s32) and P.V
-// 4 wgmma m64n128k16 (f16 -> f32), both with A from registers (inline PTX:
-// NVVM has no register-A form) and B through shared-memory descriptors, the
-// first of each batch starting with wgmma.fence; the accumulators are pinned
-// after each wait.
+// writes each 64-key tile as its ring slot's image: K rows with their
+// 16-byte chunks XOR-swizzled, V transposed by tile ([tile][channel][64
+// keys], one f16 store per channel) with its 8-key chunks swizzled. The
+// attention kernel loads its warps' query fragments into registers; thread 0
+// initializes one mbarrier per ring slot and starts each tile's three bulk
+// copies (8 KiB K, 16 KiB V^T, 256 bytes of key scales) on the slot's full
+// barrier, which every thread waits on; every thread arrives on the slot's
+// empty barrier (128 arrivals) after the P.V that read it, and thread 0
+// waits for those before refilling it (dynamic shared memory: 2 stages and
+// 4 barriers). QK^T is 4
+// wgmma m64n64k32 (s8 -> s32) and P.V 4 wgmma m64n128k16 (f16 -> f32), both
+// with A from registers (inline PTX: NVVM has no register-A form) and B
+// through shared-memory descriptors, the first of each batch starting with
+// wgmma.fence; the accumulators are pinned after each wait.
 // CHECK-LABEL: func.func @prefill_wgmma
 // CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_prefill_stage
-// CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_attention_wgmma {{.*}} dynamic_shared_memory_size %c49664_i32
+// CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_attention_wgmma {{.*}} dynamic_shared_memory_size %c49696_i32
 // CHECK: gpu.func @prefill_wgmma_prefill_stage(
+// CHECK: arith.xori
 // CHECK: vector.store {{.*}} : memref<1x2x192x128xi8>, vector<16xi8>
-// CHECK: memref.store {{.*}} : memref<1x2x128x192xf16>
+// CHECK: arith.xori
+// CHECK: memref.store {{.*}} : memref<1x2x3x128x64xf16>
 // CHECK: gpu.func @prefill_wgmma_attention_wgmma(
 // CHECK: vector.load {{.*}} : memref<1x4x150x128xi8>, vector<4xi8>
-// CHECK: memref.extract_aligned_pointer_as_index
+// CHECK: scf.if
+// CHECK: llvm.inline_asm has_side_effects "mbarrier.init.shared::cta.b64 [$0], 1;", "r"
+// CHECK: llvm.inline_asm has_side_effects "mbarrier.init.shared::cta.b64 [$0], 128;", "r"
+// CHECK: llvm.inline_asm has_side_effects "mbarrier.init.shared::cta.b64 [$0], 1;", "r"
+// CHECK: llvm.inline_asm has_side_effects "mbarrier.init.shared::cta.b64 [$0], 128;", "r"
+// CHECK: fence.mbarrier_init.release.cluster
+// CHECK: scf.if
+// CHECK: llvm.inline_asm has_side_effects "{\0A.reg .u64 g;\0Ambarrier.arrive.expect_tx.shared::cta.b64 _, [$6], 24832;\0Acvta.to.global.u64 g, $1;\0Acp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [g], 8192, [$6];\0A{{.*}} [$2], [g], 16384, [$6];\0A{{.*}} [$4], [g], 256, [$6];\0A}", "r,l,r,l,r,l,r,~{memory}"
+// CHECK: gpu.barrier
 // CHECK: scf.for
-// CHECK: nvvm.cp.async.wait.group 0
-// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK-NEXT: gpu.barrier
+// CHECK: llvm.inline_asm has_side_effects "{\0A.reg .pred done;\0ALAB_WAIT:\0Ambarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\0A@!done bra LAB_WAIT;\0A}", "r,r,~{memory}"
 // CHECK: llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;\0A{\0A.reg .pred p;\0Asetp.ne.b32 p, $69, 0;\0Awgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p;\0A}"
 // CHECK-COUNT-3: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $69, 0;\0Awgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p;\0A}"
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: llvm.inline_asm has_side_effects "", "=r,
-// CHECK: math.exp2
+// CHECK: llvm.inline_asm "ex2.approx.ftz.f32 $0, $1;", "=f,f"
 // CHECK: llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;\0A{\0A.reg .pred p;\0Asetp.ne.b32 p, $133, 0;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {$0, {{.*}}, $63}, {$128, $129, $130, $131}, $132, p, 1, 1, 0;\0A}"
 // CHECK-COUNT-3: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $133, 0;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {$0, {{.*}}, $63}, {$128, $129, $130, $131}, $132, p, 1, 1, 0;\0A}"
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: llvm.inline_asm has_side_effects "", "=f,
+// CHECK: llvm.inline_asm has_side_effects "mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}"
+// CHECK: scf.if
+// CHECK: mbarrier.try_wait.parity
+// CHECK: cp.async.bulk.shared::cluster.global
+// CHECK: scf.yield
 func.func @prefill_wgmma(%q8: tensor<1x4x150x128xi8>, %qs: tensor<1x4x3xf32>, %k: tensor<1x2x150x128xi8>, %ks: tensor<1x2x3xf32>) -> tensor<1x4x150x128xf32> {
   %o = qattn.attention %q8 [%qs] keys(%k, %ks) values(%k, %ks)
       {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, causal,

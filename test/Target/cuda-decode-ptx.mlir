@@ -19,7 +19,7 @@
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CHECK-DAG: movmatrix.sync.aligned.m8n8.trans.b16
 // CHECK-DAG: lop3.b32 %r{{[0-9]+}}, %r{{[0-9]+}}, 983055, %r{{[0-9]+}}, 0x6a;
-// CHECK-DAG: ex2.approx
+// CHECK-DAG: ex2.approx.ftz.f32
 // CHECK: .entry attention_combine(
 
 // ptxas fits the decode kernel in 128 registers without local-memory spills

@@ -13,7 +13,7 @@
 // CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK-DAG: mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32
 // CHECK-DAG: shfl.sync.bfly.b32
-// CHECK-DAG: ex2.approx
+// CHECK-DAG: ex2.approx.ftz.f32
 // CHECK-DAG: cvt.rn.f16x2.f32
 // CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32

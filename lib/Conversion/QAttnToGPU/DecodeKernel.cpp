@@ -909,7 +909,7 @@ private:
         for (Value x : s[r])
           m = arith::MaximumFOp::create(b, m, x);
         out.push_back(overColumn<arith::MaximumFOp>(b, m));
-        corr[r] = math::Exp2Op::create(
+        corr[r] = exp2Ftz(
             b, arith::SubFOp::create(b, state[r], finiteRef(b, out[r])));
       }
       for (int64_t r = 0; r < rows; ++r)
@@ -928,7 +928,7 @@ private:
       Value ref = finiteRef(b, next[r]);
       Value sum = moved[rows + r];
       for (Value &p : s[r]) {
-        p = math::Exp2Op::create(b, arith::SubFOp::create(b, p, ref));
+        p = exp2Ftz(b, arith::SubFOp::create(b, p, ref));
         sum = arith::AddFOp::create(b, sum, p);
       }
       next[rows + r] = sum;

@@ -112,6 +112,16 @@ inline Value inlineAsm(ImplicitLocOpBuilder &b, Type type, ValueRange operands,
   return type ? op.getResult(0) : Value();
 }
 
+/// 2^x with subnormal inputs and results flushed to zero: ex2.approx.ftz.f32
+/// is one SFU instruction, while the plain form that math.exp2 lowers to
+/// wraps it in a range test and two multiplies. A softmax term below 2^-126
+/// is lost anyway: sums hold the row max's term 1, and P.V takes f16 or
+/// 2^-126-scale products.
+inline Value exp2Ftz(ImplicitLocOpBuilder &b, Value x) {
+  return inlineAsm(b, b.getF32Type(), x, "ex2.approx.ftz.f32 $0, $1;", "=f,f",
+                   /*pure=*/true);
+}
+
 /// The reference a row's exponentials are taken from: its max, or 0 while
 /// the max is -inf (only masked keys, or no slice, seen), so that no
 /// inf - inf appears.
@@ -321,13 +331,16 @@ inline std::pair<int64_t, Value> headCodes(ImplicitLocOpBuilder &b,
 }
 
 /// Scratch the prefill tensor-core kernel's stage launch fills: K as int8
-/// codes [batch, KV head, key, channel], V as f16 values (same shape), one
-/// f32 scale per key [batch, KV head, key]; keys padded to whole 64-key
+/// codes [batch, KV head, key, channel], V as f16 values (mmaStagedVShape),
+/// one f32 scale per key [batch, KV head, key]; keys padded to whole 64-key
 /// tiles (mmaStagedKeys) with zeros.
 struct MmaStaged {
   Value k, v, kScales;
 };
 int64_t mmaStagedKeys(const AttentionShape &shape);
+/// [batch, KV head, key, channel] for the mma.sync kernel; for the wgmma
+/// kernel V^T by 64-key tile: [batch, KV head, tile, channel, 64].
+SmallVector<int64_t> mmaStagedVShape(const AttentionShape &shape);
 /// Emits the stage kernel's body (see MmaKernel.cpp) and gives its grid and
 /// block size (1-D).
 void emitMmaStage(ImplicitLocOpBuilder &b, const AttentionShape &shape,
@@ -338,8 +351,8 @@ std::pair<int64_t, int64_t> mmaStageLaunch(const AttentionShape &shape);
 void emitMmaAttention(ImplicitLocOpBuilder &b, const AttentionShape &shape,
                       const AttentionView &view, const MmaStaged &staged,
                       Type outType, Value out);
-/// Grid and dynamic shared memory (the cp.async ring) of the tensor-core
-/// attention kernel.
+/// Grid and dynamic shared memory (the ring) of the tensor-core attention
+/// kernel.
 std::pair<int64_t, int64_t> mmaGrid(const AttentionShape &shape);
 int64_t mmaSharedBytes(const AttentionShape &shape);
 

@@ -78,6 +78,17 @@ int64_t mlir::qattn::kernels::mmaStagedKeys(const AttentionShape &shape) {
   return llvm::alignTo(shape.cacheKeys, kTileKeys);
 }
 
+SmallVector<int64_t>
+mlir::qattn::kernels::mmaStagedVShape(const AttentionShape &shape) {
+  int64_t keys = mmaStagedKeys(shape), d = shape.headDim;
+  // The wgmma kernel reads V transposed (channels x keys): wgmma's f16 B
+  // operand, K-major like every other operand; each tile is contiguous, as
+  // one bulk copy wants.
+  if (shape.wgmma)
+    return {shape.batch, shape.kvHeads, keys / kTileKeys, d, kTileKeys};
+  return {shape.batch, shape.kvHeads, keys, d};
+}
+
 namespace {
 /// Where one ring slot keeps a tile: int8 K rows, then f16 V rows, then the
 /// f32 key scales. The K and V regions of all slots are contiguous, so the
@@ -95,7 +106,9 @@ struct RingLayout {
 namespace {
 /// Shared memory of the warpgroup variant, in bytes: the ring's K
 /// [stages][64][d] int8, V^T [stages][d][64] f16 and key scales
-/// [stages][64] f32. The wgmma B operands are K-major rows kept in the
+/// [stages][64] f32, then two mbarriers per slot (8 bytes each): "full",
+/// on which its bulk copies complete, and "empty", on which every thread
+/// arrives once done with the slot's tile. The wgmma B operands are K-major rows kept in the
 /// swizzle of their width (see swizzle: 128 bytes for V^T and d = 128 K, 64
 /// for d = 64 K), every slot on a 1024-byte boundary, as wgmma's
 /// shared-memory descriptors want; the A operands (queries, P) come from
@@ -109,7 +122,8 @@ struct WgLayout {
   int64_t k() const { return 0; }
   int64_t v() const { return k() + stages * kSlot(); }
   int64_t scales() const { return v() + stages * vSlot(); }
-  int64_t bytes() const { return scales() + stages * kTileKeys * 4; }
+  int64_t barriers() const { return scales() + stages * kTileKeys * 4; }
+  int64_t bytes() const { return barriers() + 2 * stages * 8; }
 };
 } // namespace
 
@@ -272,18 +286,29 @@ void mlir::qattn::kernels::emitMmaStage(ImplicitLocOpBuilder &b,
         b, arith::SelectOp::create(b, valid, v.valueAt(i), f32Const(b, 0.0)),
         b.getF16Type()));
   }
-  auto vstore = [&](ArrayRef<Value> elems, Type type, Value buffer) {
+  auto vstore = [&](ArrayRef<Value> elems, Type type, Value buffer,
+                    ValueRange idx) {
     auto vt = VectorType::get({kStageChannels}, type);
     vector::StoreOp::create(b, vector::FromElementsOp::create(b, vt, elems),
-                            buffer, ValueRange{bi, hk, j, c0},
-                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+                            buffer, idx, /*nontemporal=*/false,
+                            llvm::MaybeAlign(16));
   };
-  vstore(k8, b.getI8Type(), staged.k);
   if (shape.wgmma) {
-    for (int64_t i = 0; i < kStageChannels; ++i)
-      store(b, v16[i], staged.v, {bi, hk, add(b, c0, indexConst(b, i)), j});
+    // Each tile goes out as its ring slot's image (see WgLayout), so that
+    // one bulk copy moves it: K rows with their 16-byte chunks swizzled,
+    // V^T as [tile][channel][64 keys] with its 8-key chunks swizzled.
+    vstore(k8, b.getI8Type(), staged.k,
+           {bi, hk, j, mul(b, swizzle(b, j, chunk, d), kStageChannels)});
+    Value tile = div(b, j, kTileKeys), key = rem(b, j, kTileKeys);
+    for (int64_t i = 0; i < kStageChannels; ++i) {
+      Value c = add(b, c0, indexConst(b, i));
+      Value at = add(b, mul(b, swizzle(b, c, div(b, key, 8), 128), 8),
+                     rem(b, key, 8));
+      store(b, v16[i], staged.v, {bi, hk, tile, c, at});
+    }
   } else {
-    vstore(v16, b.getF16Type(), staged.v);
+    vstore(k8, b.getI8Type(), staged.k, {bi, hk, j, c0});
+    vstore(v16, b.getF16Type(), staged.v, {bi, hk, j, c0});
   }
   Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunk,
                                       indexConst(b, 0));
@@ -324,6 +349,7 @@ public:
       kRing = view1d(wl.k(), shape.stages * wl.kSlot(), b.getI8Type());
       vRing = view1d(wl.v(), shape.stages * wl.vSlot() / 2, b.getF16Type());
       sRing = view1d(wl.scales(), shape.stages * kTileKeys, b.getF32Type());
+      barriers = view1d(wl.barriers(), 2 * shape.stages, b.getI64Type());
     } else {
       kRing = view1d(0, ring.kBytes(), b.getI8Type());
       vRing = view1d(ring.kBytes(), ring.vBytes() / 2, b.getF16Type());
@@ -384,16 +410,14 @@ public:
     for (int64_t u = 0; u < d / 8; ++u)
       init.push_back(zeroAcc);
 
+    if (shape.wgmma) {
+      storeOutput(out, wgmmaLoop(tiles, fullTiles, init));
+      return;
+    }
     int64_t depth = shape.stages;
     for (int64_t p = 0; p + 1 < depth; ++p) {
       copyTileIf(indexConst(b, p), indexConst(b, p), tiles);
       NVVM::CpAsyncCommitGroupOp::create(b);
-    }
-    if (shape.wgmma && depth >= 3) {
-      SmallVector<Value> st = overlappedLoop(tiles, fullTiles, init);
-      NVVM::CpAsyncWaitGroupOp::create(b, 0);
-      storeOutput(out, st);
-      return;
     }
     SmallVector<Value> st = reduceRange(
         b, indexConst(b, 0), tiles, init, [&](Value it, ValueRange state) {
@@ -407,9 +431,6 @@ public:
             // This thread's copies of tile `it` have landed ...
             NVVM::CpAsyncWaitGroupOp::create(b, depth - 2);
           }
-          // (wgmma reads shared memory through the async proxy.)
-          if (shape.wgmma)
-            fenceAsyncShared();
           // ... and everyone's have; also, every warp is done with the slot
           // that tile it-1 used, which the copies below refill.
           gpu::BarrierOp::create(b);
@@ -428,20 +449,68 @@ public:
   }
 
 private:
-  /// The wgmma kernel's tile loop with 3 or more stages (after
-  /// FlashAttention-3's intra-warpgroup overlap): tile it + 1's QK^T is in
-  /// flight while tile it's softmax runs. The ring holds tile it (its V read
-  /// by this iteration's P.V), tile it + 1 (its K read by the QK^T in flight)
-  /// and stages - 2 tiles being copied. The loop carries tile it's int32 dot
-  /// products. Tile it's P.V is waited for within the iteration: results of
-  /// a wgmma in flight carried across the back edge are copied by register
-  /// moves, which make ptxas serialize every wgmma (C7514).
-  SmallVector<Value> overlappedLoop(Value tiles, Value fullTiles,
-                                    SmallVector<Value> init) {
+  /// The wgmma kernel's tile loop. Thread 0 moves each staged tile into its
+  /// ring slot with bulk copies (the stage launch wrote it as the slot's
+  /// image) that complete on the slot's full barrier, which every thread
+  /// waits on; every thread arrives on the slot's empty barrier after its
+  /// last wgmma reading the slot, and thread 0 refills the slot once all
+  /// have. No CTA barrier in the loop; all `stages` slots are in flight.
+  ///
+  /// With 3 or more stages the loop overlaps (after FlashAttention-3's
+  /// intra-warpgroup overlap): tile it + 1's QK^T is in flight while tile
+  /// it's softmax runs. The loop carries tile it's int32 dot products. Tile
+  /// it's P.V is waited for within the iteration: results of a wgmma in
+  /// flight carried across the back edge are copied by register moves,
+  /// which make ptxas serialize every wgmma (C7514).
+  SmallVector<Value> wgmmaLoop(Value tiles, Value fullTiles,
+                               SmallVector<Value> init) {
     int64_t depth = shape.stages;
-    NVVM::CpAsyncWaitGroupOp::create(b, depth - 2);
-    fenceAsyncShared();
+    Value leader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid,
+                                         indexConst(b, 0));
+    ifThen(leader, [&] {
+      for (int64_t slot = 0; slot < depth; ++slot) {
+        Value at = indexConst(b, slot);
+        initBarrier(barrierAddress(at, /*empty=*/false), 1);
+        initBarrier(barrierAddress(at, /*empty=*/true), shape.threads());
+      }
+      // The initialized barriers, visible to the bulk copies' completion.
+      inlineAsm(b, Type(), {},
+                "fence.mbarrier_init.release.cluster;\n"
+                "fence.proxy.async.shared::cta;",
+                "~{memory}");
+      for (int64_t p = 0; p < depth; ++p)
+        loadTileIf(indexConst(b, p), tiles);
+    });
     gpu::BarrierOp::create(b);
+    // This thread is done with tile it's slot; thread 0 refills it with
+    // tile it + stages once every thread is.
+    auto release = [&](Value it) {
+      Value empty = barrierAddress(rem(b, it, depth), /*empty=*/true);
+      inlineAsm(b, Type(), {empty},
+                "mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}");
+      Value ahead = add(b, it, indexConst(b, depth));
+      Value refill = arith::AndIOp::create(
+          b, leader,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, ahead, tiles));
+      ifThen(refill, [&] {
+        waitBarrier(empty, phaseOf(it));
+        loadTileIf(ahead, tiles);
+      });
+    };
+
+    if (depth < 3)
+      return reduceRange(
+          b, indexConst(b, 0), tiles, init, [&](Value it, ValueRange state) {
+            waitTile(it);
+            Value masked = arith::CmpIOp::create(b, arith::CmpIPredicate::uge,
+                                                 it, fullTiles);
+            SmallVector<Value> next = processTile(
+                mul(b, it, kTileKeys), rem(b, it, depth), masked, state);
+            release(it);
+            return next;
+          });
+
+    waitTile(indexConst(b, 0));
     SmallVector<Value> first = issueDots(indexConst(b, 0));
     commitWgmma();
     waitWgmma({&first});
@@ -450,12 +519,12 @@ private:
     SmallVector<Value> out = reduceRange(
         b, indexConst(b, 0), tiles, init, [&](Value it, ValueRange state) {
           Value slot = rem(b, it, depth);
-          // Every thread's copies of tile it + 1 have landed: its QK^T.
-          NVVM::CpAsyncWaitGroupOp::create(b, depth - 3);
-          fenceAsyncShared();
-          gpu::BarrierOp::create(b);
-          SmallVector<Value> dots =
-              issueDots(rem(b, add(b, it, indexConst(b, 1)), depth));
+          // Tile it + 1's QK^T (past the last tile: on whatever its slot
+          // holds, never read).
+          Value ahead = add(b, it, indexConst(b, 1));
+          ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, ahead, tiles),
+                 [&] { waitTile(ahead); });
+          SmallVector<Value> dots = issueDots(rem(b, ahead, depth));
           commitWgmma();
 
           // Tile it's softmax meanwhile.
@@ -467,22 +536,98 @@ private:
           SmallVector<Value> corr;
           SmallVector<Value> next = softmaxTile(s, tileScale, mul(b, it, kTileKeys),
                                                 masked, state.take_front(ns), corr);
-
-          // Rescale; refill the slot of tile it - 1 (its P.V is done).
           rescale(state, corr, next);
-          Value ahead = add(b, it, indexConst(b, depth - 1));
-          copyTileIf(ahead, rem(b, ahead, depth), tiles);
-          NVVM::CpAsyncCommitGroupOp::create(b);
 
-          // Tile it's P.V; then both products back.
+          // Tile it's P.V; then both products back, and tile it's slot free.
           SmallVector<Value> acc = issuePV(s, slot, next);
           commitWgmma();
           waitWgmma({&dots, &acc});
           setAccumulators(acc, next);
+          release(it);
           llvm::append_range(next, dotTiles(dots));
           return next;
         });
     return SmallVector<Value>(out.begin(), out.begin() + ns);
+  }
+
+  /// Runs `then` where `cond` holds.
+  void ifThen(Value cond, function_ref<void()> then) {
+    auto ifOp = scf::IfOp::create(b, cond, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    then();
+  }
+
+  /// The shared-window address of byte `at` of workgroup buffer `m`.
+  Value sharedAddress(Value m, Value at) {
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, m);
+    return arith::IndexCastUIOp::create(b, b.getI32Type(), add(b, base, at));
+  }
+  /// A slot's full or empty barrier.
+  Value barrierAddress(Value slot, bool empty) {
+    if (empty)
+      slot = add(b, slot, indexConst(b, shape.stages));
+    return sharedAddress(barriers, mul(b, slot, 8));
+  }
+  void initBarrier(Value at, int64_t count) {
+    inlineAsm(b, Type(), {at},
+              "mbarrier.init.shared::cta.b64 [$0], " + std::to_string(count) + ";",
+              "r");
+  }
+  /// The parity of the barrier phase that tile `tile` completes: a slot's
+  /// barriers complete once per tile it holds.
+  Value phaseOf(Value tile) {
+    return arith::IndexCastUIOp::create(b, b.getI32Type(),
+                                        rem(b, div(b, tile, shape.stages), 2));
+  }
+  /// Waits until the barrier at `at` has completed the phase of `parity`.
+  void waitBarrier(Value at, Value parity) {
+    inlineAsm(b, Type(), {at, parity},
+              "{\n.reg .pred done;\nLAB_WAIT:\n"
+              "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
+              "@!done bra LAB_WAIT;\n}",
+              "r,r,~{memory}");
+  }
+  /// The address of byte `at` of global buffer `m`.
+  Value globalAddress(Value m, Value at) {
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, m);
+    return arith::IndexCastUIOp::create(b, b.getI64Type(), add(b, base, at));
+  }
+
+  /// Starts the bulk copies of staged tile `tile` (K rows, V^T, key scales:
+  /// each contiguous) into its ring slot, when the tile exists; they
+  /// complete on the slot's barrier, which expects their bytes.
+  void loadTileIf(Value tile, Value tiles) {
+    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tile, tiles), [&] {
+      int64_t d = shape.headDim, keys = mmaStagedKeys(shape);
+      WgLayout wl{d, shape.stages};
+      Value slot = rem(b, tile, shape.stages);
+      Value head = add(b, mul(b, bi, shape.kvHeads), hk);
+      Value key = add(b, mul(b, head, keys), mul(b, tile, kTileKeys));
+      int64_t kBytes = wl.kSlot(), vBytes = wl.vSlot(), sBytes = kTileKeys * 4;
+      SmallVector<Value> operands = {
+          sharedAddress(kRing, mul(b, slot, kBytes)),
+          globalAddress(staged.k, mul(b, key, d)),
+          sharedAddress(vRing, mul(b, slot, vBytes)),
+          globalAddress(staged.v, mul(b, key, 2 * d)),
+          sharedAddress(sRing, mul(b, slot, sBytes)),
+          globalAddress(staged.kScales, mul(b, key, 4)),
+          barrierAddress(slot, /*empty=*/false)};
+      std::string ptx = "{\n.reg .u64 g;\nmbarrier.arrive.expect_tx.shared::cta.b64 _, [$6], " +
+                        std::to_string(kBytes + vBytes + sBytes) + ";\n";
+      int64_t sizes[] = {kBytes, vBytes, sBytes};
+      for (auto [i, bytes] : llvm::enumerate(sizes))
+        ptx += "cvta.to.global.u64 g, $" + std::to_string(2 * i + 1) +
+               ";\ncp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$" +
+               std::to_string(2 * i) + "], [g], " + std::to_string(bytes) + ", [$6];\n";
+      inlineAsm(b, Type(), operands, ptx + "}", "r,l,r,l,r,l,r,~{memory}");
+    });
+  }
+
+  /// Waits until staged tile `tile` is in its ring slot.
+  void waitTile(Value tile) {
+    waitBarrier(barrierAddress(rem(b, tile, shape.stages), /*empty=*/false),
+                phaseOf(tile));
   }
 
   /// The lane's ldmatrix offsets that do not depend on the tile: K rows for
@@ -564,26 +709,14 @@ private:
       copy(kRing, dst, staged.k, {bi, hk, add(b, first, key), mul(b, chunk, 16)},
            16);
     });
-    if (shape.wgmma) {
-      // V^T: d rows of 64 keys (128 bytes, 8 chunks of 8 halves).
-      spread(d * 8, [&](Value c) {
-        Value ch = div(b, c, 8), chunk = rem(b, c, 8);
-        Value dst = add(b, mul(b, slot, kTileKeys * d),
-                        add(b, mul(b, ch, kTileKeys),
-                            mul(b, swizzle(b, ch, chunk, 128), 8)));
-        copy(vRing, dst, staged.v, {bi, hk, ch, add(b, first, mul(b, chunk, 8))},
-             8);
-      });
-    } else {
-      spread(kTileKeys * vPerRow, [&](Value c) {
-        Value key = div(b, c, vPerRow), chunk = rem(b, c, vPerRow);
-        Value dst = add(b, mul(b, slot, kTileKeys * d),
-                        add(b, mul(b, key, d),
-                            mul(b, swizzle(b, key, chunk, 2 * d), 8)));
-        copy(vRing, dst, staged.v, {bi, hk, add(b, first, key), mul(b, chunk, 8)},
-             8);
-      });
-    }
+    spread(kTileKeys * vPerRow, [&](Value c) {
+      Value key = div(b, c, vPerRow), chunk = rem(b, c, vPerRow);
+      Value dst = add(b, mul(b, slot, kTileKeys * d),
+                      add(b, mul(b, key, d),
+                          mul(b, swizzle(b, key, chunk, 2 * d), 8)));
+      copy(vRing, dst, staged.v, {bi, hk, add(b, first, key), mul(b, chunk, 8)},
+           8);
+    });
     spread(kTileKeys / 4, [&](Value c) {
       copy(sRing, add(b, mul(b, slot, kTileKeys), mul(b, c, 4)), staged.kScales,
            {bi, hk, add(b, first, mul(b, c, 4))}, 4);
@@ -661,14 +794,6 @@ private:
   //===------------------------------------------------------------------===//
   // The warpgroup variant: wgmma from shared memory
   //===------------------------------------------------------------------===//
-
-  /// Orders this thread's generic-proxy shared-memory writes (cp.async,
-  /// stores) before later wgmma reads, which go through the async proxy.
-  void fenceAsyncShared() {
-    NVVM::FenceProxyOp::create(
-        b, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
-  }
 
   /// The wgmma shared-memory descriptor of a K-major operand at `tile` (a
   /// 1024-byte aligned array of `rowBytes`-byte rows, 64 or 128, in the
@@ -983,7 +1108,7 @@ private:
       x = overQuad<arith::MaximumFOp>(b, x);
       Value tileMax = arith::MulFOp::create(b, arith::SubFOp::create(b, x, bias), f);
       Value m = arith::MaximumFOp::create(b, state[r], tileMax);
-      corr[r] = math::Exp2Op::create(b, arith::SubFOp::create(b, state[r], m));
+      corr[r] = exp2Ftz(b, arith::SubFOp::create(b, state[r], m));
       next[r] = m;
       // p = 2^(x f - (bias f + m)): one FMA per score.
       Value offset = arith::NegFOp::create(b, math::FmaOp::create(b, bias, f, m));
@@ -991,7 +1116,7 @@ private:
       for (auto &tile : s)
         for (int64_t ci = 0; ci < 2; ++ci) {
           Value &p = tile[2 * r + ci];
-          p = math::Exp2Op::create(b, math::FmaOp::create(b, p, f, offset));
+          p = exp2Ftz(b, math::FmaOp::create(b, p, f, offset));
           sum = arith::AddFOp::create(b, sum, p);
         }
       next[2 + r] = sum;
@@ -1061,7 +1186,7 @@ private:
   const MmaStaged &staged;
   Type outType;
   RingLayout ring;
-  Value kRing, vRing, sRing, tid, group, inGroup, bi, h, hk;
+  Value kRing, vRing, sRing, barriers, tid, group, inGroup, bi, h, hk;
   // The wgmma variant's descriptors of the K and V^T rings, and its query
   // fragments as the 32-bit registers of wgmma's A operand.
   Value kDesc, vDesc;

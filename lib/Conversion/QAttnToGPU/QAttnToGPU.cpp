@@ -712,14 +712,10 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
   RankedTensorType outType = op.getResult().getType();
   int64_t keys = mmaStagedKeys(shape);
   SmallVector<int64_t> kvShape = {shape.batch, shape.kvHeads, keys, d};
-  // The warpgroup kernel reads V transposed (channels x keys): wgmma's f16
-  // B operand, K-major like every other operand.
-  SmallVector<int64_t> vShape = kvShape;
-  if (shape.wgmma)
-    std::swap(vShape[2], vShape[3]);
   SmallVector<Value> scratch = {
       memref::AllocOp::create(b, MemRefType::get(kvShape, b.getI8Type())),
-      memref::AllocOp::create(b, MemRefType::get(vShape, b.getF16Type())),
+      memref::AllocOp::create(
+          b, MemRefType::get(mmaStagedVShape(shape), b.getF16Type())),
       memref::AllocOp::create(
           b, MemRefType::get({shape.batch, shape.kvHeads, keys}, b.getF32Type()))};
 
