@@ -67,8 +67,17 @@ func.func @mma_split(%q: tensor<1x4x64x64xi8>, %qs: tensor<1x4x1xf32>, %k: tenso
 // -----
 
 func.func @wgmma_d64(%q: tensor<1x4x64x64xi8>, %qs: tensor<1x4x1xf32>, %k: tensor<1x4x64x64xi8>, %ks: tensor<1x4x1xf32>) -> tensor<1x4x64x64xf32> {
-  // expected-error@+1 {{tensor-core prefill kernel (kernel = wgmma): expected d = 128, or 3 or more stages at d = 64, got 2 stages}}
+  // expected-error@+1 {{tensor-core prefill kernel (kernel = wgmma): expected d = 128, or one warpgroup and 3 or more stages at d = 64, got 4 warps and 2 stages}}
   %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %ks) {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>}
+      : (tensor<1x4x64x64xi8>, tensor<1x4x1xf32>, tensor<1x4x64x64xi8>, tensor<1x4x1xf32>, tensor<1x4x64x64xi8>, tensor<1x4x1xf32>) -> tensor<1x4x64x64xf32>
+  return %o : tensor<1x4x64x64xf32>
+}
+
+// -----
+
+func.func @wgmma_d64_two_warpgroups(%q: tensor<1x4x64x64xi8>, %qs: tensor<1x4x1xf32>, %k: tensor<1x4x64x64xi8>, %ks: tensor<1x4x1xf32>) -> tensor<1x4x64x64xf32> {
+  // expected-error@+1 {{tensor-core prefill kernel (kernel = wgmma): expected d = 128, or one warpgroup and 3 or more stages at d = 64, got 8 warps and 4 stages}}
+  %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %ks) {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, gpu_tiling = #qattn.gpu_tiling<warps = 8, splits = 1, kernel = wgmma, stages = 4>}
       : (tensor<1x4x64x64xi8>, tensor<1x4x1xf32>, tensor<1x4x64x64xi8>, tensor<1x4x1xf32>, tensor<1x4x64x64xi8>, tensor<1x4x1xf32>) -> tensor<1x4x64x64xf32>
   return %o : tensor<1x4x64x64xf32>
 }

@@ -355,6 +355,13 @@ void emitMmaAttention(ImplicitLocOpBuilder &b, const AttentionShape &shape,
 /// kernel.
 std::pair<int64_t, int64_t> mmaGrid(const AttentionShape &shape);
 int64_t mmaSharedBytes(const AttentionShape &shape);
+/// Whether the wgmma kernel runs its overlapped tile loop (next tile's QK^T
+/// in flight during this tile's softmax): one warpgroup and 3+ stages. It
+/// needs ~174 registers at d = 128, which several warpgroups per CTA cannot
+/// have.
+inline bool overlapsTiles(const AttentionShape &shape) {
+  return shape.wgmma && shape.warps == 4 && shape.stages >= 3;
+}
 
 /// Emits the tensor-core decode kernel's body (see DecodeKernel.cpp);
 /// `outputs` is {out} or, with several key splits, {partialAcc,

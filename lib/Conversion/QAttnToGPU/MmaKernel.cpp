@@ -27,11 +27,13 @@
 //    mask. Causal CTAs start with the longest rows so that the tail of the
 //    grid is short.
 //
-// The warpgroup variant (kernel = wgmma) keeps the launches, the
-// ring and the softmax but hands the products to Hopper's wgmma: a CTA is one
-// warpgroup of 64 rows; the stage launch writes V transposed so that both B
-// operands (K, V^T) are K-major rows, kept in the swizzle of their width
-// that wgmma's shared-memory descriptors name; QK^T is wgmma m64n64k32 s8
+// The warpgroup variant (kernel = wgmma) keeps the launches and the
+// softmax but hands the products to Hopper's wgmma: each warpgroup of the
+// CTA owns 64 rows, and all share one ring of tiles. The stage launch writes
+// each tile as the image of a ring slot (V transposed so that both B
+// operands, K and V^T, are K-major rows, kept in the swizzle of their width
+// that wgmma's shared-memory descriptors name), so one thread moves a tile
+// with bulk copies that complete on an mbarrier. QK^T is wgmma m64n64k32 s8
 // with the query fragments from registers, P.V wgmma m64n{d}k16 f16 with P
 // from registers (the score fragments, as in the mma.sync kernel), so no
 // operand goes through ldmatrix and no P goes through shared memory.
@@ -456,8 +458,8 @@ private:
   /// last wgmma reading the slot, and thread 0 refills the slot once all
   /// have. No CTA barrier in the loop; all `stages` slots are in flight.
   ///
-  /// With 3 or more stages the loop overlaps (after FlashAttention-3's
-  /// intra-warpgroup overlap): tile it + 1's QK^T is in flight while tile
+  /// With one warpgroup and 3 or more stages the loop overlaps (after
+  /// FlashAttention-3's intra-warpgroup overlap): tile it + 1's QK^T is in flight while tile
   /// it's softmax runs. The loop carries tile it's int32 dot products. Tile
   /// it's P.V is waited for within the iteration: results of a wgmma in
   /// flight carried across the back edge are copied by register moves,
@@ -498,7 +500,7 @@ private:
       });
     };
 
-    if (depth < 3)
+    if (!overlapsTiles(shape))
       return reduceRange(
           b, indexConst(b, 0), tiles, init, [&](Value it, ValueRange state) {
             waitTile(it);

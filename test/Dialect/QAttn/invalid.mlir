@@ -333,8 +333,13 @@ func.func @f() attributes {s = #qattn.gpu_tiling<warps = 8, splits = 1, kernel =
 
 // -----
 
-// expected-error@+1 {{expected 4 warps (one warpgroup) for the wgmma kernel, got 8}}
-func.func @f() attributes {s = #qattn.gpu_tiling<warps = 8, splits = 1, kernel = wgmma, stages = 2>} { return }
+// expected-error@+1 {{expected whole warpgroups (4, 8, 12 or 16 warps) for the wgmma kernel, got 6}}
+func.func @f() attributes {s = #qattn.gpu_tiling<warps = 6, splits = 1, kernel = wgmma, stages = 2>} { return }
+
+// -----
+
+// expected-error@+1 {{expected whole warpgroups (4, 8, 12 or 16 warps) for the wgmma kernel, got 20}}
+func.func @f() attributes {s = #qattn.gpu_tiling<warps = 20, splits = 1, kernel = wgmma, stages = 2>} { return }
 
 // -----
 

@@ -133,10 +133,10 @@ LogicalResult GpuTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError
                        << keysPerStep;
   // The warp kernel pipelines its key stream two steps deep (registers), the
   // decode and prefill tensor-core kernels up to four (shared-memory rings).
-  // The wgmma prefill kernel is one warpgroup.
-  if (kernel == GpuKernel::wgmma && warps != 4)
-    return emitError() << "expected 4 warps (one warpgroup) for the wgmma "
-                          "kernel, got "
+  // The wgmma prefill kernel's CTA is 1 to 4 warpgroups sharing one ring.
+  if (kernel == GpuKernel::wgmma && (warps % 4 != 0 || warps > 16))
+    return emitError() << "expected whole warpgroups (4, 8, 12 or 16 warps) "
+                          "for the wgmma kernel, got "
                        << warps;
   int64_t maxStages = kernel == GpuKernel::rows ? 2 : 4;
   if (stages < 1 || stages > maxStages)
