@@ -50,12 +50,16 @@ def decode(b, hq, hkv, nk, d, bits=(4,), nq=1, causal=False, tag="", sweep=""):
 
 def prefill(b, h, n, d, causal, sweep="", kernel=""):
     """kernel: "" for qattn-tile's choice, else the prefill kernel to force
-    (mma: mma.sync, wgmma: the warpgroup kernel), tagged in the name."""
+    (mma: mma.sync, wgmma: the warpgroup kernel, e4m3: the warpgroup kernel
+    with fp8 P.V), tagged in the name."""
     name = f"prefill_b{b}_h{h}_n{n}_d{d}" + ("_causal" if causal else "")
     tiling = ""
     if kernel:
         name += "_" + kernel
-        tiling = f"#qattn.gpu_tiling<warps = 4, splits = 1, kernel = {kernel}, stages = 2>"
+        pv = ", pv = e4m3" if kernel == "e4m3" else ""
+        kind = "wgmma" if kernel == "e4m3" else kernel
+        tiling = (f"#qattn.gpu_tiling<warps = 4, splits = 1, kernel = {kind}, "
+                  f"stages = 2{pv}>")
     return BenchCase(name, b, h, h, n, n, d, [4], causal=causal, cpu_reference=False,
                      family="prefill", sweep=sweep, tiling=tiling)
 
@@ -102,6 +106,12 @@ def matrix():
         prefill(4, 32, 4096, 128, False, kernel="mma"),
         prefill(4, 32, 4096, 128, True, kernel="mma"),
         prefill(1, 32, 16384, 128, True, kernel="mma"),
+    ]
+    # P.V on fp8 (pv = e4m3: qattn-tile's pv-e4m3 option), opt-in.
+    cases += [
+        prefill(4, 32, 4096, 128, False, kernel="e4m3"),
+        prefill(4, 32, 4096, 128, True, kernel="e4m3"),
+        prefill(1, 32, 16384, 128, True, kernel="e4m3"),
     ]
     return cases
 

@@ -571,9 +571,7 @@ def bench_case(c, folder, args, seed, env, pallas):
         out = out.to(DEV)
         ref_deq = attention64(*deq, scale, c["causal"])
         ref_float = attention64(qf, kf, vf, scale, c["causal"])
-        tol = gpucheck.TOLERANCE[c["out"]]
-        if gpucheck.uses_f16_operands(folder):
-            tol = max(tol, gpucheck.F16_OPERANDS)
+        tol = max(gpucheck.TOLERANCE[c["out"]], gpucheck.operand_tolerance(folder))
         finite = bool(torch.isfinite(out).all())
         res["vs_dequant"] = rel_max(out, ref_deq) if finite else float("nan")
         res["tolerance"] = tol

@@ -84,6 +84,15 @@ def matrix():
         Case("prefill_wgmma_8warps_block32_n500_d128", 1, 8, 4, 500, 500, 128, [4],
              block=32, causal=False,
              tiling="#qattn.gpu_tiling<warps = 8, splits = 1, kernel = wgmma, stages = 2>"),
+        # P.V on fp8 (pv = e4m3): serial loop at d = 128, overlapped at d = 64.
+        Case("prefill_wgmma_e4m3_n257_noncausal_d128", 2, 4, 4, 257, 257, 128, [2],
+             causal=False,
+             tiling="#qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2, pv = e4m3>"),
+        Case("prefill_wgmma_e4m3_n1100_causal_d128_gqa8", 1, 16, 2, 1100, 1100, 128,
+             [4], cpu_reference=False,
+             tiling="#qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2, pv = e4m3>"),
+        Case("prefill_wgmma_e4m3_4stages_n300_causal_d64", 1, 8, 2, 300, 300, 64, [4],
+             tiling="#qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 4, pv = e4m3>"),
         # The prefill shape of the design brief: B4 H32 N4096 d128, non-causal.
         Case("prefill_b4_h32_n4096_d128_noncausal", 4, 32, 32, 4096, 4096, 128, [4],
              causal=False, cpu_reference=False),

@@ -37,15 +37,28 @@ TOLERANCE = {"f32": 2e-4, "f16": 2e-3, "bf16": 1e-2}
 # operands (f32 accumulation): each carries a relative rounding error up to
 # 2^-11; the decode kernel also rounds float queries to f16.
 F16_OPERANDS = 1e-3
+# The wgmma kernel with pv = e4m3 rounds P and V to e4m3 (3 mantissa bits):
+# a relative error up to 2^-4 on each, so a row dominated by one key may be
+# off by up to ~1/8 of it; rows spread over many keys average the errors out
+# (measured on the H200: 2.4e-2 to 4.5e-2 on the gpu-check and bench cases).
+# Layout or scale faults give errors of order 1.
+E4M3_PV = 1e-1
 # SAS drops terms below the threshold n_r = -6: a score within rounding of it
 # may fall on either side, moving one term of weight <= e^-6.
 SAS_THRESHOLD = 5e-3
 
 
-def uses_f16_operands(folder):
+def operand_tolerance(folder):
+    """The tolerance the kernels' reduced-precision operands add (0 for
+    none): f16 P and V (tensor-core kernels), e4m3 P and V (pv = e4m3)."""
     manifest = json.load(open(os.path.join(folder, "cuda", "manifest.json")))
-    return any(launch["kernel"].endswith(("_mma", "_wgmma", "_decode"))
-               for fn in manifest["functions"] for launch in fn["launches"])
+    kernels = [launch["kernel"] for fn in manifest["functions"]
+               for launch in fn["launches"]]
+    if any(k.endswith("_wgmma_e4m3") for k in kernels):
+        return E4M3_PV
+    if any(k.endswith(("_mma", "_wgmma", "_decode")) for k in kernels):
+        return F16_OPERANDS
+    return 0.0
 
 
 def run(cmd):
@@ -156,9 +169,7 @@ def check_case(case, folder, qattn_run, seed):
     sqnr = float(10 * np.log10((ref ** 2).sum() / ((out - ref) ** 2).sum()))
     sdpa_us = sdpa_bf16_us(qf, kf, vf, case["causal"])
 
-    tol = TOLERANCE[out_dtype]
-    if uses_f16_operands(folder):
-        tol = max(tol, F16_OPERANDS)
+    tol = max(TOLERANCE[out_dtype], operand_tolerance(folder))
     if case["softmax"] == "sas":
         tol = max(tol, SAS_THRESHOLD)
     ok = err_deq <= tol and (np.isnan(err_cpu) or err_cpu <= tol) and rel_fro < 0.9

@@ -84,6 +84,15 @@ func.func @wgmma_d64_two_warpgroups(%q: tensor<1x4x64x64xi8>, %qs: tensor<1x4x1x
 
 // -----
 
+func.func @wgmma_e4m3_v_block32(%q: tensor<1x4x64x128xi8>, %qs: tensor<1x4x1xf32>, %k: tensor<1x4x64x128xi8>, %ks: tensor<1x4x1xf32>, %vs: tensor<1x4x2xf32>) -> tensor<1x4x64x128xf32> {
+  // expected-error@+1 {{tensor-core prefill kernel (kernel = wgmma): pv = e4m3: expected V stage-1 scales per block of a multiple of 64 keys}}
+  %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %vs) {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 32>, gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2, pv = e4m3>}
+      : (tensor<1x4x64x128xi8>, tensor<1x4x1xf32>, tensor<1x4x64x128xi8>, tensor<1x4x1xf32>, tensor<1x4x64x128xi8>, tensor<1x4x2xf32>) -> tensor<1x4x64x128xf32>
+  return %o : tensor<1x4x64x128xf32>
+}
+
+// -----
+
 func.func @mma_d96(%q: tensor<1x4x64x96xi8>, %qs: tensor<1x4x1xf32>, %k: tensor<1x4x64x96xi8>, %ks: tensor<1x4x1xf32>) -> tensor<1x4x64x96xf32> {
   // expected-error@+1 {{tensor-core prefill kernel (kernel = mma): expected a head dimension of 64 or 128, got 96}}
   %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %ks) {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2>}

@@ -7,6 +7,7 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile="wgmma=true" | FileCheck %s --check-prefix=WGMMA
 // RUN: qattn-opt %s -split-input-file --qattn-tile="wgmma=false" | FileCheck %s --check-prefix=NOWGMMA
 // RUN: not qattn-opt %s -split-input-file --qattn-tile="decode-min-warps=-1" 2>&1 | FileCheck %s --check-prefix=BADOPT
+// RUN: qattn-opt %s -split-input-file --qattn-tile="pv-e4m3=true" | FileCheck %s --check-prefix=E4M3
 
 // Decode: 8 query rows are 2 CTAs of 4 warps; 8 CTAs on each of 132 SMs would
 // need 528 splits, but 2000 keys afford only 15 slices of >= 128 keys.
@@ -65,7 +66,10 @@ func.func @prefill_int8_q(%q: tensor<1x4x256x64xi8>, %qs: tensor<1x4x4xf32>, %k:
 
 // -----
 
-// At d = 128 the warpgroup form (wgmma); wgmma=false keeps mma.sync.
+// At d = 128 the warpgroup form (wgmma); wgmma=false keeps mma.sync;
+// pv-e4m3 runs its P.V on fp8 (V blocks of 64 keys: one scale per tile).
+// E4M3-LABEL: func.func @prefill_int8_q_d128
+// E4M3: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2, pv = e4m3>
 // AUTO-LABEL: func.func @prefill_int8_q_d128
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>
 // WGMMA-LABEL: func.func @prefill_int8_q_d128
@@ -75,6 +79,18 @@ func.func @prefill_int8_q(%q: tensor<1x4x256x64xi8>, %qs: tensor<1x4x4xf32>, %k:
 func.func @prefill_int8_q_d128(%q: tensor<1x4x256x128xi8>, %qs: tensor<1x4x4xf32>, %k: tensor<1x4x256x128xi8>, %ks: tensor<1x4x4xf32>) -> tensor<1x4x256x128xf32> {
   %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %ks) {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
       : (tensor<1x4x256x128xi8>, tensor<1x4x4xf32>, tensor<1x4x256x128xi8>, tensor<1x4x4xf32>, tensor<1x4x256x128xi8>, tensor<1x4x4xf32>) -> tensor<1x4x256x128xf32>
+  return %o : tensor<1x4x256x128xf32>
+}
+
+// -----
+
+// pv-e4m3 leaves P.V on f16 where V's stage-1 blocks (32 keys) do not give
+// one scale per 64-key tile.
+// E4M3-LABEL: func.func @prefill_e4m3_v_block32
+// E4M3: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>
+func.func @prefill_e4m3_v_block32(%q: tensor<1x4x256x128xi8>, %qs: tensor<1x4x4xf32>, %k: tensor<1x4x256x128xi8>, %ks: tensor<1x4x4xf32>, %vs: tensor<1x4x8xf32>) -> tensor<1x4x256x128xf32> {
+  %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %vs) {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 32>}
+      : (tensor<1x4x256x128xi8>, tensor<1x4x4xf32>, tensor<1x4x256x128xi8>, tensor<1x4x4xf32>, tensor<1x4x256x128xi8>, tensor<1x4x8xf32>) -> tensor<1x4x256x128xf32>
   return %o : tensor<1x4x256x128xf32>
 }
 

@@ -230,6 +230,8 @@ struct AttentionShape {
   float scale;
   /// The prefill kernel's warpgroup variant (kernel = wgmma).
   bool wgmma = false;
+  /// Its P.V on fp8 (pv = e4m3).
+  bool e4m3Pv = false;
   int64_t keys() const { return cacheKeys + bufferKeys; }
   /// Threads of a CTA of the main kernel (and of the combine kernel).
   int64_t threads() const { return warps * kThreadsPerWarp; }

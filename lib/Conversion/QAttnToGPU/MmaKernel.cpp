@@ -107,20 +107,25 @@ struct RingLayout {
 
 namespace {
 /// Shared memory of the warpgroup variant, in bytes: the ring's K
-/// [stages][64][d] int8, V^T [stages][d][64] f16 and key scales
-/// [stages][64] f32, then two mbarriers per slot (8 bytes each): "full",
-/// on which its bulk copies complete, and "empty", on which every thread
-/// arrives once done with the slot's tile. The wgmma B operands are K-major rows kept in the
-/// swizzle of their width (see swizzle: 128 bytes for V^T and d = 128 K, 64
-/// for d = 64 K), every slot on a 1024-byte boundary, as wgmma's
+/// [stages][64][d] int8, V^T [stages][d][64] f16 (e4m3 with pv = e4m3) and
+/// key scales [stages][64] f32, then two mbarriers per slot (8 bytes each):
+/// "full", on which its bulk copies complete, and "empty", on which every
+/// thread arrives once done with the slot's tile. The wgmma B operands are
+/// K-major rows kept in the swizzle of their width (see swizzle: 128 bytes
+/// for f16 V^T and d = 128 K, 64 for e4m3 V^T and d = 64 K), every slot on a
+/// 1024-byte boundary, as wgmma's
 /// shared-memory descriptors want; the A operands (queries, P) come from
 /// registers. (At d = 64 the conversion wants 3+ stages, the overlapped
 /// loop: the serial loop gave wrong results there on the H200 for every CTA
 /// with more than one key tile, not yet understood; docs/PERF.md.)
 struct WgLayout {
   int64_t headDim, stages;
+  bool e4m3Pv;
+  WgLayout(const AttentionShape &shape)
+      : headDim(shape.headDim), stages(shape.stages), e4m3Pv(shape.e4m3Pv) {}
   int64_t kSlot() const { return kTileKeys * headDim; }
-  int64_t vSlot() const { return kTileKeys * headDim * 2; }
+  int64_t vRowBytes() const { return kTileKeys * (e4m3Pv ? 1 : 2); }
+  int64_t vSlot() const { return headDim * vRowBytes(); }
   int64_t k() const { return 0; }
   int64_t v() const { return k() + stages * kSlot(); }
   int64_t scales() const { return v() + stages * vSlot(); }
@@ -131,7 +136,7 @@ struct WgLayout {
 
 int64_t mlir::qattn::kernels::mmaSharedBytes(const AttentionShape &shape) {
   if (shape.wgmma)
-    return WgLayout{shape.headDim, shape.stages}.bytes();
+    return WgLayout(shape).bytes();
   return RingLayout{shape.headDim, shape.stages}.bytes();
 }
 
@@ -155,6 +160,27 @@ static Value fragmentPair(ImplicitLocOpBuilder &b, Value x4, int64_t first,
     frag = vector::InsertOp::create(b, part, frag, ArrayRef<int64_t>{reg});
   }
   return frag;
+}
+
+/// `x` rounded to e4m3 (saturating), as its byte.
+static Value toE4m3(ImplicitLocOpBuilder &b, Value x) {
+  Value pair = inlineAsm(b, b.getI16Type(), {f32Const(b, 0.0), x},
+                         "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;", "=h,f,f",
+                         /*pure=*/true);
+  return arith::TruncIOp::create(b, b.getI8Type(), pair);
+}
+
+/// Where key `key` (0-63) of a tile sits in an e4m3 V^T row. P's bytes in a
+/// wgmma 8-bit A operand are, for lane 4g + t, the columns 4t..4t+3 (and 16
+/// more) of each 32-key k step, while the QK^T accumulators give the lane
+/// keys 8n + 2t, 8n + 2t + 1 of each 8-key n tile: so key 16h + 8a + 2t + c
+/// of a k step is column 16h + 4t + 2a + c, and V^T's rows follow P.
+static Value e4m3Byte(ImplicitLocOpBuilder &b, Value key) {
+  Value w = rem(b, key, 32);
+  Value h = div(b, w, 16), a = rem(b, div(b, w, 8), 2), t = rem(b, div(b, w, 2), 4);
+  Value col = add(b, add(b, mul(b, h, 16), mul(b, t, 4)),
+                  add(b, mul(b, a, 2), rem(b, w, 2)));
+  return add(b, mul(b, div(b, key, 32), 32), col);
 }
 
 //===----------------------------------------------------------------------===//
@@ -304,6 +330,16 @@ void mlir::qattn::kernels::emitMmaStage(ImplicitLocOpBuilder &b,
     Value tile = div(b, j, kTileKeys), key = rem(b, j, kTileKeys);
     for (int64_t i = 0; i < kStageChannels; ++i) {
       Value c = add(b, c0, indexConst(b, i));
+      if (shape.e4m3Pv) {
+        // One byte per key: the int8 code as e4m3 (the tile's scale rides
+        // on P), at its k step's byte for the A operand of P.V (e4m3Byte),
+        // in 64-byte rows.
+        Value code = arith::SelectOp::create(b, valid, v.int8At(i), i32Const(b, 0));
+        Value at = e4m3Byte(b, key);
+        at = add(b, mul(b, swizzle(b, c, div(b, at, 16), 64), 16), rem(b, at, 16));
+        store(b, toE4m3(b, intToF32(b, code)), staged.v, {bi, hk, tile, c, at});
+        continue;
+      }
       Value at = add(b, mul(b, swizzle(b, c, div(b, key, 8), 128), 8),
                      rem(b, key, 8));
       store(b, v16[i], staged.v, {bi, hk, tile, c, at});
@@ -347,9 +383,11 @@ public:
                                     dyn, indexConst(b, at), ValueRange{});
     };
     if (shape.wgmma) {
-      WgLayout wl{d, shape.stages};
+      WgLayout wl(shape);
       kRing = view1d(wl.k(), shape.stages * wl.kSlot(), b.getI8Type());
-      vRing = view1d(wl.v(), shape.stages * wl.vSlot() / 2, b.getF16Type());
+      vRing = shape.e4m3Pv
+                  ? view1d(wl.v(), shape.stages * wl.vSlot(), b.getI8Type())
+                  : view1d(wl.v(), shape.stages * wl.vSlot() / 2, b.getF16Type());
       sRing = view1d(wl.scales(), shape.stages * kTileKeys, b.getF32Type());
       barriers = view1d(wl.barriers(), 2 * shape.stages, b.getI64Type());
     } else {
@@ -386,7 +424,7 @@ public:
       for (Value frag : qFrags)
         qWords.push_back(words(frag));
       kDesc = descriptor(kRing, d);
-      vDesc = descriptor(vRing, 2 * kTileKeys);
+      vDesc = descriptor(vRing, WgLayout(shape).vRowBytes());
     } else {
       laneOffsets(lane);
     }
@@ -602,7 +640,7 @@ private:
   void loadTileIf(Value tile, Value tiles) {
     ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tile, tiles), [&] {
       int64_t d = shape.headDim, keys = mmaStagedKeys(shape);
-      WgLayout wl{d, shape.stages};
+      WgLayout wl(shape);
       Value slot = rem(b, tile, shape.stages);
       Value head = add(b, mul(b, bi, shape.kvHeads), hk);
       Value key = add(b, mul(b, head, keys), mul(b, tile, kTileKeys));
@@ -611,7 +649,7 @@ private:
           sharedAddress(kRing, mul(b, slot, kBytes)),
           globalAddress(staged.k, mul(b, key, d)),
           sharedAddress(vRing, mul(b, slot, vBytes)),
-          globalAddress(staged.v, mul(b, key, 2 * d)),
+          globalAddress(staged.v, mul(b, key, wl.vSlot() / kTileKeys)),
           sharedAddress(sRing, mul(b, slot, sBytes)),
           globalAddress(staged.kScales, mul(b, key, 4)),
           barrierAddress(slot, /*empty=*/false)};
@@ -884,9 +922,9 @@ private:
     for (int64_t i = 0; i < 4; ++i)
       ptx += (i ? ", $" : "$") + std::to_string(2 * r + i);
     ptx += "}, $" + std::to_string(2 * r + 4) + ", p";
-    // f16: scale-a, scale-b, and B K-major (not transposed).
+    // Floating-point: scale-a, scale-b; f16 also B K-major (not transposed).
     if (elem.isF32())
-      ptx += ", 1, 1, 0";
+      ptx += types.ends_with(".f16") ? ", 1, 1, 0" : ", 1, 1";
     ptx += ";\n}";
     SmallVector<Value> operands(regs.begin(), regs.end());
     llvm::append_range(operands, a);
@@ -986,8 +1024,31 @@ private:
     };
     // Every A register is ready before the fence, so that ptxas need not
     // wait for the warpgroup between the wgmmas.
-    Value vTile = advance(vDesc, mul(b, slot, kTileKeys * d * 2));
+    Value vTile = advance(vDesc, mul(b, slot, WgLayout(shape).vSlot()));
     SmallVector<SmallVector<Value>> a;
+    if (shape.e4m3Pv) {
+      // k steps of 32 keys: the lane's four bytes of each A register are P
+      // of keys 2t, 2t + 1 of two n tiles (see e4m3Byte), rows g and g + 8.
+      for (int64_t kk = 0; kk < kTileKeys / 32; ++kk) {
+        SmallVector<Value> &regsA = a.emplace_back();
+        for (int64_t half = 0; half < 2; ++half)
+          for (int64_t r = 0; r < 2; ++r) {
+            ArrayRef<Value> lo = p[4 * kk + 2 * half], hi = p[4 * kk + 2 * half + 1];
+            regsA.push_back(inlineAsm(
+                b, b.getI32Type(),
+                {lo[2 * r], lo[2 * r + 1], hi[2 * r], hi[2 * r + 1]},
+                "{\n.reg .b16 lo, hi;\n"
+                "cvt.rn.satfinite.e4m3x2.f32 lo, $2, $1;\n"
+                "cvt.rn.satfinite.e4m3x2.f32 hi, $4, $3;\n"
+                "mov.b32 $0, {lo, hi};\n}",
+                "=r,f,f,f,f", /*pure=*/true));
+          }
+      }
+      for (int64_t kk = 0; kk < kTileKeys / 32; ++kk)
+        wgmmaRegA(regs, a[kk], advance(vTile, indexConst(b, 32 * kk)), d, 32,
+                  ".f32.e4m3.e4m3", true, kk == 0);
+      return regs;
+    }
     for (int64_t kk = 0; kk < kTileKeys / 16; ++kk) {
       SmallVector<Value> &regsA = a.emplace_back();
       for (int64_t half = 0; half < 2; ++half)
@@ -1096,6 +1157,21 @@ private:
     // factor (times the tile's key scale), x the score (minus the bias).
     SmallVector<Value> next(state.begin(), state.end());
     corr.assign(2, Value());
+    // With pv = e4m3, P carries the tile's V scale s (V^T holds bare codes)
+    // and 256 (e4m3 reaches 448): p' = 2^(logit + log2 s - m + 8), m the
+    // running max of logit + log2 s, so p' <= 256 and P.V accumulates 256 *
+    // sum 2^(logit - m) v; the row sum adds p' / s to match. A zero scale (a
+    // block of zero values) is raised to 2^-100 so that 1 / s stays finite.
+    Value maxShift, pShift, sumScale;
+    if (shape.e4m3Pv) {
+      Value vs = stage1ScaleAt(b, view.v.scales, view.v.stage1, bi, hk, first,
+                               Value());
+      vs = arith::MaximumFOp::create(b, vs, f32Const(b, 0x1p-100));
+      maxShift = inlineAsm(b, b.getF32Type(), vs, "lg2.approx.ftz.f32 $0, $1;",
+                           "=f,f", /*pure=*/true);
+      pShift = arith::AddFOp::create(b, maxShift, f32Const(b, 8.0));
+      sumScale = arith::DivFOp::create(b, f32Const(b, 1.0), vs);
+    }
     for (int64_t r = 0; r < 2; ++r) {
       Value f = rowFactor[r];
       Value bias = f32Const(b, 0.0);
@@ -1109,19 +1185,25 @@ private:
           x = arith::MaximumFOp::create(b, x, tile[2 * r + ci]);
       x = overQuad<arith::MaximumFOp>(b, x);
       Value tileMax = arith::MulFOp::create(b, arith::SubFOp::create(b, x, bias), f);
+      if (maxShift)
+        tileMax = arith::AddFOp::create(b, tileMax, maxShift);
       Value m = arith::MaximumFOp::create(b, state[r], tileMax);
       corr[r] = exp2Ftz(b, arith::SubFOp::create(b, state[r], m));
       next[r] = m;
       // p = 2^(x f - (bias f + m)): one FMA per score.
       Value offset = arith::NegFOp::create(b, math::FmaOp::create(b, bias, f, m));
+      if (pShift)
+        offset = arith::AddFOp::create(b, offset, pShift);
       Value sum = arith::MulFOp::create(b, state[2 + r], corr[r]);
+      Value tileSum;
       for (auto &tile : s)
         for (int64_t ci = 0; ci < 2; ++ci) {
           Value &p = tile[2 * r + ci];
           p = exp2Ftz(b, math::FmaOp::create(b, p, f, offset));
-          sum = arith::AddFOp::create(b, sum, p);
+          tileSum = tileSum ? arith::AddFOp::create(b, tileSum, p).getResult() : p;
         }
-      next[2 + r] = sum;
+      next[2 + r] = sumScale ? math::FmaOp::create(b, tileSum, sumScale, sum)
+                             : arith::AddFOp::create(b, sum, tileSum).getResult();
     }
     return next;
   }

@@ -633,7 +633,8 @@ static FailureOr<AttentionShape> getShape(AttentionOp op) {
                         op.getHeadDim(),      tiling.getWarps(),
                         tiling.getSplits(),   tiling.getKeysPerStep(),
                         tiling.getStages(),   op.getCausal(),
-                        op.getSoftmaxScale(), tiling.getKernel() == GpuKernel::wgmma};
+                        op.getSoftmaxScale(), tiling.getKernel() == GpuKernel::wgmma,
+                        tiling.getPv() == PvOperands::e4m3};
 }
 
 static gpu::KernelDim3 dims(ImplicitLocOpBuilder &b, int64_t x, int64_t y) {
@@ -696,6 +697,8 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
     why = "expected d = 128, or one warpgroup and 3 or more stages at d = " +
           std::to_string(d) + ", got " + std::to_string(shape.warps) +
           " warps and " + std::to_string(shape.stages) + " stages";
+  if (why.empty() && shape.e4m3Pv && !op.whyNotE4m3PV().empty())
+    why = "pv = e4m3: " + op.whyNotE4m3PV();
   StringRef kind = shape.wgmma ? "wgmma" : "mma";
   if (!why.empty())
     return op.emitOpError() << "tensor-core prefill kernel (kernel = " << kind
@@ -714,7 +717,8 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
   SmallVector<Value> scratch = {
       memref::AllocOp::create(b, MemRefType::get(kvShape, b.getI8Type())),
       memref::AllocOp::create(
-          b, MemRefType::get(mmaStagedVShape(shape), b.getF16Type())),
+          b, MemRefType::get(mmaStagedVShape(shape),
+                             shape.e4m3Pv ? Type(b.getI8Type()) : b.getF16Type())),
       memref::AllocOp::create(
           b, MemRefType::get({shape.batch, shape.kvHeads, keys}, b.getF32Type()))};
 
@@ -731,7 +735,10 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
 
   SmallVector<Value> args(stageArgs);
   args.push_back(out);
-  launchKernel(b, kernels, (prefix + "_attention_" + kind).str(), args,
+  // The fp8 kernel's name says so (checks widen their tolerance by it).
+  launchKernel(b, kernels,
+               (prefix + "_attention_" + kind + (shape.e4m3Pv ? "_e4m3" : "")).str(),
+               args,
                mmaGrid(shape), shape.threads(),
                [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
                  ValueRange a = kernel.getArguments().take_back(4);

@@ -343,6 +343,11 @@ func.func @f() attributes {s = #qattn.gpu_tiling<warps = 20, splits = 1, kernel 
 
 // -----
 
+// expected-error@+1 {{expected kernel = wgmma for pv = e4m3, got kernel = mma}}
+func.func @f() attributes {s = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2, pv = e4m3>} { return }
+
+// -----
+
 // expected-error@+1 {{expected 1 to 32 warps per CTA, got 0}}
 func.func @f() attributes {s = #qattn.gpu_tiling<warps = 0, splits = 1>} { return }
 

@@ -121,7 +121,7 @@ int64_t Stage2Attr::getRowBytes(int64_t numHeads, int64_t headDim) const {
 LogicalResult GpuTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                     int64_t warps, int64_t splits,
                                     int64_t keysPerStep, GpuKernel kernel,
-                                    int64_t stages) {
+                                    int64_t stages, PvOperands pv) {
   // A CTA holds at most 1024 threads.
   if (warps < 1 || warps > 32)
     return emitError() << "expected 1 to 32 warps per CTA, got " << warps;
@@ -138,6 +138,10 @@ LogicalResult GpuTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError
     return emitError() << "expected whole warpgroups (4, 8, 12 or 16 warps) "
                           "for the wgmma kernel, got "
                        << warps;
+  if (pv != PvOperands::f16 && kernel != GpuKernel::wgmma)
+    return emitError() << "expected kernel = wgmma for pv = "
+                       << stringifyPvOperands(pv) << ", got kernel = "
+                       << stringifyGpuKernel(kernel);
   int64_t maxStages = kernel == GpuKernel::rows ? 2 : 4;
   if (stages < 1 || stages > maxStages)
     return emitError() << "expected 1 to " << maxStages << " stages for the "

@@ -291,6 +291,13 @@ std::string AttentionOp::whyNotMmaKernel() {
   return "";
 }
 
+std::string AttentionOp::whyNotE4m3PV() {
+  Stage1Attr v = getVStage1();
+  if (!v || v.getGranularity() != Granularity::block || v.getBlock() % 64 != 0)
+    return "expected V stage-1 scales per block of a multiple of 64 keys";
+  return "";
+}
+
 namespace {
 /// The operands and attributes that describe one of K and V.
 struct KVOperands {

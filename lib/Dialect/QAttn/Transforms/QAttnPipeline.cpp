@@ -33,11 +33,13 @@ struct QAttnPipelinePass : qattn::impl::QAttnPipelineBase<QAttnPipelinePass> {
       if (failed(GpuTilingAttr::verifyInvariants(diag, t.getWarps(),
                                                  t.getSplits(),
                                                  t.getKeysPerStep(),
-                                                 t.getKernel(), stages)))
+                                                 t.getKernel(), stages,
+                                                 t.getPv())))
         return WalkResult::interrupt();
       op.setGpuTilingAttr(GpuTilingAttr::get(&getContext(), t.getWarps(),
                                              t.getSplits(), t.getKeysPerStep(),
-                                             t.getKernel(), stages));
+                                             t.getKernel(), stages,
+                                             t.getPv()));
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

@@ -109,7 +109,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     if (failed(GpuTilingAttr::verifyInvariants(
             [&] { return getOperation().emitError("qattn-tile: "); }, warps,
             splits > 0 ? int64_t(splits) : 1, keysPerStep,
-            GpuKernel::rows, /*stages=*/1)) ||
+            GpuKernel::rows, /*stages=*/1, PvOperands::f16)) ||
         numSMs < 1 || ctasPerSM < 1 || minKeysPerSplit < 1 ||
         decodeWarpsPerSM < 1 || decodeMinKeysPerSplit < 1 || decodeMinWarps < 0) {
       getOperation().emitError("qattn-tile: invalid options");
@@ -153,8 +153,12 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       if (kernel == GpuKernel::decode && w <= kDecodeDeepRingWarps &&
           s * llvm::divideCeilSigned(decodeTasks(op), w) < int64_t(numSMs))
         stages = kDecodeDeepRingStages;
+      // fp8 P.V only where V's stage-1 scale is one per key tile.
+      PvOperands pv = PvOperands::f16;
+      if (pvE4m3 && kernel == GpuKernel::wgmma && op.whyNotE4m3PV().empty())
+        pv = PvOperands::e4m3;
       op.setGpuTilingAttr(GpuTilingAttr::get(&getContext(), w, s, keysPerStep,
-                                             kernel, stages));
+                                             kernel, stages, pv));
     });
   }
 };

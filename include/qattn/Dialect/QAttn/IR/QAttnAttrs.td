@@ -56,6 +56,12 @@ def QAttn_GpuKernel : I32EnumAttr<"GpuKernel", "GPU attention kernel", [
   let genSpecializedAttr = 0;
 }
 
+def QAttn_PvOperands : I32EnumAttr<"PvOperands", "P.V operand type", [
+    I32EnumAttrCase<"f16", 0>, I32EnumAttrCase<"e4m3", 1>]> {
+  let cppNamespace = "::mlir::qattn";
+  let genSpecializedAttr = 0;
+}
+
 def QAttn_SoftmaxMode : I32EnumAttr<"SoftmaxMode", "softmax evaluation", [
     I32EnumAttrCase<"exact", 0>, I32EnumAttrCase<"sas", 1>]> {
   let cppNamespace = "::mlir::qattn";
@@ -210,12 +216,21 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     ldmatrix. `splits` must be 1 and `keys_per_step` does not apply.
 
     `kernel = wgmma` is the same prefill computation on Hopper's warpgroup
-    MMA (`warps = 4`: one warpgroup of 64 query rows per CTA). The stage
-    launch writes V transposed; the ring holds swizzled K and V^T tiles read
-    by wgmma through shared-memory descriptors; QK^T runs as wgmma m64n64k32
+    MMA: each warpgroup (4 warps) of a CTA owns 64 query rows, and all share
+    one ring. The stage launch writes each tile as a ring slot's image (V
+    transposed), which bulk copies move into swizzled K and V^T slots read by
+    wgmma through shared-memory descriptors; QK^T runs as wgmma m64n64k32
     (s8) with the queries, and P.V as wgmma m64n{d}k16 (f16) with P, from
-    registers. With 3 or 4 stages the next tile's QK^T overlaps this tile's
-    softmax; d = 64 needs 3 or more (the conversion rejects fewer).
+    registers. With one warpgroup and 3 or 4 stages the next tile's QK^T
+    overlaps this tile's softmax; d = 64 needs that (the conversion rejects
+    other tilings there).
+
+    `pv = e4m3` (wgmma only) runs P.V on fp8 instead: V as its int8 stage-1
+    codes rounded to e4m3 (exact up to 16 in magnitude, 3 mantissa bits
+    beyond), P as e4m3 scaled by the tile's V scale and 256, wgmma
+    m64n{d}k32; the tensor cores do it at twice the f16 rate and the V ring
+    is half the size, at a relative rounding error up to 2^-4 on each of P
+    and V. It needs V stage-1 blocks of whole 64-key tiles.
 
     `kernel = decode` selects the tensor-core decode kernel (packed 2/4-bit
     K and V with block stage-1 scales, stage-2 groups of a multiple of 16
@@ -233,13 +248,15 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     #qattn.gpu_tiling<warps = 4, splits = 16, keys_per_step = 4, stages = 2>
     #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2>
     #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>
+    #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2, pv = e4m3>
     #qattn.gpu_tiling<warps = 4, splits = 24, kernel = decode, stages = 2>
     ```
   }];
   let parameters = (ins "int64_t":$warps, "int64_t":$splits,
                         DefaultValuedParameter<"int64_t", "8">:$keys_per_step,
                         QAttn_DefaultEnumParameter<QAttn_GpuKernel, "rows">:$kernel,
-                        DefaultValuedParameter<"int64_t", "1">:$stages);
+                        DefaultValuedParameter<"int64_t", "1">:$stages,
+                        QAttn_DefaultEnumParameter<QAttn_PvOperands, "f16">:$pv);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -310,6 +310,10 @@ def QAttn_AttentionOp : QAttn_Op<"attention", [Pure, AttrSizedOperandSegments]> 
     /// block scales, one stage-2 width for all heads, no decode buffer,
     /// exact softmax, d of 64 or 128.
     std::string whyNotMmaKernel();
+    /// Why the wgmma kernel cannot run P.V on fp8 (`pv = e4m3`), or an
+    /// empty string when it can: one V stage-1 scale per 64-key tile (block
+    /// granularity, blocks of a multiple of 64 keys), which P then carries.
+    std::string whyNotE4m3PV();
   }];
 }
 

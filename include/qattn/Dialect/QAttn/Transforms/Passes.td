@@ -71,6 +71,10 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     Option<"useWgmma", "wgmma", "bool", /*default=*/"true",
            "Of the tensor-core prefill kernels, take the warpgroup (wgmma) "
            "one">,
+    Option<"pvE4m3", "pv-e4m3", "bool", /*default=*/"false",
+           "Run the wgmma prefill kernel's P.V on fp8 (e4m3 P and V codes, "
+           "twice the f16 tensor rate, relative rounding up to 2^-4 on each) "
+           "where V has stage-1 blocks of whole 64-key tiles">,
   ];
 }
 
