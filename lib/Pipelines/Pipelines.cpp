@@ -35,7 +35,8 @@ LogicalResult
 mlir::qattn::buildQAttnToGPUPipeline(OpPassManager &pm,
                                      const GpuPipelineOptions &options) {
   std::string pipeline =
-      "qattn-tile,qattn-pipeline,qattn-convert-to-gpu,canonicalize,"
+      std::string(options.pvE4m3 ? "qattn-tile{pv-e4m3=true}," : "qattn-tile,") +
+      "qattn-pipeline,qattn-convert-to-gpu,canonicalize,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-results-to-out-params{hoist-static-allocs=true "

@@ -40,7 +40,7 @@ F16_OPERANDS = 1e-3
 # The wgmma kernel with pv = e4m3 rounds P and V to e4m3 (3 mantissa bits):
 # a relative error up to 2^-4 on each, so a row dominated by one key may be
 # off by up to ~1/8 of it; rows spread over many keys average the errors out
-# (measured on the H200: 2.4e-2 to 4.5e-2 on the gpu-check and bench cases).
+# (measured on the H200: 2.4e-2 to 4.7e-2 on the gpu-check and bench cases).
 # Layout or scale faults give errors of order 1.
 E4M3_PV = 1e-1
 # SAS drops terms below the threshold n_r = -6: a score within rounding of it

@@ -1,6 +1,11 @@
 // RUN: rm -rf %t && qattn-compile %s -o %t --target=cuda --no-cubin > /dev/null
 // RUN: FileCheck %s --input-file=%t/module.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/module.ptx -o %t/e4m3.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// qattn-compile --pv-e4m3 asks qattn-tile for it (here on an op without a tiling).
+// RUN: rm -rf %t && qattn-compile %S/cuda-wgmma-ptx.mlir -o %t --target=cuda --no-cubin --pv-e4m3 > /dev/null
+// RUN: FileCheck %s --input-file=%t/module.ptx --check-prefix=FLAG
+// FLAG: .entry prefill_attention_wgmma_e4m3(
+// FLAG: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3
 
 // The wgmma prefill kernel with P.V on fp8 (pv = e4m3): the stage kernel
 // rounds V's int8 codes to e4m3 bytes; the attention kernel (named for its

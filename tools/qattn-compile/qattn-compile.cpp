@@ -42,6 +42,13 @@ static llvm::cl::opt<bool>
     noCubin("no-cubin",
             llvm::cl::desc("--target=cuda: write PTX only, skip ptxas"),
             llvm::cl::init(false));
+static llvm::cl::opt<bool>
+    pvE4m3("pv-e4m3",
+           llvm::cl::desc("--target=cuda: run the wgmma prefill kernel's P.V "
+                          "on fp8 (e4m3 P and V codes) where V has one stage-1 "
+                          "scale per 64-key tile; faster, relative rounding up "
+                          "to 2^-4 per operand (docs/PERF.md)"),
+           llvm::cl::init(false));
 static llvm::cl::opt<bool> emitLLVM("emit-llvm",
                                     llvm::cl::desc("Also write module.ll"),
                                     llvm::cl::init(false));
@@ -76,6 +83,7 @@ int main(int argc, char **argv) {
     qattn::CudaArtifactOptions options;
     options.outputDir = outputDir;
     options.gpu.chip = chip;
+    options.gpu.pvE4m3 = pvE4m3;
     options.emitCubin = !noCubin;
     if (failed(qattn::emitCudaArtifact(*module, options)))
       return 1;

@@ -23,6 +23,9 @@ LogicalResult buildReferenceToLLVMPipeline(OpPassManager &pm);
 struct GpuPipelineOptions {
   std::string chip = "sm_90a";
   std::string features = "+ptx80";
+  /// qattn-tile's pv-e4m3: the wgmma prefill kernel's P.V on fp8 where it
+  /// applies (reduced precision, opt-in).
+  bool pvE4m3 = false;
 };
 
 /// `qattn-to-gpu`: qattn.attention on tensors -> a host function on buffers
