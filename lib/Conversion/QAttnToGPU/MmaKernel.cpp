@@ -83,9 +83,9 @@ int64_t mlir::qattn::kernels::mmaStagedKeys(const AttentionShape &shape) {
 SmallVector<int64_t>
 mlir::qattn::kernels::mmaStagedVShape(const AttentionShape &shape) {
   int64_t keys = mmaStagedKeys(shape), d = shape.headDim;
-  // The wgmma kernel reads V transposed (channels x keys): wgmma's f16 B
-  // operand, K-major like every other operand; each tile is contiguous, as
-  // one bulk copy wants.
+  // The wgmma kernel reads V transposed (channels x keys): wgmma's f16 or
+  // e4m3 B operand, K-major like every other operand; each tile is
+  // contiguous, as one bulk copy wants.
   if (shape.wgmma)
     return {shape.batch, shape.kvHeads, keys / kTileKeys, d, kTileKeys};
   return {shape.batch, shape.kvHeads, keys, d};
@@ -305,6 +305,8 @@ void mlir::qattn::kernels::emitMmaStage(ImplicitLocOpBuilder &b,
   Value jc = minIdx(b, j, indexConst(b, shape.cacheKeys - 1));
 
   ChunkDecoder k(b, view.k, d, bi, hk, jc, c0), v(b, view.v, d, bi, hk, jc, c0);
+  // K as int8 codes, V as f16 values (unused with pv = e4m3, which stores
+  // V's int8 codes below: LLVM drops these).
   SmallVector<Value> k8, v16;
   for (int64_t i = 0; i < kStageChannels; ++i) {
     k8.push_back(arith::TruncIOp::create(
@@ -497,8 +499,8 @@ private:
   /// have. No CTA barrier in the loop; all `stages` slots are in flight.
   ///
   /// With one warpgroup and 3 or more stages the loop overlaps (after
-  /// FlashAttention-3's intra-warpgroup overlap): tile it + 1's QK^T is in flight while tile
-  /// it's softmax runs. The loop carries tile it's int32 dot products. Tile
+  /// FlashAttention-3's intra-warpgroup overlap): tile it + 1's QK^T is in
+  /// flight while tile it's softmax runs. The loop carries tile it's int32 dot products. Tile
   /// it's P.V is waited for within the iteration: results of a wgmma in
   /// flight carried across the back edge are copied by register moves,
   /// which make ptxas serialize every wgmma (C7514).
