@@ -360,3 +360,28 @@ func.func @combine_many_splits(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x3200x64x
       : (tensor<1x4x1x64xf32>, tensor<1x1x3200x64xi8>, tensor<1x1x50xf32>, tensor<1x1x3200x64xi8>, tensor<1x1x50xf32>) -> tensor<1x4x1x64xf32>
   return %o : tensor<1x4x1x64xf32>
 }
+
+// -----
+
+// Three warpgroups share the wgmma kernel's ring: a CTA of 12 warps owns 192
+// query rows (grid 2 x 4 for 300 rows), the empty barriers count all 384
+// threads, and the loop is the serial one (no wgmma issued before the tile
+// loop) even with 3 stages. pv = e4m3: V^T is staged as bytes and P.V is
+// wgmma m64n128k32 e4m3.
+// CHECK-LABEL: func.func @prefill_wgmma_3_warpgroups
+// CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_3_warpgroups_attention_wgmma_e4m3 blocks in (%c2, %c4, %c1) threads in (%c384, %c1, %c1)
+// CHECK: gpu.func @prefill_wgmma_3_warpgroups_prefill_stage(
+// CHECK: memref.store {{.*}} : memref<1x2x5x128x64xi8>
+// CHECK: gpu.func @prefill_wgmma_3_warpgroups_attention_wgmma_e4m3(
+// CHECK: "mbarrier.init.shared::cta.b64 [$0], 384;"
+// CHECK-NOT: wgmma.mma_async
+// CHECK: scf.for
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3
+func.func @prefill_wgmma_3_warpgroups(%q8: tensor<1x4x300x128xi8>, %qs: tensor<1x4x5xf32>, %k: tensor<1x2x300x128xi8>, %ks: tensor<1x2x5xf32>) -> tensor<1x4x300x128xf32> {
+  %o = qattn.attention %q8 [%qs] keys(%k, %ks) values(%k, %ks)
+      {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, causal,
+       gpu_tiling = #qattn.gpu_tiling<warps = 12, splits = 1, kernel = wgmma, stages = 3, pv = e4m3>}
+      : (tensor<1x4x300x128xi8>, tensor<1x4x5xf32>, tensor<1x2x300x128xi8>, tensor<1x2x5xf32>, tensor<1x2x300x128xi8>, tensor<1x2x5xf32>) -> tensor<1x4x300x128xf32>
+  return %o : tensor<1x4x300x128xf32>
+}
