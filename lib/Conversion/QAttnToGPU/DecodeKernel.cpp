@@ -427,13 +427,9 @@ private:
     Value offset = idx[0];
     for (auto [size, i] : llvm::zip(type.getShape().drop_front(), idx.drop_front()))
       offset = add(b, mul(b, offset, size), i);
-    auto i64 = b.getI64Type();
-    auto address = [&](Value memref, Value at) {
-      Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, memref);
-      return arith::IndexCastUIOp::create(b, i64, add(b, base, at)).getResult();
-    };
-    Value to = arith::TruncIOp::create(b, b.getI32Type(), address(ring, dst));
-    inlineAsm(b, Type(), ValueRange{to, address(buffer, offset)},
+    inlineAsm(b, Type(),
+              ValueRange{byteAddress(b, ring, dst, b.getI32Type()),
+                         byteAddress(b, buffer, offset, b.getI64Type())},
               "{ .reg .u64 g; cvta.to.global.u64 g, $1; "
               "cp.async.cg.shared.global.L2::128B [$0], [g], 16; }",
               "r,l");

@@ -112,6 +112,24 @@ inline Value inlineAsm(ImplicitLocOpBuilder &b, Type type, ValueRange operands,
   return type ? op.getResult(0) : Value();
 }
 
+/// The address of byte `at` of `memref` (its aligned pointer plus `at`), as
+/// `type`: i64 for a global buffer, i32 for the shared window (inline PTX
+/// operands).
+inline Value byteAddress(ImplicitLocOpBuilder &b, Value memref, Value at,
+                         Type type) {
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, memref);
+  return arith::IndexCastUIOp::create(b, type, arith::AddIOp::create(b, base, at));
+}
+
+/// Runs `then` where `cond` holds (an scf.if without results).
+inline void ifThen(ImplicitLocOpBuilder &b, Value cond,
+                   function_ref<void()> then) {
+  auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  then();
+}
+
 /// 2^x with subnormal inputs and results flushed to zero: ex2.approx.ftz.f32
 /// is one SFU instruction, while the plain form that math.exp2 lowers to
 /// wraps it in a range test and two multiplies. A softmax term below 2^-126

@@ -330,15 +330,21 @@ void mlir::qattn::kernels::emitMmaStage(ImplicitLocOpBuilder &b,
     vstore(k8, b.getI8Type(), staged.k,
            {bi, hk, j, mul(b, swizzle(b, j, chunk, d), kStageChannels)});
     Value tile = div(b, j, kTileKeys), key = rem(b, j, kTileKeys);
+    // pv = e4m3: the key's byte in its k step (e4m3Byte), as a chunk of the
+    // 64-byte rows and the byte within it.
+    Value e4m3Chunk, e4m3Within;
+    if (shape.e4m3Pv) {
+      Value at = e4m3Byte(b, key);
+      e4m3Chunk = div(b, at, 16);
+      e4m3Within = rem(b, at, 16);
+    }
     for (int64_t i = 0; i < kStageChannels; ++i) {
       Value c = add(b, c0, indexConst(b, i));
       if (shape.e4m3Pv) {
         // One byte per key: the int8 code as e4m3 (the tile's scale rides
-        // on P), at its k step's byte for the A operand of P.V (e4m3Byte),
-        // in 64-byte rows.
+        // on P), in its row's swizzled chunk.
         Value code = arith::SelectOp::create(b, valid, v.int8At(i), i32Const(b, 0));
-        Value at = e4m3Byte(b, key);
-        at = add(b, mul(b, swizzle(b, c, div(b, at, 16), 64), 16), rem(b, at, 16));
+        Value at = add(b, mul(b, swizzle(b, c, e4m3Chunk, 64), 16), e4m3Within);
         store(b, toE4m3(b, intToF32(b, code)), staged.v, {bi, hk, tile, c, at});
         continue;
       }
@@ -500,16 +506,16 @@ private:
   ///
   /// With one warpgroup and 3 or more stages the loop overlaps (after
   /// FlashAttention-3's intra-warpgroup overlap): tile it + 1's QK^T is in
-  /// flight while tile it's softmax runs. The loop carries tile it's int32 dot products. Tile
-  /// it's P.V is waited for within the iteration: results of a wgmma in
-  /// flight carried across the back edge are copied by register moves,
-  /// which make ptxas serialize every wgmma (C7514).
+  /// flight while tile it's softmax runs. The loop carries tile it's int32
+  /// dot products. Tile it's P.V is waited for within the iteration: results
+  /// of a wgmma in flight carried across the back edge are copied by
+  /// register moves, which make ptxas serialize every wgmma (C7514).
   SmallVector<Value> wgmmaLoop(Value tiles, Value fullTiles,
                                SmallVector<Value> init) {
     int64_t depth = shape.stages;
     Value leader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid,
                                          indexConst(b, 0));
-    ifThen(leader, [&] {
+    ifThen(b, leader, [&] {
       for (int64_t slot = 0; slot < depth; ++slot) {
         Value at = indexConst(b, slot);
         initBarrier(barrierAddress(at, /*empty=*/false), 1);
@@ -534,7 +540,7 @@ private:
       Value refill = arith::AndIOp::create(
           b, leader,
           arith::CmpIOp::create(b, arith::CmpIPredicate::ult, ahead, tiles));
-      ifThen(refill, [&] {
+      ifThen(b, refill, [&] {
         waitBarrier(empty, phaseOf(it));
         loadTileIf(ahead, tiles);
       });
@@ -564,7 +570,7 @@ private:
           // Tile it + 1's QK^T (past the last tile: on whatever its slot
           // holds, never read).
           Value ahead = add(b, it, indexConst(b, 1));
-          ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, ahead, tiles),
+          ifThen(b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, ahead, tiles),
                  [&] { waitTile(ahead); });
           SmallVector<Value> dots = issueDots(rem(b, ahead, depth));
           commitWgmma();
@@ -592,18 +598,8 @@ private:
     return SmallVector<Value>(out.begin(), out.begin() + ns);
   }
 
-  /// Runs `then` where `cond` holds.
-  void ifThen(Value cond, function_ref<void()> then) {
-    auto ifOp = scf::IfOp::create(b, cond, false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    then();
-  }
-
-  /// The shared-window address of byte `at` of workgroup buffer `m`.
   Value sharedAddress(Value m, Value at) {
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, m);
-    return arith::IndexCastUIOp::create(b, b.getI32Type(), add(b, base, at));
+    return byteAddress(b, m, at, b.getI32Type());
   }
   /// A slot's full or empty barrier.
   Value barrierAddress(Value slot, bool empty) {
@@ -630,17 +626,15 @@ private:
               "@!done bra LAB_WAIT;\n}",
               "r,r,~{memory}");
   }
-  /// The address of byte `at` of global buffer `m`.
   Value globalAddress(Value m, Value at) {
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, m);
-    return arith::IndexCastUIOp::create(b, b.getI64Type(), add(b, base, at));
+    return byteAddress(b, m, at, b.getI64Type());
   }
 
   /// Starts the bulk copies of staged tile `tile` (K rows, V^T, key scales:
   /// each contiguous) into its ring slot, when the tile exists; they
   /// complete on the slot's barrier, which expects their bytes.
   void loadTileIf(Value tile, Value tiles) {
-    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tile, tiles), [&] {
+    ifThen(b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tile, tiles), [&] {
       int64_t d = shape.headDim, keys = mmaStagedKeys(shape);
       WgLayout wl(shape);
       Value slot = rem(b, tile, shape.stages);

@@ -697,8 +697,11 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
     why = "expected d = 128, or one warpgroup and 3 or more stages at d = " +
           std::to_string(d) + ", got " + std::to_string(shape.warps) +
           " warps and " + std::to_string(shape.stages) + " stages";
-  if (why.empty() && shape.e4m3Pv && !op.whyNotE4m3PV().empty())
-    why = "pv = e4m3: " + op.whyNotE4m3PV();
+  if (why.empty() && shape.e4m3Pv) {
+    why = op.whyNotE4m3PV();
+    if (!why.empty())
+      why = "pv = e4m3: " + why;
+  }
   StringRef kind = shape.wgmma ? "wgmma" : "mma";
   if (!why.empty())
     return op.emitOpError() << "tensor-core prefill kernel (kernel = " << kind
