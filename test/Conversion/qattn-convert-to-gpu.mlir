@@ -258,7 +258,8 @@ func.func @prefill_mma_one_stage(%q8: tensor<1x4x100x64xi8>, %qs: tensor<1x4x4xf
 // The warpgroup prefill kernel (kernel = wgmma, d = 128): the stage kernel
 // writes each 64-key tile as its ring slot's image: K rows with their
 // 16-byte chunks XOR-swizzled, V transposed by tile ([tile][channel][64
-// keys], one f16 store per channel) with its 8-key chunks swizzled. The
+// keys]) with its 8-key chunks swizzled: a thread decodes 16 channels of 8
+// keys and stores each channel's 8 keys as one 16-byte chunk. The
 // attention kernel loads its warps' query fragments into registers; thread 0
 // initializes one mbarrier per ring slot and starts each tile's three bulk
 // copies (8 KiB K, 16 KiB V^T, 256 bytes of key scales) on the slot's full
@@ -277,7 +278,7 @@ func.func @prefill_mma_one_stage(%q8: tensor<1x4x100x64xi8>, %qs: tensor<1x4x4xf
 // CHECK: arith.xori
 // CHECK: vector.store {{.*}} : memref<1x2x192x128xi8>, vector<16xi8>
 // CHECK: arith.xori
-// CHECK: memref.store {{.*}} : memref<1x2x3x128x64xf16>
+// CHECK: vector.store {{.*}} : memref<1x2x3x128x64xf16>, vector<8xf16>
 // CHECK: gpu.func @prefill_wgmma_attention_wgmma(
 // CHECK: vector.load {{.*}} : memref<1x4x150x128xi8>, vector<4xi8>
 // CHECK: scf.if
@@ -371,7 +372,7 @@ func.func @combine_many_splits(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x3200x64x
 // CHECK-LABEL: func.func @prefill_wgmma_3_warpgroups
 // CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_3_warpgroups_attention_wgmma_e4m3 blocks in (%c2, %c4, %c1) threads in (%c384, %c1, %c1)
 // CHECK: gpu.func @prefill_wgmma_3_warpgroups_prefill_stage(
-// CHECK: memref.store {{.*}} : memref<1x2x5x128x64xi8>
+// CHECK: vector.store {{.*}} : memref<1x2x5x128x64xi8>, vector<16xi8>
 // CHECK: gpu.func @prefill_wgmma_3_warpgroups_attention_wgmma_e4m3(
 // CHECK: "mbarrier.init.shared::cta.b64 [$0], 384;"
 // CHECK-NOT: wgmma.mma_async

@@ -15,7 +15,7 @@
 // serialized wgmmas.
 // CHECK: .entry prefill_prefill_stage(
 // CHECK: cvt.rn.satfinite.e4m3x2.f32
-// CHECK: st.global.b8
+// CHECK: st.global.v4.b32
 // CHECK: .entry prefill_attention_wgmma_e4m3(
 // CHECK-DAG: lg2.approx.ftz.f32
 // CHECK-DAG: cvt.rn.satfinite.e4m3x2.f32

@@ -9,7 +9,7 @@
 // registers, each group waited for.
 // CHECK: .target sm_90a
 // CHECK: .entry prefill_prefill_stage(
-// CHECK: st.global.b16
+// CHECK: st.global.v4.b32
 // CHECK: .entry prefill_attention_wgmma(
 // CHECK-DAG: mbarrier.init.shared::cta.b64
 // CHECK-DAG: mbarrier.arrive.expect_tx.shared::cta.b64

@@ -8,8 +8,9 @@
 // 1. The stage kernel decodes K once to its int8 stage-1 codes (stage 2
 //    undone in integers) with one f32 scale per key, and V to f16 values,
 //    into scratch laid out [batch, KV head, key, channel] and padded with
-//    zeros to whole 64-key tiles (a thread per 16 channels of a key, 16-byte
-//    vector loads and stores). Every query CTA of a head reads these.
+//    zeros to whole 64-key tiles (a thread per 16 channels of a key or of a
+//    run of keys, 16-byte vector loads and stores). Every query CTA of a head
+//    reads these.
 //
 // 2. The attention kernel: a CTA of W warps owns 16 W query rows of one query
 //    head (16 per warp, one m16 tile) and walks the keys in tiles of 64. Its
@@ -55,6 +56,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::qattn;
@@ -162,40 +164,42 @@ static Value fragmentPair(ImplicitLocOpBuilder &b, Value x4, int64_t first,
   return frag;
 }
 
-/// `x` rounded to e4m3 (saturating), as its byte.
-static Value toE4m3(ImplicitLocOpBuilder &b, Value x) {
-  Value pair = inlineAsm(b, b.getI16Type(), {f32Const(b, 0.0), x},
-                         "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;", "=h,f,f",
-                         /*pure=*/true);
-  return arith::TruncIOp::create(b, b.getI8Type(), pair);
-}
-
-/// Where key `key` (0-63) of a tile sits in an e4m3 V^T row. P's bytes in a
-/// wgmma 8-bit A operand are, for lane 4g + t, the columns 4t..4t+3 (and 16
-/// more) of each 32-key k step, while the QK^T accumulators give the lane
-/// keys 8n + 2t, 8n + 2t + 1 of each 8-key n tile: so key 16h + 8a + 2t + c
-/// of a k step is column 16h + 4t + 2a + c, and V^T's rows follow P.
-static Value e4m3Byte(ImplicitLocOpBuilder &b, Value key) {
-  Value w = rem(b, key, 32);
-  Value h = div(b, w, 16), a = rem(b, div(b, w, 8), 2), t = rem(b, div(b, w, 2), 4);
-  Value col = add(b, add(b, mul(b, h, 16), mul(b, t, 4)),
-                  add(b, mul(b, a, 2), rem(b, w, 2)));
-  return add(b, mul(b, div(b, key, 32), 32), col);
+/// `lo` and `hi` rounded to e4m3 (saturating), as the bytes of an i16 (`lo`
+/// the low byte, first in memory).
+static Value toE4m3Pair(ImplicitLocOpBuilder &b, Value lo, Value hi) {
+  return inlineAsm(b, b.getI16Type(), {hi, lo},
+                   "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;", "=h,f,f",
+                   /*pure=*/true);
 }
 
 //===----------------------------------------------------------------------===//
 // Stage kernel
 //===----------------------------------------------------------------------===//
 
-// A stage thread decodes 16 channels of one key: 16-byte vector loads of
-// the group constants and stores of the results.
+// A stage thread decodes 16 channels of a key (of a run of keys for the
+// wgmma kernel): 16-byte vector loads of the group constants and stores of
+// the results.
 static constexpr int64_t kStageChannels = 16;
+
+/// Keys a wgmma stage thread decodes: those of one 16-byte chunk of a V^T
+/// row (8 f16 values, or 16 e4m3 bytes with pv = e4m3), so that V goes out
+/// transposed in vector stores without a trip through shared memory.
+static int64_t wgmmaStageKeys(const AttentionShape &shape) {
+  return shape.e4m3Pv ? 16 : 8;
+}
+
+/// Threads of the stage launch: one per 16 channels of a key (of
+/// wgmmaStageKeys keys for the wgmma kernel).
+static int64_t stageThreadCount(const AttentionShape &shape) {
+  int64_t keysPerThread = shape.wgmma ? wgmmaStageKeys(shape) : 1;
+  return shape.batch * shape.kvHeads * mmaStagedKeys(shape) / keysPerThread *
+         shape.headDim / kStageChannels;
+}
 
 std::pair<int64_t, int64_t>
 mlir::qattn::kernels::mmaStageLaunch(const AttentionShape &shape) {
-  int64_t chunks = shape.batch * shape.kvHeads * mmaStagedKeys(shape) *
-                   shape.headDim / kStageChannels;
-  return {llvm::divideCeilSigned(chunks, kStageThreads), kStageThreads};
+  return {llvm::divideCeilSigned(stageThreadCount(shape), kStageThreads),
+          kStageThreads};
 }
 
 namespace {
@@ -204,9 +208,13 @@ namespace {
 /// before anything is stored so that the bytes two codes share load once.
 class ChunkDecoder {
 public:
+  /// `group` is j's stage-2 group and `scale1` its stage-1 scale (when one
+  /// scale covers the key's channels) where the caller shares them between
+  /// keys; null: the decoder finds them.
   ChunkDecoder(ImplicitLocOpBuilder &b, const KVView &kv, int64_t headDim,
-               Value bi, Value hk, Value j, Value c0)
-      : b(b), kv(kv), bi(bi), hk(hk), j(j), c0(c0) {
+               Value bi, Value hk, Value j, Value c0, Value group = {},
+               Value scale1 = {})
+      : b(b), kv(kv), bi(bi), hk(hk), j(j), c0(c0), scale1(scale1) {
     auto bytes = VectorType::get({kStageChannels}, b.getI8Type());
     auto vload = [&](Value buffer, ValueRange idx) {
       // Rows of d channels (d a multiple of 16) from 16-byte aligned buffers.
@@ -214,7 +222,7 @@ public:
                                     llvm::MaybeAlign(16));
     };
     if (kv.stage2) {
-      Value g = div(b, j, kv.stage2.getGroup());
+      Value g = group ? group : div(b, j, kv.stage2.getGroup());
       scales = vload(kv.groupScales, {bi, hk, g, c0});
       zeros = vload(kv.zeros, {bi, hk, g, c0});
       std::tie(bits, offset) = headCodes(b, kv.stage2, hk, headDim, std::nullopt);
@@ -262,40 +270,51 @@ public:
 
   /// Channel c0 + i dequantized to f32.
   Value valueAt(int64_t i) {
-    Value s1 = stage1ScaleAt(b, kv.scales, kv.stage1, bi, hk, j,
-                             add(b, c0, indexConst(b, i)));
+    Value s1 = scale1 ? scale1
+                      : stage1ScaleAt(b, kv.scales, kv.stage1, bi, hk, j,
+                                      add(b, c0, indexConst(b, i)));
     return arith::MulFOp::create(b, intToF32(b, int8At(i)), s1);
   }
 
 private:
   ImplicitLocOpBuilder &b;
   const KVView &kv;
-  Value bi, hk, j, c0, scales, zeros, codes, offset, packed;
+  Value bi, hk, j, c0, scale1, scales, zeros, codes, offset, packed;
   int64_t bits = 0;
 };
 } // namespace
 
-void mlir::qattn::kernels::emitMmaStage(ImplicitLocOpBuilder &b,
-                                        const AttentionShape &shape,
-                                        const AttentionView &view,
-                                        const MmaStaged &staged) {
+/// Stores `elems` as one 16-byte aligned vector at `buffer[idx]`.
+static void storeVector(ImplicitLocOpBuilder &b, ArrayRef<Value> elems,
+                        Value buffer, ValueRange idx) {
+  auto type = VectorType::get({int64_t(elems.size())}, elems[0].getType());
+  vector::StoreOp::create(b, vector::FromElementsOp::create(b, type, elems),
+                          buffer, idx, /*nontemporal=*/false,
+                          llvm::MaybeAlign(16));
+}
+
+/// The stage key's f32 key scale (0 for a padding key) at kScales[bi, hk, j].
+static void storeKeyScale(ImplicitLocOpBuilder &b, const AttentionView &view,
+                          const MmaStaged &staged, Value bi, Value hk, Value j,
+                          Value jc, Value valid) {
+  Value kScale = stage1ScaleAt(b, view.k.scales, view.k.stage1, bi, hk, jc, Value());
+  store(b, arith::SelectOp::create(b, valid, kScale, f32Const(b, 0.0)),
+        staged.kScales, {bi, hk, j});
+}
+
+/// The mma.sync kernel's stage: one thread per 16 channels of a key, K and V
+/// rows as they are.
+static void emitMmaSyncStage(ImplicitLocOpBuilder &b, const AttentionShape &shape,
+                             const AttentionView &view, const MmaStaged &staged) {
   int64_t d = shape.headDim, keys = mmaStagedKeys(shape);
   int64_t perRow = d / kStageChannels;
-  // One thread per 16 channels of a staged key (bi, hk, j); the count is a
-  // multiple of the block (whole 64-key tiles of d >= 64 channels).
+  // The thread count is a multiple of the block (whole 64-key tiles of
+  // d >= 64 channels).
   Value e = add(b, mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
                        kStageThreads),
                 gpu::ThreadIdOp::create(b, gpu::Dimension::x));
-  Value chunk, j;
-  if (shape.wgmma) {
-    // V goes out transposed: a warp takes 32 consecutive keys of one chunk,
-    // so each of its scalar V stores covers 64 contiguous bytes.
-    j = rem(b, e, keys);
-    chunk = rem(b, div(b, e, keys), perRow);
-  } else {
-    chunk = rem(b, e, perRow);
-    j = rem(b, div(b, e, perRow), keys);
-  }
+  Value chunk = rem(b, e, perRow);
+  Value j = rem(b, div(b, e, perRow), keys);
   Value c0 = mul(b, chunk, kStageChannels);
   Value hk = rem(b, div(b, e, perRow * keys), shape.kvHeads);
   Value bi = div(b, e, perRow * keys * shape.kvHeads);
@@ -305,8 +324,6 @@ void mlir::qattn::kernels::emitMmaStage(ImplicitLocOpBuilder &b,
   Value jc = minIdx(b, j, indexConst(b, shape.cacheKeys - 1));
 
   ChunkDecoder k(b, view.k, d, bi, hk, jc, c0), v(b, view.v, d, bi, hk, jc, c0);
-  // K as int8 codes, V as f16 values (unused with pv = e4m3, which stores
-  // V's int8 codes below: LLVM drops these).
   SmallVector<Value> k8, v16;
   for (int64_t i = 0; i < kStageChannels; ++i) {
     k8.push_back(arith::TruncIOp::create(
@@ -316,54 +333,129 @@ void mlir::qattn::kernels::emitMmaStage(ImplicitLocOpBuilder &b,
         b, arith::SelectOp::create(b, valid, v.valueAt(i), f32Const(b, 0.0)),
         b.getF16Type()));
   }
-  auto vstore = [&](ArrayRef<Value> elems, Type type, Value buffer,
-                    ValueRange idx) {
-    auto vt = VectorType::get({kStageChannels}, type);
-    vector::StoreOp::create(b, vector::FromElementsOp::create(b, vt, elems),
-                            buffer, idx, /*nontemporal=*/false,
-                            llvm::MaybeAlign(16));
-  };
-  if (shape.wgmma) {
-    // Each tile goes out as its ring slot's image (see WgLayout), so that
-    // one bulk copy moves it: K rows with their 16-byte chunks swizzled,
-    // V^T as [tile][channel][64 keys] with its 8-key chunks swizzled.
-    vstore(k8, b.getI8Type(), staged.k,
-           {bi, hk, j, mul(b, swizzle(b, j, chunk, d), kStageChannels)});
-    Value tile = div(b, j, kTileKeys), key = rem(b, j, kTileKeys);
-    // pv = e4m3: the key's byte in its k step (e4m3Byte), as a chunk of the
-    // 64-byte rows and the byte within it.
-    Value e4m3Chunk, e4m3Within;
-    if (shape.e4m3Pv) {
-      Value at = e4m3Byte(b, key);
-      e4m3Chunk = div(b, at, 16);
-      e4m3Within = rem(b, at, 16);
-    }
-    for (int64_t i = 0; i < kStageChannels; ++i) {
-      Value c = add(b, c0, indexConst(b, i));
-      if (shape.e4m3Pv) {
-        // One byte per key: the int8 code as e4m3 (the tile's scale rides
-        // on P), in its row's swizzled chunk.
-        Value code = arith::SelectOp::create(b, valid, v.int8At(i), i32Const(b, 0));
-        Value at = add(b, mul(b, swizzle(b, c, e4m3Chunk, 64), 16), e4m3Within);
-        store(b, toE4m3(b, intToF32(b, code)), staged.v, {bi, hk, tile, c, at});
-        continue;
-      }
-      Value at = add(b, mul(b, swizzle(b, c, div(b, key, 8), 128), 8),
-                     rem(b, key, 8));
-      store(b, v16[i], staged.v, {bi, hk, tile, c, at});
-    }
-  } else {
-    vstore(k8, b.getI8Type(), staged.k, {bi, hk, j, c0});
-    vstore(v16, b.getF16Type(), staged.v, {bi, hk, j, c0});
-  }
+  storeVector(b, k8, staged.k, {bi, hk, j, c0});
+  storeVector(b, v16, staged.v, {bi, hk, j, c0});
   Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunk,
                                       indexConst(b, 0));
-  auto ifOp = scf::IfOp::create(b, first, false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  Value kScale = stage1ScaleAt(b, view.k.scales, view.k.stage1, bi, hk, jc, Value());
-  store(b, arith::SelectOp::create(b, valid, kScale, f32Const(b, 0.0)),
-        staged.kScales, {bi, hk, j});
+  ifThen(b, first, [&] { storeKeyScale(b, view, staged, bi, hk, j, jc, valid); });
+}
+
+/// The wgmma kernel's stage writes each tile as its ring slot's image (see
+/// WgLayout), so that one bulk copy moves it: K rows with their 16-byte
+/// chunks swizzled, V^T as [tile][channel][64 keys] with its chunks
+/// swizzled. A thread decodes 16 channels of the keys of one V^T chunk
+/// (wgmmaStageKeys); the lanes of a warp take consecutive channel chunks
+/// first, so each packed row loads whole (64 bytes of 4-bit codes at
+/// d = 128), each K store covers a row and each V^T store a 16-byte chunk.
+static void emitWgmmaStage(ImplicitLocOpBuilder &b, const AttentionShape &shape,
+                           const AttentionView &view, const MmaStaged &staged) {
+  int64_t d = shape.headDim, perRow = d / kStageChannels;
+  int64_t n = wgmmaStageKeys(shape), runs = mmaStagedKeys(shape) / n;
+  Value e = add(b, mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                       kStageThreads),
+                gpu::ThreadIdOp::create(b, gpu::Dimension::x));
+  Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, e,
+                                        indexConst(b, stageThreadCount(shape)));
+  ifThen(b, inRange, [&] {
+    Value chunk = rem(b, e, perRow), c0 = mul(b, chunk, kStageChannels);
+    Value j0 = mul(b, rem(b, div(b, e, perRow), runs), n);
+    Value hk = rem(b, div(b, e, perRow * runs), shape.kvHeads);
+    Value bi = div(b, e, perRow * runs * shape.kvHeads);
+    Value tile = div(b, j0, kTileKeys), key0 = rem(b, j0, kTileKeys);
+    // Padding keys decode the last key and store zeros.
+    SmallVector<Value> j, jc, valid;
+    for (int64_t k = 0; k < n; ++k) {
+      j.push_back(add(b, j0, indexConst(b, k)));
+      jc.push_back(minIdx(b, j.back(), indexConst(b, shape.cacheKeys - 1)));
+      valid.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                            j.back(),
+                                            indexConst(b, shape.cacheKeys)));
+    }
+    // All loads of a tensor before its stores (which may alias them, as
+    // far as LLVM knows); the keys share one stage-2 group and one stage-1
+    // scale when groups and blocks are whole runs.
+    auto decoders = [&](const KVView &kv, bool values) {
+      Value group, scale1;
+      if (kv.stage2 && kv.stage2.getGroup() % n == 0)
+        group = div(b, jc[0], kv.stage2.getGroup());
+      bool perKey = values && kv.stage1.getGranularity() != Granularity::channel;
+      auto scaleOf = [&](Value key) {
+        return stage1ScaleAt(b, kv.scales, kv.stage1, bi, hk, key, Value());
+      };
+      if (perKey && kv.stage1.getBlock() % n == 0)
+        scale1 = scaleOf(jc[0]);
+      std::vector<ChunkDecoder> all;
+      all.reserve(n);
+      for (int64_t k = 0; k < n; ++k)
+        all.emplace_back(b, kv, d, bi, hk, jc[k], c0, group,
+                         perKey && !scale1 ? scaleOf(jc[k]) : scale1);
+      return all;
+    };
+    auto int8At = [&](ChunkDecoder &dec, int64_t k, int64_t i) {
+      return arith::SelectOp::create(b, valid[k], dec.int8At(i), i32Const(b, 0));
+    };
+
+    std::vector<ChunkDecoder> kDec = decoders(view.k, /*values=*/false);
+    for (int64_t k = 0; k < n; ++k) {
+      SmallVector<Value> k8;
+      for (int64_t i = 0; i < kStageChannels; ++i)
+        k8.push_back(arith::TruncIOp::create(b, b.getI8Type(), int8At(kDec[k], k, i)));
+      storeVector(b, k8, staged.k,
+                  {bi, hk, j[k], mul(b, swizzle(b, j[k], chunk, d), kStageChannels)});
+    }
+
+    std::vector<ChunkDecoder> vDec = decoders(view.v, /*values=*/!shape.e4m3Pv);
+    for (int64_t i = 0; i < kStageChannels; ++i) {
+      Value c = add(b, c0, indexConst(b, i));
+      SmallVector<Value> row;
+      if (shape.e4m3Pv) {
+        // The int8 codes as e4m3 (the tile's scale rides on P), in the
+        // order of P's bytes: in a wgmma 8-bit A operand lane 4g + t holds
+        // columns 4t..4t+3 (and 16 more) of each 32-key k step, while the
+        // QK^T accumulators give it keys 8n + 2t, 8n + 2t + 1 of each 8-key
+        // n tile. So byte p = 4t + 2a + c' of a 16-key run's chunk holds its
+        // key 8a + 2t + c', and V^T's rows follow P. Converted in pairs
+        // (c' = 0, 1).
+        for (int64_t p = 0; p < 16; p += 2) {
+          int64_t key = 8 * ((p / 2) % 2) + 2 * (p / 4);
+          row.push_back(toE4m3Pair(b, intToF32(b, int8At(vDec[key], key, i)),
+                                   intToF32(b, int8At(vDec[key + 1], key + 1, i))));
+        }
+        Value at = mul(b, swizzle(b, c, div(b, key0, 16), 64), 16);
+        auto pairs = VectorType::get({8}, b.getI16Type());
+        Value bytes = vector::BitCastOp::create(
+            b, VectorType::get({16}, b.getI8Type()),
+            vector::FromElementsOp::create(b, pairs, row));
+        vector::StoreOp::create(b, bytes, staged.v, ValueRange{bi, hk, tile, c, at},
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+        continue;
+      }
+      for (int64_t k = 0; k < n; ++k)
+        row.push_back(fromF32(b,
+                              arith::SelectOp::create(b, valid[k], vDec[k].valueAt(i),
+                                                      f32Const(b, 0.0)),
+                              b.getF16Type()));
+      storeVector(b, row, staged.v,
+                  {bi, hk, tile, c, mul(b, swizzle(b, c, div(b, key0, 8), 128), 8)});
+    }
+
+    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunk,
+                                        indexConst(b, 0));
+    ifThen(b, first, [&] {
+      for (int64_t k = 0; k < n; ++k)
+        storeKeyScale(b, view, staged, bi, hk, j[k], jc[k], valid[k]);
+    });
+  });
+}
+
+void mlir::qattn::kernels::emitMmaStage(ImplicitLocOpBuilder &b,
+                                        const AttentionShape &shape,
+                                        const AttentionView &view,
+                                        const MmaStaged &staged) {
+  if (shape.wgmma)
+    emitWgmmaStage(b, shape, view, staged);
+  else
+    emitMmaSyncStage(b, shape, view, staged);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1024,7 +1116,8 @@ private:
     SmallVector<SmallVector<Value>> a;
     if (shape.e4m3Pv) {
       // k steps of 32 keys: the lane's four bytes of each A register are P
-      // of keys 2t, 2t + 1 of two n tiles (see e4m3Byte), rows g and g + 8.
+      // of keys 2t, 2t + 1 of two n tiles (see the stage kernel), rows g
+      // and g + 8.
       for (int64_t kk = 0; kk < kTileKeys / 32; ++kk) {
         SmallVector<Value> &regsA = a.emplace_back();
         for (int64_t half = 0; half < 2; ++half)
