@@ -23,9 +23,10 @@
 //    the score fragments. The online softmax runs in base 2 with the query's
 //    scale, the softmax scale, log2(e) and (when stage-1 key blocks cover
 //    whole tiles) the tile's key scale folded into one FMA per score, which
-//    reads the int32 dot products through a float bias (no I2F). Only the tiles
-//    that hold masked keys (the ragged end, the causal diagonal) pay for the
-//    mask. Causal CTAs start with the longest rows so that the tail of the
+//    reads the int32 dot products through a float bias (no I2F), against
+//    lazy row maxima (moved only when a tile passes them by 2^8, so the
+//    accumulators are seldom rescaled). Only the tiles that hold masked keys
+//    (the ragged end, the causal diagonal) pay for the mask. Causal CTAs start with the longest rows so that the tail of the
 //    grid is short.
 //
 // The warpgroup variant (kernel = wgmma) keeps the launches and the
@@ -71,6 +72,9 @@ static constexpr int64_t kChunkBytes = 16;
 // 1.5 * 2^23 + v exactly.
 static constexpr double kDotBias = 12582912.0;
 static constexpr int64_t kDotBiasBits = 0x4B400000;
+// How far (base 2) a tile's max may pass its row's reference before the
+// reference moves (softmaxTile): 8 with f16 P, 3 with e4m3 P.
+static constexpr double kLazyMaxLog2 = 8.0, kLazyMaxLog2E4m3 = 3.0;
 
 std::pair<int64_t, int64_t>
 mlir::qattn::kernels::mmaGrid(const AttentionShape &shape) {
@@ -1246,11 +1250,18 @@ private:
     // factor (times the tile's key scale), x the score (minus the bias).
     SmallVector<Value> next(state.begin(), state.end());
     corr.assign(2, Value());
+    // The maxima are lazy (as in the decode kernel): a row's reference m
+    // moves only when the tile's max passes it by more than `lazy` binades,
+    // so after the first tiles the accumulators are seldom rescaled; any
+    // reference is exact, and p = 2^(logit - m) <= 2^lazy.
     // With pv = e4m3, P carries the tile's V scale s (V^T holds bare codes)
-    // and 256 (e4m3 reaches 448): p' = 2^(logit + log2 s - m + 8), m the
-    // running max of logit + log2 s, so p' <= 256 and P.V accumulates 256 *
-    // sum 2^(logit - m) v; the row sum adds p' / s to match. A zero scale (a
-    // block of zero values) is raised to 2^-100 so that 1 / s stays finite.
+    // and 2^(8 - lazy) (e4m3 reaches 448): p' = 2^(logit + log2 s - m + 8 -
+    // lazy), m the reference of logit + log2 s, so p' <= 256 and P.V
+    // accumulates 2^(8 - lazy) sum 2^(logit - m) v; the row sum adds p' / s
+    // to match. A smaller `lazy` there keeps terms 14 binades below the
+    // reference above e4m3's smallest subnormal. A zero scale (a block of
+    // zero values) is raised to 2^-100 so that 1 / s stays finite.
+    double lazy = shape.e4m3Pv ? kLazyMaxLog2E4m3 : kLazyMaxLog2;
     Value maxShift, pShift, sumScale;
     if (shape.e4m3Pv) {
       Value vs = stage1ScaleAt(b, view.v.scales, view.v.stage1, bi, hk, first,
@@ -1258,7 +1269,7 @@ private:
       vs = arith::MaximumFOp::create(b, vs, f32Const(b, 0x1p-100));
       maxShift = inlineAsm(b, b.getF32Type(), vs, "lg2.approx.ftz.f32 $0, $1;",
                            "=f,f", /*pure=*/true);
-      pShift = arith::AddFOp::create(b, maxShift, f32Const(b, 8.0));
+      pShift = arith::AddFOp::create(b, maxShift, f32Const(b, 8.0 - lazy));
       sumScale = arith::DivFOp::create(b, f32Const(b, 1.0), vs);
     }
     for (int64_t r = 0; r < 2; ++r) {
@@ -1276,7 +1287,10 @@ private:
       Value tileMax = arith::MulFOp::create(b, arith::SubFOp::create(b, x, bias), f);
       if (maxShift)
         tileMax = arith::AddFOp::create(b, tileMax, maxShift);
-      Value m = arith::MaximumFOp::create(b, state[r], tileMax);
+      Value passed = arith::CmpFOp::create(
+          b, arith::CmpFPredicate::OGT, tileMax,
+          arith::AddFOp::create(b, state[r], f32Const(b, lazy)));
+      Value m = arith::SelectOp::create(b, passed, tileMax, state[r]);
       corr[r] = exp2Ftz(b, arith::SubFOp::create(b, state[r], m));
       next[r] = m;
       // p = 2^(x f - (bias f + m)): one FMA per score.
