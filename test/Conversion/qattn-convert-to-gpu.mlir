@@ -260,27 +260,30 @@ func.func @prefill_mma_one_stage(%q8: tensor<1x4x100x64xi8>, %qs: tensor<1x4x4xf
 // 16-byte chunks XOR-swizzled, V transposed by tile ([tile][channel][64
 // keys]) with its 8-key chunks swizzled: a thread decodes 16 channels of 8
 // keys and stores each channel's 8 keys as one 16-byte chunk. The
-// attention kernel loads its warps' query fragments into registers; thread 0
+// attention kernel (asking ptxas for room for 3 CTAs per SM, all that shared
+// memory holds) copies its 64 query rows into shared memory, swizzled like
+// the K rows, and fences them for the async proxy; thread 0
 // initializes one mbarrier per ring slot and starts each tile's three bulk
 // copies (8 KiB K, 16 KiB V^T, 256 bytes of key scales) on the slot's full
 // barrier, which every thread waits on; every thread arrives on the slot's
 // empty barrier (128 arrivals) after the P.V that read it, and thread 0
-// waits for those before refilling it (dynamic shared memory: 2 stages and
-// 4 barriers). QK^T is 4
-// wgmma m64n64k32 (s8 -> s32) and P.V 4 wgmma m64n128k16 (f16 -> f32), both
-// with A from registers (inline PTX: NVVM has no register-A form) and B
-// through shared-memory descriptors, the first of each batch starting with
-// wgmma.fence; the accumulators are pinned after each wait.
+// waits for those before refilling it (dynamic shared memory: the queries, 2
+// stages and 4 barriers). QK^T is 4 wgmma m64n64k32 (s8 -> s32) with both
+// operands through shared-memory descriptors, P.V 4 wgmma m64n128k16 (f16 ->
+// f32) with A from registers (inline PTX: NVVM has no register-A form), the
+// first of each batch starting with wgmma.fence; the accumulators are pinned
+// after each wait.
 // CHECK-LABEL: func.func @prefill_wgmma
 // CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_prefill_stage
-// CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_attention_wgmma {{.*}} dynamic_shared_memory_size %c49696_i32
+// CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_attention_wgmma {{.*}} dynamic_shared_memory_size %c57888_i32
 // CHECK: gpu.func @prefill_wgmma_prefill_stage(
 // CHECK: arith.xori
 // CHECK: vector.store {{.*}} : memref<1x2x192x128xi8>, vector<16xi8>
 // CHECK: arith.xori
 // CHECK: vector.store {{.*}} : memref<1x2x3x128x64xf16>, vector<8xf16>
-// CHECK: gpu.func @prefill_wgmma_attention_wgmma(
-// CHECK: vector.load {{.*}} : memref<1x4x150x128xi8>, vector<4xi8>
+// CHECK: gpu.func @prefill_wgmma_attention_wgmma({{.*}} nvvm.minctasm = 3 : i32
+// CHECK-COUNT-4: vector.load {{.*}} : memref<1x4x150x128xi8>, vector<16xi8>
+// CHECK: llvm.inline_asm has_side_effects "fence.proxy.async.shared::cta;"
 // CHECK: scf.if
 // CHECK: llvm.inline_asm has_side_effects "mbarrier.init.shared::cta.b64 [$0], 1;", "r"
 // CHECK: llvm.inline_asm has_side_effects "mbarrier.init.shared::cta.b64 [$0], 128;", "r"
@@ -292,8 +295,8 @@ func.func @prefill_mma_one_stage(%q8: tensor<1x4x100x64xi8>, %qs: tensor<1x4x4xf
 // CHECK: gpu.barrier
 // CHECK: scf.for
 // CHECK: llvm.inline_asm has_side_effects "{\0A.reg .pred done;\0ALAB_WAIT:\0Ambarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\0A@!done bra LAB_WAIT;\0A}", "r,r,~{memory}"
-// CHECK: llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;\0A{\0A.reg .pred p;\0Asetp.ne.b32 p, $69, 0;\0Awgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p;\0A}"
-// CHECK-COUNT-3: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $69, 0;\0Awgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p;\0A}"
+// CHECK: llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;\0A{\0A.reg .pred p;\0Asetp.ne.b32 p, $66, 0;\0Awgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {$0, {{.*}}, $31}, $64, $65, p;\0A}"
+// CHECK-COUNT-3: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $66, 0;\0Awgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {$0, {{.*}}, $31}, $64, $65, p;\0A}"
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: llvm.inline_asm has_side_effects "", "=r,

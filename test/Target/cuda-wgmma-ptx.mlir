@@ -5,8 +5,10 @@
 // holds the transposed-V stage kernel, then (in any order: LLVM rotates the
 // tile loop) the ring's mbarriers and bulk copies, waited for by parity,
 // with no cp.async and no CTA barrier in the loop, QK^T on wgmma s8 with the
-// queries from registers, the softmax, and P.V on wgmma f16 with P from
-// registers, each group waited for.
+// queries in shared memory (copied there once and fenced for the async
+// proxy), the softmax, and P.V on wgmma f16 with P from registers, each group
+// waited for. The kernel asks for room for 3 CTAs per SM, all that its
+// shared memory allows.
 // CHECK: .target sm_90a
 // CHECK: .entry prefill_prefill_stage(
 // CHECK: st.global.v4.b32
@@ -16,7 +18,9 @@
 // CHECK-DAG: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
 // CHECK-DAG: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK-DAG: wgmma.fence.sync.aligned
-// CHECK-DAG: wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {{{.*}}}, {{{.*}}}, %rd{{[0-9]+}}, p;
+// CHECK-DAG: .minnctapersm 3
+// CHECK-DAG: fence.proxy.async.shared::cta
+// CHECK-DAG: wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {{{.*}}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p;
 // CHECK-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{{.*}}}, {{{.*}}}, %rd{{[0-9]+}}, p, 1, 1, 0;
 // CHECK-DAG: wgmma.commit_group.sync.aligned
 // CHECK-DAG: wgmma.wait_group.sync.aligned 0

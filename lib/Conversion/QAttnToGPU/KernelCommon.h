@@ -375,6 +375,9 @@ void emitMmaAttention(ImplicitLocOpBuilder &b, const AttentionShape &shape,
 /// kernel.
 std::pair<int64_t, int64_t> mmaGrid(const AttentionShape &shape);
 int64_t mmaSharedBytes(const AttentionShape &shape);
+/// The CTAs per SM that the wgmma kernel asks ptxas to make room for
+/// (nvvm.minctasm); 0: no request (the mma.sync kernel).
+int64_t mmaMinCtasPerSM(const AttentionShape &shape);
 /// Whether the wgmma kernel runs its overlapped tile loop (next tile's QK^T
 /// in flight during this tile's softmax): one warpgroup and 3+ stages. It
 /// needs ~174 registers at d = 128, which several warpgroups per CTA cannot
@@ -405,6 +408,9 @@ int64_t decodeWarpSharedBytes(const AttentionShape &shape, Stage2Attr k,
 inline constexpr int64_t kStaticSharedBytes = 48 * 1024;
 /// Shared memory a CTA may opt in to on sm_90 (227 KiB).
 inline constexpr int64_t kMaxSharedBytes = 227 * 1024;
+/// Shared memory of an sm_90 SM, and what each resident CTA holds back of it.
+inline constexpr int64_t kSharedBytesPerSM = 228 * 1024;
+inline constexpr int64_t kSharedBytesReservedPerCta = 1024;
 
 /// Gives every workgroup buffer of `kernel` 16-byte alignment (vector and
 /// cp.async accesses need it; the default is the element's).

@@ -36,9 +36,11 @@
 // operands, K and V^T, are K-major rows, kept in the swizzle of their width
 // that wgmma's shared-memory descriptors name), so one thread moves a tile
 // with bulk copies that complete on an mbarrier. QK^T is wgmma m64n64k32 s8
-// with the query fragments from registers, P.V wgmma m64n{d}k16 f16 with P
-// from registers (the score fragments, as in the mma.sync kernel), so no
-// operand goes through ldmatrix and no P goes through shared memory.
+// with the queries, copied once into shared memory like a K tile, as A (in
+// registers they would hold 16 a thread, which the e4m3 kernel needs to fit
+// 4 CTAs per SM), P.V wgmma m64n{d}k16 f16 with P from registers (the score
+// fragments, as in the mma.sync kernel), so no operand goes through ldmatrix
+// and no P goes through shared memory.
 //
 // Fragment layouts follow the PTX ISA's mma.m16n8k32 (.s8), mma.m16n8k16
 // (.f16), ldmatrix and wgmma register maps (wgmma's accumulators and
@@ -112,27 +114,29 @@ struct RingLayout {
 } // namespace
 
 namespace {
-/// Shared memory of the warpgroup variant, in bytes: the ring's K
+/// Shared memory of the warpgroup variant, in bytes: the CTA's int8 query
+/// rows [rows][d] (wgmma's A operand of QK^T), the ring's K
 /// [stages][64][d] int8, V^T [stages][d][64] f16 (e4m3 with pv = e4m3) and
 /// key scales [stages][64] f32, then two mbarriers per slot (8 bytes each):
 /// "full", on which its bulk copies complete, and "empty", on which every
 /// thread arrives once done with the slot's tile. The wgmma B operands are
 /// K-major rows kept in the swizzle of their width (see swizzle: 128 bytes
 /// for f16 V^T and d = 128 K, 64 for e4m3 V^T and d = 64 K), every slot on a
-/// 1024-byte boundary, as wgmma's
-/// shared-memory descriptors want; the A operands (queries, P) come from
-/// registers. (At d = 64 the conversion wants 3+ stages, the overlapped
+/// 1024-byte boundary, as wgmma's shared-memory descriptors want; so are the
+/// queries, while P comes from registers. (At d = 64 the conversion wants 3+ stages, the overlapped
 /// loop: the serial loop gave wrong results there on the H200 for every CTA
 /// with more than one key tile, not yet understood; docs/PERF.md.)
 struct WgLayout {
-  int64_t headDim, stages;
+  int64_t headDim, stages, rows;
   bool e4m3Pv;
   WgLayout(const AttentionShape &shape)
-      : headDim(shape.headDim), stages(shape.stages), e4m3Pv(shape.e4m3Pv) {}
+      : headDim(shape.headDim), stages(shape.stages),
+        rows(shape.warps * kRowsPerWarp), e4m3Pv(shape.e4m3Pv) {}
   int64_t kSlot() const { return kTileKeys * headDim; }
   int64_t vRowBytes() const { return kTileKeys * (e4m3Pv ? 1 : 2); }
   int64_t vSlot() const { return headDim * vRowBytes(); }
-  int64_t k() const { return 0; }
+  int64_t q() const { return 0; }
+  int64_t k() const { return q() + rows * headDim; }
   int64_t v() const { return k() + stages * kSlot(); }
   int64_t scales() const { return v() + stages * vSlot(); }
   int64_t barriers() const { return scales() + stages * kTileKeys * 4; }
@@ -144,6 +148,19 @@ int64_t mlir::qattn::kernels::mmaSharedBytes(const AttentionShape &shape) {
   if (shape.wgmma)
     return WgLayout(shape).bytes();
   return RingLayout{shape.headDim, shape.stages}.bytes();
+}
+
+// Latency is hidden by warpgroups: ask for as many CTAs as shared memory
+// holds, up to 16 warps per SM (128 registers a thread). Measured on the H200
+// with the queries in shared memory: the e4m3 kernel then spills a few
+// registers but B4 N4K causal runs 954 us against 980 at its own 146
+// registers (3 CTAs); f16 P.V stays at 3 CTAs, held there by shared memory.
+int64_t mlir::qattn::kernels::mmaMinCtasPerSM(const AttentionShape &shape) {
+  if (!shape.wgmma)
+    return 0;
+  int64_t bySharedMemory =
+      kSharedBytesPerSM / (mmaSharedBytes(shape) + kSharedBytesReservedPerCta);
+  return std::max<int64_t>(1, std::min(16 / shape.warps, bySharedMemory));
 }
 
 /// The 16-byte chunk where logical chunk `chunk` of row `row` is kept, for
@@ -488,6 +505,7 @@ public:
     };
     if (shape.wgmma) {
       WgLayout wl(shape);
+      qRows = view1d(wl.q(), rowsPerCta * d, b.getI8Type());
       kRing = view1d(wl.k(), shape.stages * wl.kSlot(), b.getI8Type());
       vRing = shape.e4m3Pv
                   ? view1d(wl.v(), shape.stages * wl.vSlot(), b.getI8Type())
@@ -522,14 +540,15 @@ public:
     // Rows past the end compute on the last query and are never stored.
     for (Value r : rows)
       clampedRows.push_back(minIdx(b, r, indexConst(b, shape.queries - 1)));
-    loadQueryFragments();
     loadRowFactors();
     if (shape.wgmma) {
-      for (Value frag : qFrags)
-        qWords.push_back(words(frag));
+      storeQueries(ctaRow);
+      // The warpgroup's 64 rows.
+      qDesc = advance(descriptor(qRows, d), mul(b, div(b, warp, 4), 64 * d));
       kDesc = descriptor(kRing, d);
       vDesc = descriptor(vRing, WgLayout(shape).vRowBytes());
     } else {
+      loadQueryFragments();
       laneOffsets(lane);
     }
 
@@ -801,6 +820,30 @@ private:
     }
   }
 
+  /// Copies the CTA's query rows (from `ctaRow`; rows past the end repeat
+  /// the last) into shared memory, K-major in the 128- or 64-byte swizzle of
+  /// their width like the K tiles, 16 bytes per thread and step, and makes
+  /// them visible to wgmma (the async proxy); the CTA barrier before the
+  /// tile loop orders them before the first QK^T.
+  void storeQueries(Value ctaRow) {
+    int64_t d = shape.headDim, perRow = d / kChunkBytes;
+    auto chunkType = VectorType::get({kChunkBytes}, b.getI8Type());
+    spreadOver(b, tid, shape.threads(), shape.warps * kRowsPerWarp * perRow,
+               [&](Value c) {
+                 Value row = div(b, c, perRow), chunk = rem(b, c, perRow);
+                 Value q = minIdx(b, add(b, ctaRow, row),
+                                  indexConst(b, shape.queries - 1));
+                 Value v = vector::LoadOp::create(
+                     b, chunkType, view.q,
+                     ValueRange{bi, h, q, mul(b, chunk, kChunkBytes)},
+                     /*nontemporal=*/false, llvm::MaybeAlign(16));
+                 Value at = add(b, mul(b, row, d),
+                                mul(b, swizzle(b, row, chunk, d), kChunkBytes));
+                 vector::StoreOp::create(b, v, qRows, ValueRange{at});
+               });
+    inlineAsm(b, Type(), {}, "fence.proxy.async.shared::cta;", "~{memory}");
+  }
+
   /// The per-row factor s1_q * scale * log2(e) that turns int32 dot products
   /// times the key scale into base-2 logits.
   void loadRowFactors() {
@@ -988,7 +1031,8 @@ private:
 
   /// Issues the warpgroup's wgmma m64{n}{k} with A from registers (`a`:
   /// four 32-bit registers in the layout of mma.sync's A fragment of the
-  /// warp's 16 rows) and B K-major in shared memory at `descB`, on the
+  /// warp's 16 rows) or from shared memory (`a`: one descriptor, K-major)
+  /// and B K-major in shared memory at `descB`, on the
   /// accumulators `regs` (replaced by the results; zero-initialized when
   /// !accumulate). `types` is ".s32.s8.s8" or ".f32.f16.f16". MLIR's NVVM
   /// dialect has no register-A wgmma, so this is inline PTX. With `fence`
@@ -996,24 +1040,24 @@ private:
   /// before the asm (the zeroed accumulators, the A fragments) then precede
   /// the fence, as PTX requires (a separate fence op does not keep them
   /// above it).
-  void wgmmaRegA(SmallVectorImpl<Value> &regs, ArrayRef<Value> a, Value descB,
-                 int64_t n, int64_t k, StringRef types, bool accumulate,
-                 bool fence) {
-    int64_t r = regs.size();
+  void wgmma(SmallVectorImpl<Value> &regs, ArrayRef<Value> a, Value descB,
+             int64_t n, int64_t k, StringRef types, bool accumulate, bool fence) {
+    int64_t r = regs.size(), na = a.size();
     Type elem = regs.front().getType();
     // $0..$(r-1): the accumulators (tied to inputs r..2r-1), then A, the
     // descriptor and scale-d.
     std::string ptx = std::string(fence ? "wgmma.fence.sync.aligned;\n" : "") +
                       "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
-                      std::to_string(2 * r + 5) +
+                      std::to_string(2 * r + na + 1) +
                       ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
                       "k" + std::to_string(k) + types.str() + " {";
     for (int64_t i = 0; i < r; ++i)
       ptx += (i ? ", $" : "$") + std::to_string(i);
-    ptx += "}, {";
-    for (int64_t i = 0; i < 4; ++i)
+    ptx += na == 1 ? "}, " : "}, {";
+    for (int64_t i = 0; i < na; ++i)
       ptx += (i ? ", $" : "$") + std::to_string(2 * r + i);
-    ptx += "}, $" + std::to_string(2 * r + 4) + ", p";
+    ptx += std::string(na == 1 ? "" : "}") + ", $" + std::to_string(2 * r + na) +
+           ", p";
     // Floating-point: scale-a, scale-b; f16 also B K-major (not transposed).
     if (elem.isF32())
       ptx += types.ends_with(".f16") ? ", 1, 1, 0" : ", 1, 1";
@@ -1024,7 +1068,7 @@ private:
     operands.push_back(i32Const(b, accumulate ? 1 : 0));
     unpack(regs, inlineAsm(b, registerStruct(r, elem), operands, ptx,
                            tiedConstraints(r, registerClass(elem)) +
-                               ",r,r,r,r,l,r"));
+                               (na == 1 ? ",l" : ",r,r,r,r") + ",l,r"));
   }
 
   /// Commits the warpgroup's wgmmas issued since the last commit as a group.
@@ -1050,10 +1094,9 @@ private:
     return out;
   }
 
-  /// QK^T of the CTA's 64 rows against the tile in `slot`: d / 32 wgmma
-  /// m64n64k32 (s8, s32) with the query fragments (as mma.sync's) from
-  /// registers and the K tile from shared memory, each 32 bytes further
-  /// into the swizzled rows. The accumulators come out as mma.sync's C
+  /// QK^T of the warpgroup's 64 rows against the tile in `slot`: d / 32
+  /// wgmma m64n64k32 (s8, s32) with the queries and the K tile from shared
+  /// memory, each 32 bytes further into the swizzled rows. The accumulators come out as mma.sync's C
   /// fragments of the warp's 16 rows (register 4 nt + 2 r + ci: row g + 8 r,
   /// key 8 nt + 2 t + ci); returns them per 8-key tile as vector<2x2xi32>.
   SmallVector<Value> wgmmaDots(Value slot) {
@@ -1069,8 +1112,9 @@ private:
     SmallVector<Value> regs(kTileKeys / 2, i32Const(b, 0));
     Value kTile = advance(kDesc, mul(b, slot, kTileKeys * d));
     for (int64_t kk = 0; kk < d / 32; ++kk)
-      wgmmaRegA(regs, qWords[kk], advance(kTile, indexConst(b, 32 * kk)),
-                kTileKeys, 32, ".s32.s8.s8", kk > 0, kk == 0);
+      wgmma(regs, advance(qDesc, indexConst(b, 32 * kk)),
+            advance(kTile, indexConst(b, 32 * kk)), kTileKeys, 32, ".s32.s8.s8",
+            kk > 0, kk == 0);
     return regs;
   }
   /// QK^T accumulators as vector<2x2xi32> per 8-key tile.
@@ -1138,8 +1182,8 @@ private:
           }
       }
       for (int64_t kk = 0; kk < kTileKeys / 32; ++kk)
-        wgmmaRegA(regs, a[kk], advance(vTile, indexConst(b, 32 * kk)), d, 32,
-                  ".f32.e4m3.e4m3", true, kk == 0);
+        wgmma(regs, a[kk], advance(vTile, indexConst(b, 32 * kk)), d, 32,
+              ".f32.e4m3.e4m3", true, kk == 0);
       return regs;
     }
     for (int64_t kk = 0; kk < kTileKeys / 16; ++kk) {
@@ -1149,8 +1193,8 @@ private:
           regsA.push_back(packed(p[2 * kk + half][2 * r], p[2 * kk + half][2 * r + 1]));
     }
     for (int64_t kk = 0; kk < kTileKeys / 16; ++kk)
-      wgmmaRegA(regs, a[kk], advance(vTile, indexConst(b, 32 * kk)), d, 16,
-                ".f32.f16.f16", true, kk == 0);
+      wgmma(regs, a[kk], advance(vTile, indexConst(b, 32 * kk)), d, 16,
+            ".f32.f16.f16", true, kk == 0);
     return regs;
   }
 
@@ -1376,8 +1420,7 @@ private:
   Value kRing, vRing, sRing, barriers, tid, group, inGroup, bi, h, hk;
   // The wgmma variant's descriptors of the K and V^T rings, and its query
   // fragments as the 32-bit registers of wgmma's A operand.
-  Value kDesc, vDesc;
-  SmallVector<SmallVector<Value>> qWords;
+  Value qRows, qDesc, kDesc, vDesc;
   SmallVector<Value> rows, clampedRows, qFrags, rowFactor, kLane, vLane;
 };
 } // namespace

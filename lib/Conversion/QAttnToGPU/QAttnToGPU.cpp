@@ -744,6 +744,9 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
                args,
                mmaGrid(shape), shape.threads(),
                [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
+                 if (int64_t ctas = mmaMinCtasPerSM(shape))
+                   kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                                   k.getI32IntegerAttr(ctas));
                  ValueRange a = kernel.getArguments().take_back(4);
                  emitMmaAttention(k, shape, viewOperands(op, kernel.getArguments()),
                                   MmaStaged{a[0], a[1], a[2]},
