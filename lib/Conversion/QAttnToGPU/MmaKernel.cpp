@@ -1435,13 +1435,21 @@ private:
       auto ifOp = scf::IfOp::create(b, inRange, false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-      for (int64_t u = 0; u < shape.headDim / 8; ++u)
+      // The lane's two adjacent channels of each 8-channel tile as one
+      // vector store: a warp's store fills whole 32-byte sectors (f32).
+      int64_t width = outType.getIntOrFloatBitWidth() / 8;
+      for (int64_t u = 0; u < shape.headDim / 8; ++u) {
+        SmallVector<Value> pair;
         for (int64_t ci = 0; ci < 2; ++ci) {
           Value v = vector::ExtractOp::create(b, st[4 + u], ArrayRef<int64_t>{r, ci});
-          Value c = add(b, mul(b, inGroup, 2), indexConst(b, u * 8 + ci));
-          store(b, fromF32(b, arith::MulFOp::create(b, v, inv), outType), out,
-                {bi, h, rows[r], c});
+          pair.push_back(fromF32(b, arith::MulFOp::create(b, v, inv), outType));
         }
+        Value c = add(b, mul(b, inGroup, 2), indexConst(b, u * 8));
+        vector::StoreOp::create(
+            b, vector::FromElementsOp::create(b, VectorType::get({2}, outType), pair),
+            out, ValueRange{bi, h, rows[r], c}, /*nontemporal=*/false,
+            llvm::MaybeAlign(2 * width));
+      }
     }
   }
 
