@@ -272,7 +272,11 @@ func.func @prefill_mma_one_stage(%q8: tensor<1x4x100x64xi8>, %qs: tensor<1x4x4xf
 // operands through shared-memory descriptors, P.V 4 wgmma m64n128k16 (f16 ->
 // f32) with A from registers (inline PTX: NVVM has no register-A form), the
 // first of each batch starting with wgmma.fence; the accumulators are pinned
-// after each wait.
+// after each wait. The softmax's row references are lazy: a warp vote sends
+// the warp into the quad max (shuffles), new references and corrections
+// only when some lane passes its rows' references; otherwise the
+// corrections are 1. Each lane stores its two adjacent output channels of
+// an 8-channel tile as one vector.
 // CHECK-LABEL: func.func @prefill_wgmma
 // CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_prefill_stage
 // CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_attention_wgmma {{.*}} dynamic_shared_memory_size %c57888_i32
@@ -300,6 +304,13 @@ func.func @prefill_mma_one_stage(%q8: tensor<1x4x100x64xi8>, %qs: tensor<1x4x4xf
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: llvm.inline_asm has_side_effects "", "=r,
+// CHECK: nvvm.vote.sync  any
+// CHECK-NEXT: scf.if
+// CHECK: gpu.shuffle  xor
+// CHECK: arith.select
+// CHECK: llvm.inline_asm "ex2.approx.ftz.f32 $0, $1;", "=f,f"
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %{{.*}}, %{{.*}}, %[[ONE:.*]], %[[ONE]] : f32, f32, f32, f32
 // CHECK: llvm.inline_asm "ex2.approx.ftz.f32 $0, $1;", "=f,f"
 // CHECK: llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;\0A{\0A.reg .pred p;\0Asetp.ne.b32 p, $133, 0;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {$0, {{.*}}, $63}, {$128, $129, $130, $131}, $132, p, 1, 1, 0;\0A}"
 // CHECK-COUNT-3: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $133, 0;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {$0, {{.*}}, $63}, {$128, $129, $130, $131}, $132, p, 1, 1, 0;\0A}"
@@ -311,6 +322,8 @@ func.func @prefill_mma_one_stage(%q8: tensor<1x4x100x64xi8>, %qs: tensor<1x4x4xf
 // CHECK: mbarrier.try_wait.parity
 // CHECK: cp.async.bulk.shared::cluster.global
 // CHECK: scf.yield
+// CHECK-COUNT-32: vector.store {{.*}} : memref<1x4x150x128xf32>, vector<2xf32>
+// CHECK: gpu.return
 func.func @prefill_wgmma(%q8: tensor<1x4x150x128xi8>, %qs: tensor<1x4x3xf32>, %k: tensor<1x2x150x128xi8>, %ks: tensor<1x2x3xf32>) -> tensor<1x4x150x128xf32> {
   %o = qattn.attention %q8 [%qs] keys(%k, %ks) values(%k, %ks)
       {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, causal,
