@@ -26,8 +26,8 @@
 //    reads the int32 dot products through a float bias (no I2F), against
 //    lazy row maxima (moved only when a tile passes them by 2^8, so the
 //    accumulators are seldom rescaled). Only the tiles that hold masked keys
-//    (the ragged end, the causal diagonal) pay for the mask. Causal CTAs start with the longest rows so that the tail of the
-//    grid is short.
+//    (the ragged end, the causal diagonal) pay for the mask. Causal CTAs
+//    start with the longest rows so that the tail of the grid is short.
 //
 // The warpgroup variant (kernel = wgmma) keeps the launches and the
 // softmax but hands the products to Hopper's wgmma: each warpgroup of the
@@ -123,9 +123,10 @@ namespace {
 /// K-major rows kept in the swizzle of their width (see swizzle: 128 bytes
 /// for f16 V^T and d = 128 K, 64 for e4m3 V^T and d = 64 K), every slot on a
 /// 1024-byte boundary, as wgmma's shared-memory descriptors want; so are the
-/// queries, while P comes from registers. (At d = 64 the conversion wants 3+ stages, the overlapped
-/// loop: the serial loop gave wrong results there on the H200 for every CTA
-/// with more than one key tile, not yet understood; docs/PERF.md.)
+/// queries, while P comes from registers. (At d = 64 the conversion wants 3+
+/// stages, the overlapped loop: the serial loop gave wrong results there on
+/// the H200 for every CTA with more than one key tile, not yet understood;
+/// docs/PERF.md.)
 struct WgLayout {
   int64_t headDim, stages, rows;
   bool e4m3Pv;
@@ -318,15 +319,18 @@ static void storeVector(ImplicitLocOpBuilder &b, ArrayRef<Value> elems,
 static void storeKeyScale(ImplicitLocOpBuilder &b, const AttentionView &view,
                           const MmaStaged &staged, Value bi, Value hk, Value j,
                           Value jc, Value valid) {
-  Value kScale = stage1ScaleAt(b, view.k.scales, view.k.stage1, bi, hk, jc, Value());
+  Value kScale =
+      stage1ScaleAt(b, view.k.scales, view.k.stage1, bi, hk, jc, Value());
   store(b, arith::SelectOp::create(b, valid, kScale, f32Const(b, 0.0)),
         staged.kScales, {bi, hk, j});
 }
 
 /// The mma.sync kernel's stage: one thread per 16 channels of a key, K and V
 /// rows as they are.
-static void emitMmaSyncStage(ImplicitLocOpBuilder &b, const AttentionShape &shape,
-                             const AttentionView &view, const MmaStaged &staged) {
+static void emitMmaSyncStage(ImplicitLocOpBuilder &b,
+                             const AttentionShape &shape,
+                             const AttentionView &view,
+                             const MmaStaged &staged) {
   int64_t d = shape.headDim, keys = mmaStagedKeys(shape);
   int64_t perRow = d / kStageChannels;
   // The thread count is a multiple of the block (whole 64-key tiles of
@@ -358,7 +362,8 @@ static void emitMmaSyncStage(ImplicitLocOpBuilder &b, const AttentionShape &shap
   storeVector(b, v16, staged.v, {bi, hk, j, c0});
   Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunk,
                                       indexConst(b, 0));
-  ifThen(b, first, [&] { storeKeyScale(b, view, staged, bi, hk, j, jc, valid); });
+  ifThen(b, first,
+         [&] { storeKeyScale(b, view, staged, bi, hk, j, jc, valid); });
 }
 
 /// The wgmma kernel's stage writes each tile as its ring slot's image (see
@@ -372,9 +377,9 @@ static void emitWgmmaStage(ImplicitLocOpBuilder &b, const AttentionShape &shape,
                            const AttentionView &view, const MmaStaged &staged) {
   int64_t d = shape.headDim, perRow = d / kStageChannels;
   int64_t n = wgmmaStageKeys(shape), runs = mmaStagedKeys(shape) / n;
-  Value e = add(b, mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
-                       kStageThreads),
-                gpu::ThreadIdOp::create(b, gpu::Dimension::x));
+  Value e = add(
+      b, mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::x), kStageThreads),
+      gpu::ThreadIdOp::create(b, gpu::Dimension::x));
   Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, e,
                                         indexConst(b, stageThreadCount(shape)));
   ifThen(b, inRange, [&] {
@@ -399,7 +404,8 @@ static void emitWgmmaStage(ImplicitLocOpBuilder &b, const AttentionShape &shape,
       Value group, scale1;
       if (kv.stage2 && kv.stage2.getGroup() % n == 0)
         group = div(b, jc[0], kv.stage2.getGroup());
-      bool perKey = values && kv.stage1.getGranularity() != Granularity::channel;
+      bool perKey =
+          values && kv.stage1.getGranularity() != Granularity::channel;
       auto scaleOf = [&](Value key) {
         return stage1ScaleAt(b, kv.scales, kv.stage1, bi, hk, key, Value());
       };
@@ -413,16 +419,19 @@ static void emitWgmmaStage(ImplicitLocOpBuilder &b, const AttentionShape &shape,
       return all;
     };
     auto int8At = [&](ChunkDecoder &dec, int64_t k, int64_t i) {
-      return arith::SelectOp::create(b, valid[k], dec.int8At(i), i32Const(b, 0));
+      return arith::SelectOp::create(b, valid[k], dec.int8At(i),
+                                     i32Const(b, 0));
     };
 
     std::vector<ChunkDecoder> kDec = decoders(view.k, /*values=*/false);
     for (int64_t k = 0; k < n; ++k) {
       SmallVector<Value> k8;
       for (int64_t i = 0; i < kStageChannels; ++i)
-        k8.push_back(arith::TruncIOp::create(b, b.getI8Type(), int8At(kDec[k], k, i)));
-      storeVector(b, k8, staged.k,
-                  {bi, hk, j[k], mul(b, swizzle(b, j[k], chunk, d), kStageChannels)});
+        k8.push_back(
+            arith::TruncIOp::create(b, b.getI8Type(), int8At(kDec[k], k, i)));
+      storeVector(
+          b, k8, staged.k,
+          {bi, hk, j[k], mul(b, swizzle(b, j[k], chunk, d), kStageChannels)});
     }
 
     std::vector<ChunkDecoder> vDec = decoders(view.v, /*values=*/!shape.e4m3Pv);
@@ -439,25 +448,29 @@ static void emitWgmmaStage(ImplicitLocOpBuilder &b, const AttentionShape &shape,
         // (c' = 0, 1).
         for (int64_t p = 0; p < 16; p += 2) {
           int64_t key = 8 * ((p / 2) % 2) + 2 * (p / 4);
-          row.push_back(toE4m3Pair(b, intToF32(b, int8At(vDec[key], key, i)),
-                                   intToF32(b, int8At(vDec[key + 1], key + 1, i))));
+          row.push_back(
+              toE4m3Pair(b, intToF32(b, int8At(vDec[key], key, i)),
+                         intToF32(b, int8At(vDec[key + 1], key + 1, i))));
         }
         Value at = mul(b, swizzle(b, c, div(b, key0, 16), 64), 16);
         auto pairs = VectorType::get({8}, b.getI16Type());
         Value bytes = vector::BitCastOp::create(
             b, VectorType::get({16}, b.getI8Type()),
             vector::FromElementsOp::create(b, pairs, row));
-        vector::StoreOp::create(b, bytes, staged.v, ValueRange{bi, hk, tile, c, at},
+        vector::StoreOp::create(b, bytes, staged.v,
+                                ValueRange{bi, hk, tile, c, at},
                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
         continue;
       }
       for (int64_t k = 0; k < n; ++k)
-        row.push_back(fromF32(b,
-                              arith::SelectOp::create(b, valid[k], vDec[k].valueAt(i),
-                                                      f32Const(b, 0.0)),
-                              b.getF16Type()));
-      storeVector(b, row, staged.v,
-                  {bi, hk, tile, c, mul(b, swizzle(b, c, div(b, key0, 8), 128), 8)});
+        row.push_back(
+            fromF32(b,
+                    arith::SelectOp::create(b, valid[k], vDec[k].valueAt(i),
+                                            f32Const(b, 0.0)),
+                    b.getF16Type()));
+      storeVector(
+          b, row, staged.v,
+          {bi, hk, tile, c, mul(b, swizzle(b, c, div(b, key0, 8), 128), 8)});
     }
 
     Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunk,
@@ -1042,23 +1055,24 @@ private:
   /// the fence, as PTX requires (a separate fence op does not keep them
   /// above it).
   void wgmma(SmallVectorImpl<Value> &regs, ArrayRef<Value> a, Value descB,
-             int64_t n, int64_t k, StringRef types, bool accumulate, bool fence) {
+             int64_t n, int64_t k, StringRef types, bool accumulate,
+             bool fence) {
     int64_t r = regs.size(), na = a.size();
     Type elem = regs.front().getType();
     // $0..$(r-1): the accumulators (tied to inputs r..2r-1), then A, the
     // descriptor and scale-d.
-    std::string ptx = std::string(fence ? "wgmma.fence.sync.aligned;\n" : "") +
-                      "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
-                      std::to_string(2 * r + na + 1) +
-                      ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
-                      "k" + std::to_string(k) + types.str() + " {";
+    std::string ptx =
+        std::string(fence ? "wgmma.fence.sync.aligned;\n" : "") +
+        "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(2 * r + na + 1) +
+        ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k" +
+        std::to_string(k) + types.str() + " {";
     for (int64_t i = 0; i < r; ++i)
       ptx += (i ? ", $" : "$") + std::to_string(i);
     ptx += na == 1 ? "}, " : "}, {";
     for (int64_t i = 0; i < na; ++i)
       ptx += (i ? ", $" : "$") + std::to_string(2 * r + i);
-    ptx += std::string(na == 1 ? "" : "}") + ", $" + std::to_string(2 * r + na) +
-           ", p";
+    ptx += std::string(na == 1 ? "" : "}") + ", $" +
+           std::to_string(2 * r + na) + ", p";
     // Floating-point: scale-a, scale-b; f16 also B K-major (not transposed).
     if (elem.isF32())
       ptx += types.ends_with(".f16") ? ", 1, 1, 0" : ", 1, 1";
@@ -1097,9 +1111,10 @@ private:
 
   /// QK^T of the warpgroup's 64 rows against the tile in `slot`: d / 32
   /// wgmma m64n64k32 (s8, s32) with the queries and the K tile from shared
-  /// memory, each 32 bytes further into the swizzled rows. The accumulators come out as mma.sync's C
-  /// fragments of the warp's 16 rows (register 4 nt + 2 r + ci: row g + 8 r,
-  /// key 8 nt + 2 t + ci); returns them per 8-key tile as vector<2x2xi32>.
+  /// memory, each 32 bytes further into the swizzled rows. The accumulators
+  /// come out as mma.sync's C fragments of the warp's 16 rows (register 4 nt +
+  /// 2 r + ci: row g + 8 r, key 8 nt + 2 t + ci); returns them per 8-key tile
+  /// as vector<2x2xi32>.
   SmallVector<Value> wgmmaDots(Value slot) {
     SmallVector<Value> regs = issueDots(slot);
     commitWgmma();
@@ -1328,7 +1343,8 @@ private:
     SmallVector<Value> f(2), bias(2), x(2);
     Value passedLane;
     auto logit = [&](int64_t r, Value v) {
-      Value l = arith::MulFOp::create(b, arith::SubFOp::create(b, v, bias[r]), f[r]);
+      Value l =
+          arith::MulFOp::create(b, arith::SubFOp::create(b, v, bias[r]), f[r]);
       return maxShift ? arith::AddFOp::create(b, l, maxShift).getResult() : l;
     };
     auto passes = [&](int64_t r, Value l) {
@@ -1350,22 +1366,25 @@ private:
       if (!voteFirst)
         continue;
       Value p = passes(r, logit(r, x[r]));
-      passedLane = passedLane ? arith::OrIOp::create(b, passedLane, p).getResult() : p;
+      passedLane =
+          passedLane ? arith::OrIOp::create(b, passedLane, p).getResult() : p;
     }
     // The rows' references and corrections.
     auto move = [&] {
       SmallVector<Value> out(4);
       for (int64_t r = 0; r < 2; ++r) {
         Value tileMax = logit(r, overQuad<arith::MaximumFOp>(b, x[r]));
-        out[r] = arith::SelectOp::create(b, passes(r, tileMax), tileMax, state[r]);
+        out[r] =
+            arith::SelectOp::create(b, passes(r, tileMax), tileMax, state[r]);
         out[2 + r] = exp2Ftz(b, arith::SubFOp::create(b, state[r], out[r]));
       }
       return out;
     };
     Value one = f32Const(b, 1.0);
     SmallVector<Value> moved =
-        voteFirst ? ifAnyLane(b, passedLane, {state[0], state[1], one, one}, move)
-                  : move();
+        voteFirst
+            ? ifAnyLane(b, passedLane, {state[0], state[1], one, one}, move)
+            : move();
     for (int64_t r = 0; r < 2; ++r) {
       Value m = moved[r];
       corr[r] = moved[2 + r];
@@ -1445,10 +1464,12 @@ private:
           pair.push_back(fromF32(b, arith::MulFOp::create(b, v, inv), outType));
         }
         Value c = add(b, mul(b, inGroup, 2), indexConst(b, u * 8));
-        vector::StoreOp::create(
-            b, vector::FromElementsOp::create(b, VectorType::get({2}, outType), pair),
-            out, ValueRange{bi, h, rows[r], c}, /*nontemporal=*/false,
-            llvm::MaybeAlign(2 * width));
+        vector::StoreOp::create(b,
+                                vector::FromElementsOp::create(
+                                    b, VectorType::get({2}, outType), pair),
+                                out, ValueRange{bi, h, rows[r], c},
+                                /*nontemporal=*/false,
+                                llvm::MaybeAlign(2 * width));
       }
     }
   }

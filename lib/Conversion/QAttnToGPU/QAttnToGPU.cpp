@@ -739,20 +739,20 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
   SmallVector<Value> args(stageArgs);
   args.push_back(out);
   // The fp8 kernel's name says so (checks widen their tolerance by it).
-  launchKernel(b, kernels,
-               (prefix + "_attention_" + kind + (shape.e4m3Pv ? "_e4m3" : "")).str(),
-               args,
-               mmaGrid(shape), shape.threads(),
-               [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
-                 if (int64_t ctas = mmaMinCtasPerSM(shape))
-                   kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                                   k.getI32IntegerAttr(ctas));
-                 ValueRange a = kernel.getArguments().take_back(4);
-                 emitMmaAttention(k, shape, viewOperands(op, kernel.getArguments()),
-                                  MmaStaged{a[0], a[1], a[2]},
-                                  outType.getElementType(), a[3]);
-               },
-               sharedBytes);
+  launchKernel(
+      b, kernels,
+      (prefix + "_attention_" + kind + (shape.e4m3Pv ? "_e4m3" : "")).str(),
+      args, mmaGrid(shape), shape.threads(),
+      [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
+        if (int64_t ctas = mmaMinCtasPerSM(shape))
+          kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                          k.getI32IntegerAttr(ctas));
+        ValueRange a = kernel.getArguments().take_back(4);
+        emitMmaAttention(k, shape, viewOperands(op, kernel.getArguments()),
+                         MmaStaged{a[0], a[1], a[2]}, outType.getElementType(),
+                         a[3]);
+      },
+      sharedBytes);
   op.replaceAllUsesWith(toTensor(b, out, outType));
   op.erase();
   return success();
