@@ -85,6 +85,7 @@ func.func @mixed(%q: tensor<1x2x1x64xf32>, %kp: tensor<1x64x48xi8>, %ks: tensor<
 // CHECK: arith.truncf {{.*}} : f32 to f16
 // CHECK: gpu.func @prefill_mma_attention_mma(
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-NOT: minctasm
 // CHECK: gpu.dynamic_shared_memory
 // CHECK: nvgpu.device_async_copy {{.*}}, 16 : memref<1x2x320x64xi8> to memref<8192xi8, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_copy {{.*}}, 8 : memref<1x2x320x64xf16> to memref<8192xf16, #gpu.address_space<workgroup>>
@@ -384,12 +385,13 @@ func.func @combine_many_splits(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x3200x64x
 // query rows (grid 2 x 4 for 300 rows), the empty barriers count all 384
 // threads, and the loop is the serial one (no wgmma issued before the tile
 // loop) even with 3 stages. pv = e4m3: V^T is staged as bytes and P.V is
-// wgmma m64n128k32 e4m3.
+// wgmma m64n128k32 e4m3. ptxas is asked for room for one such CTA per SM
+// (16 warps at most); the mma.sync kernel above asks for nothing.
 // CHECK-LABEL: func.func @prefill_wgmma_3_warpgroups
 // CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_3_warpgroups_attention_wgmma_e4m3 blocks in (%c2, %c4, %c1) threads in (%c384, %c1, %c1)
 // CHECK: gpu.func @prefill_wgmma_3_warpgroups_prefill_stage(
 // CHECK: vector.store {{.*}} : memref<1x2x5x128x64xi8>, vector<16xi8>
-// CHECK: gpu.func @prefill_wgmma_3_warpgroups_attention_wgmma_e4m3(
+// CHECK: gpu.func @prefill_wgmma_3_warpgroups_attention_wgmma_e4m3({{.*}} nvvm.minctasm = 1 : i32
 // CHECK: "mbarrier.init.shared::cta.b64 [$0], 384;"
 // CHECK-NOT: wgmma.mma_async
 // CHECK: scf.for
