@@ -51,9 +51,6 @@ static constexpr int64_t kTileRows = 16;
 static constexpr int64_t kRegistersPerSM = 65536;
 static constexpr int64_t kRegistersOneBlock = 128, kRegistersTwoBlocks = 168;
 static constexpr int64_t kStepKeys = 16;
-// How far (base 2) a score may pass its row's reference max before the
-// reference moves: p = 2^(s - max) stays <= 2^8.
-static constexpr double kLazyMaxLog2 = 8.0;
 // f16 has unit steps in [1024, 2048): or'ed onto bits b (< 1024) the
 // pattern of 1024 reads as 1024 + b.
 static constexpr int64_t kMagic1024 = 0x6400;

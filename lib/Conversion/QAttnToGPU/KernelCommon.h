@@ -121,6 +121,11 @@ inline Value byteAddress(ImplicitLocOpBuilder &b, Value memref, Value at,
   return arith::IndexCastUIOp::create(b, type, arith::AddIOp::create(b, base, at));
 }
 
+/// How far (base 2) a score may pass its row's reference max before the
+/// reference moves, in the online softmax of the decode and tensor-core
+/// prefill kernels (lazy maxima): p = 2^(s - max) stays <= 2^8.
+inline constexpr double kLazyMaxLog2 = 8.0;
+
 /// Runs `then` where `cond` holds (an scf.if without results).
 inline void ifThen(ImplicitLocOpBuilder &b, Value cond,
                    function_ref<void()> then) {

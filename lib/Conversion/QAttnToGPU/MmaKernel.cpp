@@ -74,9 +74,9 @@ static constexpr int64_t kChunkBytes = 16;
 // 1.5 * 2^23 + v exactly.
 static constexpr double kDotBias = 12582912.0;
 static constexpr int64_t kDotBiasBits = 0x4B400000;
-// How far (base 2) a tile's max may pass its row's reference before the
-// reference moves (softmaxTile): 8 with f16 P, 3 with e4m3 P.
-static constexpr double kLazyMaxLog2 = 8.0, kLazyMaxLog2E4m3 = 3.0;
+// With e4m3 P a tile's max may pass its row's reference by only 2^3 before
+// the reference moves (softmaxTile; f16 P: kLazyMaxLog2).
+static constexpr double kLazyMaxLog2E4m3 = 3.0;
 
 std::pair<int64_t, int64_t>
 mlir::qattn::kernels::mmaGrid(const AttentionShape &shape) {
@@ -306,6 +306,13 @@ private:
 };
 } // namespace
 
+/// The stage launch's thread index (a 1-D grid of kStageThreads blocks).
+static Value stageThread(ImplicitLocOpBuilder &b) {
+  return add(b,
+             mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::x), kStageThreads),
+             gpu::ThreadIdOp::create(b, gpu::Dimension::x));
+}
+
 /// Stores `elems` as one 16-byte aligned vector at `buffer[idx]`.
 static void storeVector(ImplicitLocOpBuilder &b, ArrayRef<Value> elems,
                         Value buffer, ValueRange idx) {
@@ -335,9 +342,7 @@ static void emitMmaSyncStage(ImplicitLocOpBuilder &b,
   int64_t perRow = d / kStageChannels;
   // The thread count is a multiple of the block (whole 64-key tiles of
   // d >= 64 channels).
-  Value e = add(b, mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
-                       kStageThreads),
-                gpu::ThreadIdOp::create(b, gpu::Dimension::x));
+  Value e = stageThread(b);
   Value chunk = rem(b, e, perRow);
   Value j = rem(b, div(b, e, perRow), keys);
   Value c0 = mul(b, chunk, kStageChannels);
@@ -377,9 +382,7 @@ static void emitWgmmaStage(ImplicitLocOpBuilder &b, const AttentionShape &shape,
                            const AttentionView &view, const MmaStaged &staged) {
   int64_t d = shape.headDim, perRow = d / kStageChannels;
   int64_t n = wgmmaStageKeys(shape), runs = mmaStagedKeys(shape) / n;
-  Value e = add(
-      b, mul(b, gpu::BlockIdOp::create(b, gpu::Dimension::x), kStageThreads),
-      gpu::ThreadIdOp::create(b, gpu::Dimension::x));
+  Value e = stageThread(b);
   Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, e,
                                         indexConst(b, stageThreadCount(shape)));
   ifThen(b, inRange, [&] {
@@ -1048,7 +1051,8 @@ private:
   /// warp's 16 rows) or from shared memory (`a`: one descriptor, K-major)
   /// and B K-major in shared memory at `descB`, on the
   /// accumulators `regs` (replaced by the results; zero-initialized when
-  /// !accumulate). `types` is ".s32.s8.s8" or ".f32.f16.f16". MLIR's NVVM
+  /// !accumulate). `types` is ".s32.s8.s8", ".f32.f16.f16" or
+  /// ".f32.e4m3.e4m3". MLIR's NVVM
   /// dialect has no register-A wgmma, so this is inline PTX. With `fence`
   /// the asm starts with wgmma.fence: register writes that LLVM places
   /// before the asm (the zeroed accumulators, the A fragments) then precede
@@ -1094,19 +1098,6 @@ private:
     NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
     for (SmallVectorImpl<Value> *regs : results)
       pin(*regs);
-  }
-
-  /// A vector<R x C x T> fragment as its R 32-bit registers.
-  SmallVector<Value> words(Value frag) {
-    auto word = VectorType::get({1}, b.getI32Type());
-    SmallVector<Value> out;
-    for (int64_t i = 0, e = cast<VectorType>(frag.getType()).getShape()[0]; i < e;
-         ++i) {
-      Value row = vector::ExtractOp::create(b, frag, ArrayRef<int64_t>{i});
-      out.push_back(vector::ExtractOp::create(
-          b, vector::BitCastOp::create(b, word, row), ArrayRef<int64_t>{0}));
-    }
-    return out;
   }
 
   /// QK^T of the warpgroup's 64 rows against the tile in `slot`: d / 32
@@ -1451,26 +1442,27 @@ private:
       Value inv = arith::DivFOp::create(b, f32Const(b, 1.0), sum);
       Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rows[r],
                                             indexConst(b, shape.queries));
-      auto ifOp = scf::IfOp::create(b, inRange, false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
       // The lane's two adjacent channels of each 8-channel tile as one
       // vector store: a warp's store fills whole 32-byte sectors (f32).
-      int64_t width = outType.getIntOrFloatBitWidth() / 8;
-      for (int64_t u = 0; u < shape.headDim / 8; ++u) {
-        SmallVector<Value> pair;
-        for (int64_t ci = 0; ci < 2; ++ci) {
-          Value v = vector::ExtractOp::create(b, st[4 + u], ArrayRef<int64_t>{r, ci});
-          pair.push_back(fromF32(b, arith::MulFOp::create(b, v, inv), outType));
+      ifThen(b, inRange, [&] {
+        int64_t width = outType.getIntOrFloatBitWidth() / 8;
+        for (int64_t u = 0; u < shape.headDim / 8; ++u) {
+          SmallVector<Value> pair;
+          for (int64_t ci = 0; ci < 2; ++ci) {
+            Value v = vector::ExtractOp::create(b, st[4 + u],
+                                                ArrayRef<int64_t>{r, ci});
+            pair.push_back(
+                fromF32(b, arith::MulFOp::create(b, v, inv), outType));
+          }
+          Value c = add(b, mul(b, inGroup, 2), indexConst(b, u * 8));
+          vector::StoreOp::create(b,
+                                  vector::FromElementsOp::create(
+                                      b, VectorType::get({2}, outType), pair),
+                                  out, ValueRange{bi, h, rows[r], c},
+                                  /*nontemporal=*/false,
+                                  llvm::MaybeAlign(2 * width));
         }
-        Value c = add(b, mul(b, inGroup, 2), indexConst(b, u * 8));
-        vector::StoreOp::create(b,
-                                vector::FromElementsOp::create(
-                                    b, VectorType::get({2}, outType), pair),
-                                out, ValueRange{bi, h, rows[r], c},
-                                /*nontemporal=*/false,
-                                llvm::MaybeAlign(2 * width));
-      }
+      });
     }
   }
 
@@ -1481,8 +1473,8 @@ private:
   Type outType;
   RingLayout ring;
   Value kRing, vRing, sRing, barriers, tid, group, inGroup, bi, h, hk;
-  // The wgmma variant's descriptors of the K and V^T rings, and its query
-  // fragments as the 32-bit registers of wgmma's A operand.
+  // The wgmma variant's query rows in shared memory and the descriptors of
+  // them (its warpgroup's) and of the K and V^T rings.
   Value qRows, qDesc, kDesc, vDesc;
   SmallVector<Value> rows, clampedRows, qFrags, rowFactor, kLane, vLane;
 };
