@@ -220,17 +220,17 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     one ring. The stage launch writes each tile as a ring slot's image (V
     transposed), which bulk copies move into swizzled K and V^T slots read by
     wgmma through shared-memory descriptors; QK^T runs as wgmma m64n64k32
-    (s8) with the queries, and P.V as wgmma m64n{d}k16 (f16) with P, from
-    registers. With one warpgroup and 3 or 4 stages the next tile's QK^T
-    overlaps this tile's softmax; d = 64 needs that (the conversion rejects
-    other tilings there).
+    (s8) with the queries copied once into shared memory, and P.V as wgmma
+    m64n{d}k16 (f16) with P from registers. With one warpgroup and 3 or 4
+    stages the next tile's QK^T overlaps this tile's softmax; d = 64 needs
+    that (the conversion rejects other tilings there).
 
     `pv = e4m3` (wgmma only) runs P.V on fp8 instead: V as its int8 stage-1
     codes rounded to e4m3 (exact up to 16 in magnitude, 3 mantissa bits
-    beyond), P as e4m3 scaled by the tile's V scale and 256, wgmma
-    m64n{d}k32; the tensor cores do it at twice the f16 rate and the V ring
-    is half the size, at a relative rounding error up to 2^-4 on each of P
-    and V. It needs V stage-1 blocks of whole 64-key tiles.
+    beyond), P as e4m3 scaled by the tile's V scale and a power of two that
+    keeps it within e4m3's range, wgmma m64n{d}k32; the tensor cores do it at
+    twice the f16 rate and the V ring is half the size, at a relative
+    rounding error up to 2^-4 on each of P and V. It needs V stage-1 blocks of whole 64-key tiles.
 
     `kernel = decode` selects the tensor-core decode kernel (packed 2/4-bit
     K and V with block stage-1 scales, stage-2 groups of a multiple of 16
