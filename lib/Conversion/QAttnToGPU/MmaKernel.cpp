@@ -313,13 +313,13 @@ static Value stageThread(ImplicitLocOpBuilder &b) {
              gpu::ThreadIdOp::create(b, gpu::Dimension::x));
 }
 
-/// Stores `elems` as one 16-byte aligned vector at `buffer[idx]`.
+/// Stores `elems` as one vector at `buffer[idx]`, aligned to `align` bytes.
 static void storeVector(ImplicitLocOpBuilder &b, ArrayRef<Value> elems,
-                        Value buffer, ValueRange idx) {
+                        Value buffer, ValueRange idx, int64_t align = 16) {
   auto type = VectorType::get({int64_t(elems.size())}, elems[0].getType());
   vector::StoreOp::create(b, vector::FromElementsOp::create(b, type, elems),
                           buffer, idx, /*nontemporal=*/false,
-                          llvm::MaybeAlign(16));
+                          llvm::MaybeAlign(align));
 }
 
 /// The stage key's f32 key scale (0 for a padding key) at kScales[bi, hk, j].
@@ -1156,14 +1156,13 @@ private:
                              ArrayRef<Value> next) {
     int64_t d = shape.headDim;
     SmallVector<Value> regs = accumulatorRegs(next);
-    auto pair = VectorType::get({2}, b.getF16Type());
-    auto word = VectorType::get({1}, b.getI32Type());
-    auto packed = [&](Value lo, Value hi) -> Value {
+    // Two 16-bit halves (`lo` first in memory) as one 32-bit A register.
+    auto word = [&](Value lo, Value hi) -> Value {
       Value v = vector::FromElementsOp::create(
-          b, pair,
-          ValueRange{fromF32(b, lo, b.getF16Type()), fromF32(b, hi, b.getF16Type())});
-      return vector::ExtractOp::create(b, vector::BitCastOp::create(b, word, v),
-                                       ArrayRef<int64_t>{0});
+          b, VectorType::get({2}, lo.getType()), ValueRange{lo, hi});
+      return vector::ExtractOp::create(
+          b, vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), v),
+          ArrayRef<int64_t>{0});
     };
     // Every A register is ready before the fence, so that ptxas need not
     // wait for the warpgroup between the wgmmas.
@@ -1178,14 +1177,8 @@ private:
         for (int64_t half = 0; half < 2; ++half)
           for (int64_t r = 0; r < 2; ++r) {
             ArrayRef<Value> lo = p[4 * kk + 2 * half], hi = p[4 * kk + 2 * half + 1];
-            regsA.push_back(inlineAsm(
-                b, b.getI32Type(),
-                {lo[2 * r], lo[2 * r + 1], hi[2 * r], hi[2 * r + 1]},
-                "{\n.reg .b16 lo, hi;\n"
-                "cvt.rn.satfinite.e4m3x2.f32 lo, $2, $1;\n"
-                "cvt.rn.satfinite.e4m3x2.f32 hi, $4, $3;\n"
-                "mov.b32 $0, {lo, hi};\n}",
-                "=r,f,f,f,f", /*pure=*/true));
+            regsA.push_back(word(toE4m3Pair(b, lo[2 * r], lo[2 * r + 1]),
+                                 toE4m3Pair(b, hi[2 * r], hi[2 * r + 1])));
           }
       }
       for (int64_t kk = 0; kk < kTileKeys / 32; ++kk)
@@ -1197,7 +1190,9 @@ private:
       SmallVector<Value> &regsA = a.emplace_back();
       for (int64_t half = 0; half < 2; ++half)
         for (int64_t r = 0; r < 2; ++r)
-          regsA.push_back(packed(p[2 * kk + half][2 * r], p[2 * kk + half][2 * r + 1]));
+          regsA.push_back(
+              word(fromF32(b, p[2 * kk + half][2 * r], b.getF16Type()),
+                   fromF32(b, p[2 * kk + half][2 * r + 1], b.getF16Type())));
     }
     for (int64_t kk = 0; kk < kTileKeys / 16; ++kk)
       wgmma(regs, a[kk], advance(vTile, indexConst(b, 32 * kk)), d, 16,
@@ -1455,12 +1450,7 @@ private:
                 fromF32(b, arith::MulFOp::create(b, v, inv), outType));
           }
           Value c = add(b, mul(b, inGroup, 2), indexConst(b, u * 8));
-          vector::StoreOp::create(b,
-                                  vector::FromElementsOp::create(
-                                      b, VectorType::get({2}, outType), pair),
-                                  out, ValueRange{bi, h, rows[r], c},
-                                  /*nontemporal=*/false,
-                                  llvm::MaybeAlign(2 * width));
+          storeVector(b, pair, out, {bi, h, rows[r], c}, 2 * width);
         }
       });
     }
