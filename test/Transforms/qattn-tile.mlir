@@ -8,6 +8,7 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile="wgmma=false" | FileCheck %s --check-prefix=NOWGMMA
 // RUN: not qattn-opt %s -split-input-file --qattn-tile="decode-min-warps=-1" 2>&1 | FileCheck %s --check-prefix=BADOPT
 // RUN: qattn-opt %s -split-input-file --qattn-tile="pv-e4m3=true" | FileCheck %s --check-prefix=E4M3
+// RUN: qattn-opt %s -split-input-file --qattn-tile="num-sms=4096" | FileCheck %s --check-prefix=BIGGPU
 
 // Decode: 8 query rows are 2 CTAs of 4 warps; 8 CTAs on each of 132 SMs would
 // need 528 splits, but 2000 keys afford only 15 slices of >= 128 keys.
@@ -92,6 +93,30 @@ func.func @prefill_e4m3_v_block32(%q: tensor<1x4x256x128xi8>, %qs: tensor<1x4x4x
   %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %vs) {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 32>}
       : (tensor<1x4x256x128xi8>, tensor<1x4x4xf32>, tensor<1x4x256x128xi8>, tensor<1x4x4xf32>, tensor<1x4x256x128xi8>, tensor<1x4x8xf32>) -> tensor<1x4x256x128xf32>
   return %o : tensor<1x4x256x128xf32>
+}
+
+// -----
+
+// A large d = 128 grid with f16 P.V takes two warpgroups per CTA (8 warps,
+// 128 rows: B4 H32 N4K gives 4096 CTAs, at least two per SM); fp8 P.V
+// keeps one (4 CTAs per SM fit), and so does a causal grid below 8192 rows
+// (the diagonal's extra masked tile) or one with fewer than two 128-row CTAs
+// per SM (num-sms=4096: 8192 wanted).
+// AUTO-LABEL: func.func @prefill_two_warpgroups
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 8, splits = 1, kernel = wgmma, stages = 2>
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>
+// E4M3-LABEL: func.func @prefill_two_warpgroups
+// E4M3: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2, pv = e4m3>
+// E4M3: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2, pv = e4m3>
+// BIGGPU-LABEL: func.func @prefill_two_warpgroups
+// BIGGPU: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>
+// BIGGPU: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>
+func.func @prefill_two_warpgroups(%q: tensor<4x32x4096x128xi8>, %qs: tensor<4x32x64xf32>, %k: tensor<4x32x4096x128xi8>, %ks: tensor<4x32x64xf32>) -> (tensor<4x32x4096x128xf32>, tensor<4x32x4096x128xf32>) {
+  %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %ks) {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
+      : (tensor<4x32x4096x128xi8>, tensor<4x32x64xf32>, tensor<4x32x4096x128xi8>, tensor<4x32x64xf32>, tensor<4x32x4096x128xi8>, tensor<4x32x64xf32>) -> tensor<4x32x4096x128xf32>
+  %c = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %ks) {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, causal}
+      : (tensor<4x32x4096x128xi8>, tensor<4x32x64xf32>, tensor<4x32x4096x128xi8>, tensor<4x32x64xf32>, tensor<4x32x4096x128xi8>, tensor<4x32x64xf32>) -> tensor<4x32x4096x128xf32>
+  return %o, %c : tensor<4x32x4096x128xf32>, tensor<4x32x4096x128xf32>
 }
 
 // -----

@@ -21,6 +21,9 @@ using namespace mlir::qattn;
 
 namespace {
 constexpr int64_t kMmaWarps = 4; // see runOnOperation
+// Causal rows from which the f16 wgmma kernel takes two warpgroups per CTA
+// (see twoWarpgroups).
+constexpr int64_t kTwoWarpgroupCausalRows = 8192;
 constexpr int64_t kWgmmaStagesBelow128 = 4; // see runOnOperation
 constexpr int64_t kDecodeDeepRingStages = 4, kDecodeDeepRingWarps = 4;
 // Decode key slices below this many keys (8 steps of 16) cost more in the
@@ -92,6 +95,26 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     return std::max<int64_t>(1, llvm::divideCeilSigned(keys, perSplit));
   }
 
+  /// Whether the wgmma kernel with f16 P.V at d = 128 takes 8 warps: two
+  /// warpgroups, 128 query rows, sharing one ring. On the H200 (f16 P.V,
+  /// same inputs, one call): B4 H32 N4K 1723 -> 1615 us, B1 N4K 472 -> 425,
+  /// causal B1 N16K 3435 -> 3335 and B4 N8K 3687 -> 3539, B4 N4K 985 ->
+  /// 983; but B4 N2K causal 305 -> 312 and N1K 112 -> 119, where the
+  /// diagonal's extra fully masked tile (the first warpgroup walks the
+  /// second's keys) weighs on short rows. fp8 P.V lost 5-8% (it fits 4
+  /// one-warpgroup CTAs per SM). Only where the grid still gives every SM
+  /// two such CTAs.
+  bool twoWarpgroups(AttentionOp op, GpuKernel kernel, PvOperands pv) const {
+    if (kernel != GpuKernel::wgmma || op.getHeadDim() != 128 ||
+        pv != PvOperands::f16)
+      return false;
+    if (op.getCausal() && op.getNumQueries() < kTwoWarpgroupCausalRows)
+      return false;
+    int64_t ctas = op.getBatch() * op.getNumQueryHeads() *
+                   llvm::divideCeilSigned(op.getNumQueries(), int64_t(128));
+    return ctas >= 2 * int64_t(numSMs);
+  }
+
   /// Enough CTAs to fill the machine, but no slice shorter than the minimum:
   /// a decode row alone would otherwise stream its whole cache through 1 SM.
   int64_t chooseSplits(AttentionOp op) const {
@@ -134,11 +157,18 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       bool prefill = kernel == GpuKernel::mma || kernel == GpuKernel::wgmma;
       if (prefill || op.getSoftmaxOrDefault().getMode() != SoftmaxMode::exact)
         s = 1;
-      // The prefill kernel: 4 warps (64 query rows) per CTA, so that two
-      // CTAs share an SM and one's softmax overlaps the other's mma (on the
-      // H200 at B4 H32 N4K d128: 3656 us against 4487 us with 8 warps); both
-      // tensor-core kernels overlap copies with math 2 deep.
+      // fp8 P.V only where V's stage-1 scale is one per key tile.
+      PvOperands pv = PvOperands::f16;
+      if (pvE4m3 && kernel == GpuKernel::wgmma && op.whyNotE4m3PV().empty())
+        pv = PvOperands::e4m3;
+      // The prefill kernel: 4 warps (64 query rows) per CTA, so that several
+      // CTAs share an SM and one's softmax overlaps another's mma (mma.sync
+      // on the H200 at B4 H32 N4K d128: 3656 us against 4487 us with 8
+      // warps), except where twoWarpgroups; both tensor-core kernels overlap
+      // copies with math 2 deep.
       int64_t w = prefill ? kMmaWarps : int64_t(warps);
+      if (twoWarpgroups(op, kernel, pv))
+        w = 2 * kMmaWarps;
       // The wgmma kernel at d = 64 runs its overlapped loop, which wants 3+
       // stages (the serial loop fails there); 4: on the H200 at B16 H16 N1K
       // d64, 242 us against 267 us with 3 and 282 us with mma.sync.
@@ -153,10 +183,6 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       if (kernel == GpuKernel::decode && w <= kDecodeDeepRingWarps &&
           s * llvm::divideCeilSigned(decodeTasks(op), w) < int64_t(numSMs))
         stages = kDecodeDeepRingStages;
-      // fp8 P.V only where V's stage-1 scale is one per key tile.
-      PvOperands pv = PvOperands::f16;
-      if (pvE4m3 && kernel == GpuKernel::wgmma && op.whyNotE4m3PV().empty())
-        pv = PvOperands::e4m3;
       op.setGpuTilingAttr(GpuTilingAttr::get(&getContext(), w, s, keysPerStep,
                                              kernel, stages, pv));
     });
