@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "qattn/Conversion/Passes.h"
 #include "qattn/Target/Artifact.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -101,12 +102,19 @@ static FailureOr<LaunchPlan> planLaunches(func::FuncOp host,
         return launch.emitOpError("has a dynamic shared memory size that is not a constant");
       shared = *c;
     }
-    plan.launches.push_back(json::Object{
-        {"kernel", launch.getKernelName().getValue().str()},
-        {"grid", std::move(*grid)},
-        {"block", std::move(*block)},
-        {"shared_bytes", shared},
-        {"params", std::move(params)}});
+    json::Object entry{{"kernel", launch.getKernelName().getValue().str()},
+                       {"grid", std::move(*grid)},
+                       {"block", std::move(*block)},
+                       {"shared_bytes", shared},
+                       {"params", std::move(params)}};
+    if (launch->hasAttr(kEarlyLaunchAttrName)) {
+      // It would overlap the caller's previous work, which it cannot wait for.
+      if (plan.launches.empty())
+        return launch.emitOpError(
+            "is an early launch but the function's first");
+      entry["early"] = true;
+    }
+    plan.launches.push_back(std::move(entry));
   }
   return plan;
 }

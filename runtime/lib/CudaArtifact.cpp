@@ -509,11 +509,32 @@ private:
       params.clear();
       for (CUdeviceptr &value : values)
         params.push_back(&value);
-      QATTN_CU([&] { return "for " + describeLaunch(i); }, cuLaunchKernel,
-               kernels[i],
-               launch.grid[0], launch.grid[1], launch.grid[2], launch.block[0],
-               launch.block[1], launch.block[2], launch.sharedBytes, stream,
-               params.data(), nullptr);
+      if (launch.early && driver().cuLaunchKernelEx) {
+        // Programmatic dependent launch: the kernel may start while the
+        // previous one finishes, and waits for it (griddepcontrol.wait).
+        CUlaunchAttribute attr = {};
+        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig config = {};
+        config.gridDimX = launch.grid[0];
+        config.gridDimY = launch.grid[1];
+        config.gridDimZ = launch.grid[2];
+        config.blockDimX = launch.block[0];
+        config.blockDimY = launch.block[1];
+        config.blockDimZ = launch.block[2];
+        config.sharedMemBytes = launch.sharedBytes;
+        config.hStream = stream;
+        config.attrs = &attr;
+        config.numAttrs = 1;
+        QATTN_CU([&] { return "for " + describeLaunch(i); }, cuLaunchKernelEx,
+                 &config, kernels[i], params.data(), nullptr);
+      } else {
+        // Without the attribute the wait returns at once: stream order.
+        QATTN_CU([&] { return "for " + describeLaunch(i); }, cuLaunchKernel,
+                 kernels[i], launch.grid[0], launch.grid[1], launch.grid[2],
+                 launch.block[0], launch.block[1], launch.block[2],
+                 launch.sharedBytes, stream, params.data(), nullptr);
+      }
       if (waitEach)
         QATTN_CU([&] { return "after " + describeLaunch(i); },
                  cuStreamSynchronize, stream);

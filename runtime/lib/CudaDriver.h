@@ -64,7 +64,9 @@ namespace qattn::rt {
   X(cuEventElapsedTime)
 
 // X(name) for functions used when present (newer drivers only).
-#define QATTN_CUDA_OPTIONAL(X) X(cuFuncGetParamInfo) /* CUDA 12.4 */
+#define QATTN_CUDA_OPTIONAL(X)                                                 \
+  X(cuFuncGetParamInfo) /* CUDA 12.4 */                                        \
+  X(cuLaunchKernelEx)   /* CUDA 12.0: early launches */
 
 /// The driver's entry points. Members are named like the cuda.h functions
 /// (through its macros), so `driver.cuMemAlloc(...)` reads like a call of

@@ -213,6 +213,10 @@ private:
     for (size_t i = 0; i < list.getArray().size(); ++i)
       launches.push_back(
           readLaunch(list.getArray()[i], element(listPath, i), fn));
+    if (launches.front().early)
+      error(element(listPath, 0),
+            "the first launch cannot be early: nothing in the function "
+            "orders it after the caller's earlier work");
     // A result that no kernel sees cannot be written.
     for (size_t r = 0; r < fn.results.size(); ++r) {
       bool used = false;
@@ -247,6 +251,10 @@ private:
         error(member(path, "shared_bytes"),
               "expected a byte count, got " + std::to_string(bytes));
       launch.sharedBytes = uint32_t(bytes);
+    }
+    if (const Value *early = value.find("early")) {
+      expectKind(*early, Kind::Bool, member(path, "early"));
+      launch.early = early->getBool();
     }
     const Value &params = get(value, path, "params");
     std::string paramsPath = member(path, "params");

@@ -4,7 +4,9 @@
 // heads: 2 warps, 1 CTA) writes partial rows to two scratch buffers (8 rows x
 // 3 splits), then the combine kernel merges them into the output: a CTA of 4
 // warps per row, each warp its share of the splits, then one thread per
-// channel over the warps' partial merges in workgroup memory.
+// channel over the warps' partial merges in workgroup memory. The combine
+// launch is early: the main kernel lets it start once all its CTAs run, and
+// it waits for the partials (griddepcontrol).
 // CHECK-LABEL: func.func @decode_split
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
@@ -13,11 +15,12 @@
 // CHECK: %[[OUT:.*]] = memref.alloc() : memref<1x8x1x64xf16>
 // CHECK: %[[ACC:.*]] = memref.alloc() : memref<8x3x64xf32>
 // CHECK: %[[ML:.*]] = memref.alloc() : memref<8x3x2xf32>
-// CHECK: gpu.launch_func @qattn_kernels::@decode_split_attention blocks in (%[[C3]], %[[C1]], %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}}) args({{.*}}, %[[ACC]] : memref<8x3x64xf32>, %[[ML]] : memref<8x3x2xf32>)
-// CHECK: gpu.launch_func @qattn_kernels::@decode_split_combine blocks in (%[[C8]], %{{.*}}, %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}}) args(%[[ACC]] : memref<8x3x64xf32>, %[[ML]] : memref<8x3x2xf32>, %[[OUT]] : memref<1x8x1x64xf16>)
+// CHECK: gpu.launch_func @qattn_kernels::@decode_split_attention blocks in (%[[C3]], %[[C1]], %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}}) args({{.*}}, %[[ACC]] : memref<8x3x64xf32>, %[[ML]] : memref<8x3x2xf32>){{$}}
+// CHECK: gpu.launch_func @qattn_kernels::@decode_split_combine blocks in (%[[C8]], %{{.*}}, %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}}) args(%[[ACC]] : memref<8x3x64xf32>, %[[ML]] : memref<8x3x2xf32>, %[[OUT]] : memref<1x8x1x64xf16>) {qattn.early_launch}
 // CHECK: bufferization.to_tensor %[[OUT]]
 // CHECK: gpu.module @qattn_kernels
 // CHECK: gpu.func @decode_split_attention({{.*}}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// CHECK: nvvm.griddepcontrol launch_dependents
 // Stage-2 codes are unpacked in registers and decoded in integers...
 // CHECK: arith.shrui
 // CHECK: arith.subi %{{.*}}, %{{.*}} : i32
@@ -27,6 +30,7 @@
 // CHECK: arith.maximumf
 // CHECK: math.exp
 // CHECK: gpu.func @decode_split_combine({{.*}}) workgroup(%[[MERGED:.*]] : memref<264xf32, #gpu.address_space<workgroup>>)
+// CHECK: nvvm.griddepcontrol wait
 // CHECK: math.exp
 // CHECK: memref.store {{.*}}, %[[MERGED]]
 // CHECK: gpu.barrier
@@ -277,11 +281,14 @@ func.func @prefill_mma_one_stage(%q8: tensor<1x4x100x64xi8>, %qs: tensor<1x4x4xf
 // the warp into the quad max (shuffles), new references and corrections
 // only when some lane passes its rows' references; otherwise the
 // corrections are 1. Each lane stores its two adjacent output channels of
-// an 8-channel tile as one vector.
+// an 8-channel tile as one vector. The attention launch is early: its CTAs
+// may start as the stage launch's retire, and wait for it after copying
+// their queries (griddepcontrol).
 // CHECK-LABEL: func.func @prefill_wgmma
-// CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_prefill_stage
-// CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_attention_wgmma {{.*}} dynamic_shared_memory_size %c57888_i32
+// CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_prefill_stage {{.*}}xf32>){{$}}
+// CHECK: gpu.launch_func @qattn_kernels::@prefill_wgmma_attention_wgmma {{.*}} dynamic_shared_memory_size %c57888_i32 {{.*}} {qattn.early_launch}
 // CHECK: gpu.func @prefill_wgmma_prefill_stage(
+// CHECK: nvvm.griddepcontrol launch_dependents
 // CHECK: arith.xori
 // CHECK: vector.store {{.*}} : memref<1x2x192x128xi8>, vector<16xi8>
 // CHECK: arith.xori
@@ -289,6 +296,7 @@ func.func @prefill_mma_one_stage(%q8: tensor<1x4x100x64xi8>, %qs: tensor<1x4x4xf
 // CHECK: gpu.func @prefill_wgmma_attention_wgmma({{.*}} nvvm.minctasm = 3 : i32
 // CHECK-COUNT-4: vector.load {{.*}} : memref<1x4x150x128xi8>, vector<16xi8>
 // CHECK: llvm.inline_asm has_side_effects "fence.proxy.async.shared::cta;"
+// CHECK: nvvm.griddepcontrol wait
 // CHECK: scf.if
 // CHECK: llvm.inline_asm has_side_effects "mbarrier.init.shared::cta.b64 [$0], 1;", "r"
 // CHECK: llvm.inline_asm has_side_effects "mbarrier.init.shared::cta.b64 [$0], 128;", "r"

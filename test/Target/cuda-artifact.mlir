@@ -10,7 +10,8 @@
 // kernel over (splits, CTAs of 4 warps for the 8 KV heads' 16-row tiles)
 // with its cp.async ring and converted group constants in shared memory
 // (4 warps x (4 slots x 2560 + 1024) bytes: 28 CTAs, fewer than the SMs,
-// take 4 stages), then the combine kernel.
+// take 4 stages), then the combine kernel, an early launch (it may start
+// while the decode kernel finishes; its PTX waits for it first).
 // CHECK: "chip": "sm_90a",
 // CHECK: "buffers": [
 // CHECK-NEXT: {
@@ -21,6 +22,7 @@
 // CHECK-NEXT: 14,
 // CHECK-NEXT: 128
 // CHECK: "launches": [
+// CHECK-NOT: "early"
 // CHECK: "grid": [
 // CHECK-NEXT: 14,
 // CHECK-NEXT: 2,
@@ -30,6 +32,7 @@
 // CHECK-NEXT: "arg": 0
 // CHECK: "buffer": 0
 // CHECK: "buffer": 1
+// CHECK: "early": true,
 // CHECK: "kernel": "decode_combine",
 // CHECK: "result": 0
 // CHECK: "shared_bytes": 0
@@ -40,6 +43,7 @@
 // PTX: .target sm_90a
 // PTX: .entry decode_attention_decode(
 // PTX: .shared .align 16 .b8 {{.*}}[45056];
+// PTX: griddepcontrol.launch_dependents;
 // PTX: cp.async.cg.shared.global
 // PTX: cp.async.commit_group
 // PTX: cp.async.wait_group {{[[:space:]]*}}3;
@@ -50,6 +54,7 @@
 // PTX: shfl.sync.bfly.b32
 // PTX: ex2.approx
 // PTX: .entry decode_combine(
+// PTX: griddepcontrol.wait;
 
 func.func @decode(%q: tensor<1x32x1x128xbf16> {qattn.name = "q"}, %kp: tensor<1x2000x512xi8>, %ks: tensor<1x8x32xf32>, %kg: tensor<1x8x125x128xi8>, %kz: tensor<1x8x125x128xi8>,
                   %vp: tensor<1x2000x512xi8>, %vs: tensor<1x8x32xf32>, %vg: tensor<1x8x125x128xi8>, %vz: tensor<1x8x125x128xi8>) -> tensor<1x32x1x128xbf16> {

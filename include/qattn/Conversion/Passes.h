@@ -23,6 +23,14 @@
 
 namespace mlir::qattn {
 
+/// A unit attribute that qattn-convert-to-gpu sets on a gpu.launch_func
+/// whose kernel may start before the launch before it has finished
+/// (programmatic dependent launch): the kernel waits (griddepcontrol.wait)
+/// before it reads anything an earlier launch wrote. The cuda artifact's
+/// manifest carries it (docs/ARTIFACT.md).
+inline constexpr llvm::StringLiteral kEarlyLaunchAttrName =
+    "qattn.early_launch";
+
 #define GEN_PASS_DECL
 #include "qattn/Conversion/Passes.h.inc"
 

@@ -54,6 +54,13 @@ def QAttnConvertToGPU : Pass<"qattn-convert-to-gpu", "mlir::ModuleOp"> {
     so the host function bufferizes with one-shot bufferization; the host
     side then only allocates scratch buffers and launches kernels, which is
     what the artifact manifest records.
+
+    A launch that reads what the launch before it wrote (the combine kernel,
+    the prefill attention kernel after its stage launch) is marked
+    `qattn.early_launch`: it may start while that one finishes (programmatic
+    dependent launch), its kernel waiting with `griddepcontrol.wait` before
+    the first such read, the earlier kernel allowing it with
+    `griddepcontrol.launch_dependents`.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

@@ -135,6 +135,13 @@ inline void ifThen(ImplicitLocOpBuilder &b, Value cond,
   then();
 }
 
+/// Waits until the launches before this one (an early launch, see
+/// kEarlyLaunchAttrName) have finished and their writes are visible; at
+/// once when the launch was not early.
+inline void waitForEarlierLaunches(ImplicitLocOpBuilder &b) {
+  NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
+}
+
 /// 2^x with subnormal inputs and results flushed to zero: ex2.approx.ftz.f32
 /// is one SFU instruction, while the plain form that math.exp2 lowers to
 /// wraps it in a range test and two multiplies. A softmax term below 2^-126

@@ -582,6 +582,9 @@ public:
       fullTiles = minIdx(b, fullTiles, div(b, firstSeen, kTileKeys));
     }
     Value tiles = div(b, add(b, keyEnd, indexConst(b, kTileKeys - 1)), kTileKeys);
+    // Everything above overlaps the stage launch's tail; the tiles below
+    // are its output.
+    waitForEarlierLaunches(b);
 
     SmallVector<Value> init = {f32Const(b, -INFINITY), f32Const(b, -INFINITY),
                                f32Const(b, 0.0), f32Const(b, 0.0)};

@@ -643,12 +643,15 @@ static gpu::KernelDim3 dims(ImplicitLocOpBuilder &b, int64_t x, int64_t y) {
 
 /// Adds kernel `name` over `args` to `module`, its body emitted by `body`,
 /// and launches it from `b` on `grid` CTAs of `threads` threads with
-/// `sharedBytes` of dynamic shared memory.
-static void launchKernel(
-    ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef name,
-    ArrayRef<Value> args, std::pair<int64_t, int64_t> grid, int64_t threads,
-    function_ref<void(ImplicitLocOpBuilder &, gpu::GPUFuncOp)> body,
-    int64_t sharedBytes = 0) {
+/// `sharedBytes` of dynamic shared memory. An `early` launch may start
+/// while the previous one runs (kEarlyLaunchAttrName): `body` must wait
+/// (waitForEarlierLaunches) before it reads what that one writes.
+static void
+launchKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef name,
+             ArrayRef<Value> args, std::pair<int64_t, int64_t> grid,
+             int64_t threads,
+             function_ref<void(ImplicitLocOpBuilder &, gpu::GPUFuncOp)> body,
+             int64_t sharedBytes = 0, bool early = false) {
   Location loc = b.getLoc();
   OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
   auto type = FunctionType::get(module.getContext(), ValueRange(args).getTypes(), {});
@@ -665,8 +668,18 @@ static void launchKernel(
   Value shared;
   if (sharedBytes)
     shared = arith::ConstantIntOp::create(b, b.getI32Type(), sharedBytes);
-  gpu::LaunchFuncOp::create(b, kernel, dims(b, grid.first, grid.second),
-                            dims(b, threads, 1), shared, args);
+  auto launch =
+      gpu::LaunchFuncOp::create(b, kernel, dims(b, grid.first, grid.second),
+                                dims(b, threads, 1), shared, args);
+  if (early)
+    launch->setAttr(kEarlyLaunchAttrName, b.getUnitAttr());
+}
+
+/// Lets the next launch, when early, start once every CTA of this one has
+/// passed here (its CTAs then take SMs as this one's retire, their
+/// prologue overlapping this one's tail).
+static void allowEarlyNextLaunch(ImplicitLocOpBuilder &k) {
+  NVVM::GriddepcontrolOp::create(k, NVVM::GridDepActionKind::launch_dependents);
 }
 
 static gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module) {
@@ -731,6 +744,7 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
   launchKernel(b, kernels, (prefix + "_prefill_stage").str(), stageArgs,
                {stageBlocks, 1}, stageThreads,
                [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
+                 allowEarlyNextLaunch(k);
                  ValueRange a = kernel.getArguments().take_back(3);
                  emitMmaStage(k, shape, viewOperands(op, kernel.getArguments()),
                               MmaStaged{a[0], a[1], a[2]});
@@ -752,7 +766,7 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
                          MmaStaged{a[0], a[1], a[2]}, outType.getElementType(),
                          a[3]);
       },
-      sharedBytes);
+      sharedBytes, /*early=*/true);
   op.replaceAllUsesWith(toTensor(b, out, outType));
   op.erase();
   return success();
@@ -801,11 +815,13 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
   mainArgs.append(outputs);
   bool decode = op.getGpuTilingAttr().getKernel() == GpuKernel::decode;
   launchKernel(
-      b, kernels, (prefix + (decode ? "_attention_decode" : "_attention")).str(),
-      mainArgs,
+      b, kernels,
+      (prefix + (decode ? "_attention_decode" : "_attention")).str(), mainArgs,
       decode ? decodeGrid(*shape)
              : std::pair<int64_t, int64_t>{shape->splits, shape->taskCtas()},
       shape->threads(), [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
+        if (shape->splits > 1)
+          allowEarlyNextLaunch(k);
         AttentionView view = viewOperands(op, kernel.getArguments());
         ValueRange kernelOutputs = kernel.getArguments().take_back(outputs.size());
         if (decode)
@@ -819,15 +835,19 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
 
   if (shape->splits > 1) {
     SmallVector<Value> combineArgs = {outputs[0], outputs[1], out};
-    launchKernel(b, kernels, (prefix + "_combine").str(), combineArgs,
-                 {shape->rows(), 1}, shape->combineWarps() * kThreadsPerWarp,
-                 [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
-                   AttentionView view;
-                   AttentionKernelEmitter(k, *shape, view, outType.getElementType(),
-                                          op.getSoftmaxOrDefault())
-                       .emitCombine(kernel, kernel.getArgument(0),
-                                    kernel.getArgument(1), kernel.getArgument(2));
-                 });
+    launchKernel(
+        b, kernels, (prefix + "_combine").str(), combineArgs,
+        {shape->rows(), 1}, shape->combineWarps() * kThreadsPerWarp,
+        [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
+          // Everything it reads is the partials.
+          waitForEarlierLaunches(k);
+          AttentionView view;
+          AttentionKernelEmitter(k, *shape, view, outType.getElementType(),
+                                 op.getSoftmaxOrDefault())
+              .emitCombine(kernel, kernel.getArgument(0), kernel.getArgument(1),
+                           kernel.getArgument(2));
+        },
+        /*sharedBytes=*/0, /*early=*/true);
   }
   op.replaceAllUsesWith(toTensor(b, out, outType));
   op.erase();

@@ -61,6 +61,9 @@ struct LaunchSpec {
   std::array<uint32_t, 3> block = {1, 1, 1};
   uint32_t sharedBytes = 0;
   std::vector<LaunchParam> params;
+  /// May start before the previous launch ends (programmatic dependent
+  /// launch); the kernel waits for it before reading what it wrote.
+  bool early = false;
 };
 
 struct FunctionSpec {
