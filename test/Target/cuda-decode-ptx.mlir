@@ -1,5 +1,6 @@
 // RUN: rm -rf %t && qattn-compile %s -o %t --target=cuda --no-cubin > /dev/null
 // RUN: FileCheck %s --input-file=%t/module.ptx
+// RUN: FileCheck %s --input-file=%t/module.ptx --check-prefix=DEQUANT
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/module.ptx -o %t/decode.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
 // qattn-tile's choice for a 4-bit GQA decode (4 query heads per KV head, one
@@ -21,6 +22,15 @@
 // CHECK-DAG: lop3.b32 %r{{[0-9]+}}, %r{{[0-9]+}}, 983055, %r{{[0-9]+}}, 0x6a;
 // CHECK-DAG: ex2.approx.ftz.f32
 // CHECK: .entry attention_combine(
+
+// K's codes take a subtract and a multiply; V's high nibbles (M = 16) one
+// FMA on the masked code (mask 15728880 = 0x00f000f0) with the staged
+// constant c = -(64 + z2) s2, their low nibbles the subtract and multiply.
+// DEQUANT: .entry attention_attention_decode(
+// DEQUANT-COUNT-16: sub.rn.f16x2
+// DEQUANT: lop3.b32 [[HIGH:%r[0-9]+]], %r{{[0-9]+}}, 15728880, %r{{[0-9]+}}, 0x6a;
+// DEQUANT-NEXT: // end inline asm
+// DEQUANT-NEXT: fma.rn.f16x2 %r{{[0-9]+}}, [[HIGH]], %r{{[0-9]+}}, %r{{[0-9]+}};
 
 // ptxas fits the decode kernel in 128 registers without local-memory spills
 // (the budget behind 4 CTAs per SM).

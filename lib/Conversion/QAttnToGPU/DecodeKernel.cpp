@@ -569,6 +569,31 @@ private:
   /// within its byte: 1024 + M q with M = 2^(shift % 8). The group
   /// constants carry M: s2 / M, and z2 as 1024 + M z2 (anchor = min: z2).
   static int64_t codeScale(int64_t shift) { return int64_t(1) << (shift % 8); }
+  /// Whether codes at bit `shift` dequantize by one f16x2 FMA, x (s2 / M) +
+  /// c with c = -(1024 / M + z2) s2 (anchor = min: z2 - (1024 / M) s2), in
+  /// place of a subtract and a multiply: exact while c is an integer below
+  /// 2^11, which holds for the constants the quantizer makes (s2 <=
+  /// ceil(254 / (2^b - 1)), |z2 s2| <= 127 + s2) where M is large: 4-bit
+  /// codes in the high nibble, 2-bit codes in the top two bits. V takes it:
+  /// its (z2, s2) words are converted per channel, so c costs one multiply
+  /// per word and step (stageConstants). K's s2 and z2 are converted by
+  /// different lanes; c made per use there made ptxas spill at 128
+  /// registers (H200: B1 N32K 28.4 -> 28.7 us, B8 N4K 26.3 -> 26.9).
+  static bool fusesAt(int64_t shift, int64_t bits) {
+    int64_t s2 = llvm::divideCeil(254, (int64_t(1) << bits) - 1);
+    return 1024 / codeScale(shift) * s2 + 127 + s2 <= 2048;
+  }
+  /// fusesAt's c from dequantPair's constants `s` and `z` (f16 or f16x2).
+  Value fusedConstant(Value s, Value z, Stage2Anchor anchor) {
+    if (anchor == Stage2Anchor::min) {
+      Value minus1024 =
+          isa<VectorType>(s.getType())
+              ? half2Const(-1024, -1024)
+              : arith::ConstantOp::create(b, b.getF16FloatAttr(-1024)).getResult();
+      return fma2(minus1024, s, z);
+    }
+    return arith::NegFOp::create(b, arith::MulFOp::create(b, z, s));
+  }
   /// (minus, times, plus) of constPair that turn 1024 + the byte into the
   /// constant: s2 is 1024 + s2 less 1024, over M; z2 is first biased to the
   /// unsigned z2 + 128 (zeroFlip), so less 1152 it is z2.
@@ -691,8 +716,19 @@ private:
       SmallVector<Value> out;
       for (int64_t j = 0; j < perChunk; ++j) {
         int64_t m = codeScale(j * vBits);
-        out.push_back(constPair(bytePair(z2, vc[j], s2, vc[j]), lowFlip,
-                                affinePair(zeroAffine(m, vAnchor), scaleAffine(m))));
+        Value word = constPair(bytePair(z2, vc[j], s2, vc[j]), lowFlip,
+                               affinePair(zeroAffine(m, vAnchor), scaleAffine(m)));
+        if (fusesAt(j * vBits, vBits)) {
+          // (z, s) -> (c, s): once here instead of in each lane using it.
+          auto half = [&](int64_t h) {
+            return vector::ExtractOp::create(b, word, ArrayRef<int64_t>{h});
+          };
+          Value sv = half(1);
+          word = vector::FromElementsOp::create(
+              b, word.getType(),
+              ValueRange{fusedConstant(sv, half(0), vAnchor), sv});
+        }
+        out.push_back(word);
       }
       Value vBase = add(b, add(b, dst, indexConst(b, to.vWords())), mul(b, first, 4));
       for (int64_t c = 0; c < perChunk / 4; ++c)
@@ -707,11 +743,15 @@ private:
   /// multiple of M below 2^15 less another, then a power-of-two rescale of
   /// an integer in [-128, 127]). With anchor = min, q8 = z2 + q * s2:
   /// (x - 1024) * (s2 / M) + z2, exact as well.
+  /// With `fused` (V where fusesAt), `z` is fusesAt's c and the pair takes
+  /// one FMA.
   Value dequantPair(Value codes, int64_t shift, int64_t bits, Value s, Value z,
-                    Stage2Anchor anchor) {
+                    Stage2Anchor anchor, bool fused = false) {
     uint32_t mask = ((1 << bits) - 1) << shift % 8;
     Value pair = half2(maskXor(shr(codes, shift / 8 * 8), mask << 16 | mask,
                                i32(kMagic1024 << 16 | kMagic1024)));
+    if (fused)
+      return fma2(pair, s, z);
     if (anchor == Stage2Anchor::min)
       return fma2(arith::SubFOp::create(b, pair, half2Const(1024, 1024)), s, z);
     return arith::MulFOp::create(b, arith::SubFOp::create(b, pair, z), s);
@@ -837,15 +877,14 @@ private:
       Value pairs[2][2]; // [reg][key half]
       for (int64_t reg = 0; reg < 2; ++reg) {
         int64_t p = 2 * k + reg;
+        int64_t shift = p % pairsPerWord * kBits;
         auto [sc, zc] = f.constants ? std::pair(kS.at(p), kZ.at(p))
                                     : groupPairs(f.kS2, f.kZ2, kp[p].first,
-                                                 kp[p].second,
-                                                 p % pairsPerWord * kBits, kAnchor);
+                                                 kp[p].second, shift, kAnchor);
         for (int64_t h = 0; h < 2; ++h) {
           Value word = vector::ExtractOp::create(
               b, f.kCodes[h], ArrayRef<int64_t>{p / pairsPerWord});
-          pairs[reg][h] = dequantPair(word, (p % pairsPerWord) * kBits, kBits,
-                                      sc, zc, kAnchor);
+          pairs[reg][h] = dequantPair(word, shift, kBits, sc, zc, kAnchor);
         }
       }
       Value a = fragment({pairs[0][0], pairs[0][1], pairs[1][0], pairs[1][1]});
@@ -961,6 +1000,8 @@ private:
       } else {
         std::tie(vs, vz) = groupPairs(f.vS2, f.vZ2, vc[u], vc[u],
                                       u % perChunk * vBits, vAnchor);
+        if (fusesAt(u % perChunk * vBits, vBits))
+          vz = fusedConstant(vs, vz, vAnchor);
       }
       int64_t h = u / perChunk; // the 16-bit chunk holding channel u
       SmallVector<Value> regs;
@@ -975,7 +1016,7 @@ private:
             b, b.getI32Type(), word(f.vCodes[2 * reg]),
             word(f.vCodes[2 * reg + 1]), i32(sel), NVVM::PermuteMode::DEFAULT);
         regs.push_back(dequantPair(both, (u % perChunk) * vBits, vBits, vs, vz,
-                                   vAnchor));
+                                   vAnchor, fusesAt(u % perChunk * vBits, vBits)));
       }
       return regs;
     };
