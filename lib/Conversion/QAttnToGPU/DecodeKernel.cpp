@@ -572,16 +572,17 @@ private:
   /// Whether codes at bit `shift` dequantize by one f16x2 FMA, x (s2 / M) +
   /// c with c = -(1024 / M + z2) s2 (anchor = min: z2 - (1024 / M) s2), in
   /// place of a subtract and a multiply: exact while c is an integer below
-  /// 2^11, which holds for the constants the quantizer makes (s2 <=
-  /// ceil(254 / (2^b - 1)), |z2 s2| <= 127 + s2) where M is large: 4-bit
-  /// codes in the high nibble, 2-bit codes in the top two bits. V takes it:
-  /// its (z2, s2) words are converted per channel, so c costs one multiply
-  /// per word and step (stageConstants). K's s2 and z2 are converted by
-  /// different lanes; c made per use there made ptxas spill at 128
-  /// registers (H200: B1 N32K 28.4 -> 28.7 us, B8 N4K 26.3 -> 26.9).
+  /// 2^11, which holds for every constant the encoder fits make (s2 at most
+  /// ceil(254 / (2^b - 1)) + 2 with fit = mse, |z2 s2| <= 127 + 1.5 s2;
+  /// docs/FORMAT.md) where M is large: 4-bit codes in the high nibble,
+  /// 2-bit codes in the top two bits. V takes it: its (z2, s2) words are
+  /// converted per channel, so c costs one multiply per word and step
+  /// (stageConstants). K's s2 and z2 are converted by different lanes; c
+  /// made per use there made ptxas spill at 128 registers (H200: B1 N32K
+  /// 28.4 -> 28.7 us, B8 N4K 26.3 -> 26.9).
   static bool fusesAt(int64_t shift, int64_t bits) {
-    int64_t s2 = llvm::divideCeil(254, (int64_t(1) << bits) - 1);
-    return 1024 / codeScale(shift) * s2 + 127 + s2 <= 2048;
+    int64_t s2 = llvm::divideCeil(254, (int64_t(1) << bits) - 1) + 2;
+    return 2 * (1024 / codeScale(shift) * s2 + 127) + 3 * s2 <= 2 * 2048;
   }
   /// fusesAt's c from dequantPair's constants `s` and `z` (f16 or f16x2).
   Value fusedConstant(Value s, Value z, Stage2Anchor anchor) {
