@@ -166,11 +166,13 @@ func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: t
 // an L2 prefetch of the whole 128-byte line), then 8 * 64 bytes for the
 // group constants as f16x2 words. In the 16-key step loop: the next step's
 // copies (V code rows swizzled by an xor), a wait for this step's group, the
-// constants converted once per warp (bytes gathered by prmt) and stored as
-// pairs, the slot's codes and the lane's pairs read as vectors, V key pairs
-// gathered by prmt, codes masked in place and given the exponent of 1024 by
-// one lop3 and dequantized in f16x2 ((1024 + M q) - (1024 + M z2)) * s2 / M,
-// S^T = K Q^T on mma.sync m16n8k16; the max reduction, corrections and
+// constants converted once per warp (K: each lane the s2 and z2 of 2 channel
+// pairs, from 2-byte runs, stored as 8-byte pieces; V: 16-byte chunks of
+// (z2, s2) words; bytes gathered by prmt), the slot's codes and the lane's
+// pairs read as vectors, V key pairs gathered by prmt, codes masked in place
+// and given the exponent of 1024 by one lop3 and dequantized in f16x2: low
+// nibbles ((1024 + q) - (1024 + z2)) * s2, high nibbles (1024 + 16 q) *
+// (s2 / 16) + c in one FMA; S^T = K Q^T on mma.sync m16n8k16; the max reduction, corrections and
 // rescale only in a branch taken when some score passes its row's max by
 // more than 2^8 (vote.sync), P^T transposed by movmatrix, O^T += V^T P^T.
 // CHECK-LABEL: func.func @decode_tc
@@ -198,14 +200,19 @@ func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: t
 // CHECK: nvgpu.device_async_copy
 // CHECK: %[[TOKEN:.*]] = nvgpu.device_async_create_group
 // CHECK: nvgpu.device_async_wait %[[TOKEN]] {numGroups = 1 : i32}
-// CHECK: vector.load %[[RING]][{{.*}}] {{.*}}: memref<12288xi8, #gpu.address_space<workgroup>>, vector<8xi8>
+// CHECK-COUNT-4: vector.load %[[RING]][{{.*}}] {alignment = 2 : i64} : memref<12288xi8, #gpu.address_space<workgroup>>, vector<2xi8>
 // CHECK: nvvm.prmt
+// CHECK-COUNT-2: vector.store {{.*}}, %[[RING]][{{.*}}] {alignment = 8 : i64} : memref<12288xi8, #gpu.address_space<workgroup>>, vector<8xi8>
 // CHECK: vector.store {{.*}}, %[[RING]][{{.*}}] {alignment = 16 : i64} : memref<12288xi8, #gpu.address_space<workgroup>>, vector<16xi8>
 // CHECK: nvvm.bar.warp.sync
 // CHECK: vector.load %[[RING]][{{.*}}] {{.*}}: memref<12288xi8, #gpu.address_space<workgroup>>, vector<16xi8>
 // CHECK: llvm.inline_asm "lop3.b32 $0, $1, 983055, $2, 0x6a;", "=r,r,r" {{.*}} : (i32, i32) -> i32
 // CHECK: arith.subf {{.*}} : vector<2xf16>
 // CHECK: arith.mulf {{.*}} : vector<2xf16>
+// CHECK: %[[HIGH:.*]] = llvm.inline_asm "lop3.b32 $0, $1, 15728880, $2, 0x6a;", "=r,r,r" {{.*}} : (i32, i32) -> i32
+// CHECK: %[[HIGHV:.*]] = vector.broadcast %[[HIGH]]
+// CHECK: %[[HIGH2:.*]] = vector.bitcast %[[HIGHV]] : vector<1xi32> to vector<2xf16>
+// CHECK: llvm.intr.fma(%[[HIGH2]], {{.*}}) : (vector<2xf16>, vector<2xf16>, vector<2xf16>) -> vector<2xf16>
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // CHECK: arith.cmpf ogt
 // CHECK: nvvm.vote.sync any

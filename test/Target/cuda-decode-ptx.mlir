@@ -23,19 +23,25 @@
 // CHECK-DAG: ex2.approx.ftz.f32
 // CHECK: .entry attention_combine(
 
-// K's codes take a subtract and a multiply; V's high nibbles (M = 16) one
-// FMA on the masked code (mask 15728880 = 0x00f000f0) with the staged
-// constant c = -(64 + z2) s2, their low nibbles the subtract and multiply.
+// K's and V's low nibbles take a subtract and a multiply; their high
+// nibbles (M = 16) one FMA on the masked code (mask 15728880 = 0x00f000f0)
+// with the staged constant c = -(64 + z2) s2.
 // DEQUANT: .entry attention_attention_decode(
-// DEQUANT-COUNT-16: sub.rn.f16x2
+// DEQUANT: lop3.b32 [[LOW:%r[0-9]+]], %r{{[0-9]+}}, 983055, %r{{[0-9]+}}, 0x6a;
+// DEQUANT-NEXT: // end inline asm
+// DEQUANT-NEXT: sub.rn.f16x2 [[DIFF:%r[0-9]+]], [[LOW]], %r{{[0-9]+}};
+// DEQUANT-NEXT: mul.rn.f16x2 {{.*}}[[DIFF]]{{(,|;)}}
 // DEQUANT: lop3.b32 [[HIGH:%r[0-9]+]], %r{{[0-9]+}}, 15728880, %r{{[0-9]+}}, 0x6a;
 // DEQUANT-NEXT: // end inline asm
 // DEQUANT-NEXT: fma.rn.f16x2 %r{{[0-9]+}}, [[HIGH]], %r{{[0-9]+}}, %r{{[0-9]+}};
+// DEQUANT-NOT: sub.rn.f16x2 %r{{[0-9]+}}, [[HIGH]],
 
-// ptxas fits the decode kernel in 128 registers without local-memory spills
-// (the budget behind 4 CTAs per SM).
+// ptxas fits the decode kernel in 128 registers (the budget behind 4 CTAs
+// per SM) with at most 8 bytes of local-memory spill: none with the
+// benchmark's 2-stage rings, 8 here (a 4-stage ring, 16 CTAs) since K's high
+// nibbles take the staged FMA (docs/PERF.md).
 // PTXAS: Compiling entry function 'attention_attention_decode' for 'sm_90a'
-// PTXAS: 0 bytes spill stores, 0 bytes spill loads
+// PTXAS: {{[08]}} bytes spill stores, {{[08]}} bytes spill loads
 // PTXAS-NEXT: Used {{(1[01][0-9]|12[0-8]|[0-9][0-9])}} registers
 
 func.func @attention(%q8: tensor<1x32x1x128xi8>, %qs: tensor<1x32x1xf32>, %kp: tensor<1x1024x512xi8>, %ks: tensor<1x8x16xf32>, %kg: tensor<1x8x64x128xi8>, %kz: tensor<1x8x64x128xi8>, %vp: tensor<1x1024x512xi8>, %vs: tensor<1x8x16xf32>, %vg: tensor<1x8x64x128xi8>, %vz: tensor<1x8x64x128xi8>) -> tensor<1x32x1x128xf32> {

@@ -575,11 +575,10 @@ private:
   /// 2^11, which holds for every constant the encoder fits make (s2 at most
   /// ceil(254 / (2^b - 1)) + 2 with fit = mse, |z2 s2| <= 127 + 1.5 s2;
   /// docs/FORMAT.md) where M is large: 4-bit codes in the high nibble,
-  /// 2-bit codes in the top two bits. V takes it: its (z2, s2) words are
-  /// converted per channel, so c costs one multiply per word and step
-  /// (stageConstants). K's s2 and z2 are converted by different lanes; c
-  /// made per use there made ptxas spill at 128 registers (H200: B1 N32K
-  /// 28.4 -> 28.7 us, B8 N4K 26.3 -> 26.9).
+  /// 2-bit codes in the top two bits. stageConstants makes c once per
+  /// channel (pair) and step, next to s2 and z2; made per use (for K's two
+  /// keys) it made ptxas spill at 128 registers (H200: B1 N32K 28.4 -> 28.7
+  /// us, B8 N4K 26.3 -> 26.9).
   static bool fusesAt(int64_t shift, int64_t bits) {
     int64_t s2 = llvm::divideCeil(254, (int64_t(1) << bits) - 1) + 2;
     return 2 * (1024 / codeScale(shift) * s2 + 127) + 3 * s2 <= 2 * 2048;
@@ -632,63 +631,72 @@ private:
     SlotLayout from(d, kBits, vBits);
     ConstLayout to(d);
     Value src = slotBase(slot), dst = constBase();
-    auto isZero = [&](Value kind) {
-      return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kind,
-                                   indexConst(b, 1));
-    };
-    auto flipOf = [&](Value kind) -> Value {
-      return arith::SelectOp::create(b, isZero(kind), zeroFlip(), i32(0));
-    };
-    // The affine map of constPair for `kind` (0: s2, 1: z2), codes at `shift`.
-    auto affineOf = [&](Value kind, int64_t shift, Stage2Anchor anchor) {
-      int64_t m = codeScale(shift);
-      Affine zm = zeroAffine(m, anchor), sm = scaleAffine(m);
-      std::array<Value, 3> z = affinePair(zm, zm), sc = affinePair(sm, sm), out;
-      for (int64_t i = 0; i < 3; ++i)
-        out[i] = arith::SelectOp::create(b, isZero(kind), z[i], sc[i]);
-      return out;
-    };
-    // Stores 4 pairs (one 16-byte chunk) at `at`.
-    auto storeChunk = [&](ArrayRef<Value> pairs, Value at) {
+    // Stores `pairs` (2 or 4: 8 or 16 bytes, as aligned) at `at`.
+    auto storePairs = [&](ArrayRef<Value> pairs, Value at) {
       SmallVector<Value> words;
       for (Value p : pairs)
         words.push_back(vector::ExtractOp::create(
             b, vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), p),
             ArrayRef<int64_t>{0}));
+      int64_t n = words.size();
       Value v = vector::FromElementsOp::create(
-          b, VectorType::get({4}, b.getI32Type()), words);
-      v = vector::BitCastOp::create(b, VectorType::get({16}, b.getI8Type()), v);
+          b, VectorType::get({n}, b.getI32Type()), words);
+      v = vector::BitCastOp::create(b, VectorType::get({4 * n}, b.getI8Type()), v);
       vector::StoreOp::create(b, v, ring, ValueRange{at}, /*nontemporal=*/false,
-                              llvm::Align(16));
+                              llvm::Align(4 * n));
     };
 
     // K: lane t's run of d/4 channels holds `words` code words; word w's
     // pairs are the first word's, shifted by w * perWord channels. Unit
-    // (kind, w, t) with t fastest: a quarter warp stores adjacent chunks.
+    // (w, half, t) with t fastest converts the s2 and z2 pairs of one half
+    // of word w's pairs (so that it can make fusesAt's c), and a quarter
+    // warp stores adjacent pieces of chunks.
     int64_t words = d / 4 * kBits / 32, perWord = 32 / kBits, pairs = 16 / kBits;
+    int64_t perUnit = pairs / 2;
+    assert((kBits == 2 || kBits == 4) && "byte-aligned pairs of codes");
     auto kp = keyPairs(kBits, view.k.stage2.getOrder());
     Stage2Anchor kAnchor = view.k.stage2.getAnchor();
     spreadOver(b, lane, kThreadsPerWarp, 2 * 4 * words, [&](Value unit) {
-      Value kind = div(b, unit, 4 * words), rest = rem(b, unit, 4 * words);
-      Value lt = rem(b, rest, 4), w = div(b, rest, 4);
-      Value at = add(b, add(b, src, indexConst(b, from.params(0))),
-                     add(b, mul(b, kind, d),
-                         add(b, mul(b, lt, d / 4), mul(b, w, perWord))));
-      Value bytes = loadWords(ring, {at}, perWord, 32);
-      Value flip = flipOf(kind);
-      SmallVector<Value> out;
-      for (int64_t j = 0; j < pairs; ++j)
-        out.push_back(constPair(bytePair(bytes, kp[j].first, bytes, kp[j].second),
-                                flip, affineOf(kind, j * kBits, kAnchor)));
-      // Pair p = w * pairs + j of lane t sits in chunk p / 4 (ConstLayout).
-      Value kBase = add(b, add(b, dst, indexConst(b, to.kPairs(0))),
-                        add(b, mul(b, kind, 2 * d),
-                            mul(b, lt, ConstLayout::keyLaneStride)));
-      for (int64_t c = 0; c < pairs / 4; ++c) {
-        Value chunk = add(b, mul(b, w, pairs / 4), indexConst(b, c));
-        storeChunk(ArrayRef<Value>(out).slice(4 * c, 4),
-                   add(b, kBase, mul(b, chunk, ConstLayout::keyChunkStride)));
+      Value lt = rem(b, unit, 4), half = rem(b, div(b, unit, 4), 2);
+      Value w = div(b, unit, 8);
+      // The half's pairs take channels [half, half + 1) * perUnit of the
+      // word's low 16 bits and as many of its high 16 (perWord / 2 on): two
+      // runs of perUnit bytes of s2 and of z2 (2 at 4 bits, 4 at 2).
+      Value run = add(b, add(b, src, indexConst(b, from.params(0))),
+                      add(b, add(b, mul(b, lt, d / 4), mul(b, w, perWord)),
+                          mul(b, half, perUnit)));
+      auto bytesAt = [&](int64_t at) {
+        Value idx = add(b, run, indexConst(b, at));
+        return perUnit >= 4 ? loadWords(ring, {idx}, perUnit, 32)
+                            : widen(loadWords(ring, {idx}, perUnit, 16));
+      };
+      Value sLo = bytesAt(0), sHi = bytesAt(perWord / 2);
+      Value zLo = bytesAt(d), zHi = bytesAt(d + perWord / 2);
+      SmallVector<Value> sOut, zOut;
+      for (int64_t j = 0; j < perUnit; ++j) {
+        // Pair j of the half has the shift (so M) of pair j of the word:
+        // the halves lie 8 bits apart.
+        int64_t m = codeScale(j * kBits), lo = kp[j].first,
+                hi = kp[j].second - perWord / 2;
+        Value sc = constPair(bytePair(sLo, lo, sHi, hi), Value(),
+                             affinePair(scaleAffine(m), scaleAffine(m)));
+        Affine za = zeroAffine(m, kAnchor);
+        Value zc = constPair(bytePair(zLo, lo, zHi, hi), zeroFlip(),
+                             affinePair(za, za));
+        if (fusesAt(j * kBits, kBits))
+          zc = fusedConstant(sc, zc, kAnchor);
+        sOut.push_back(sc);
+        zOut.push_back(zc);
       }
+      // Pair p = w * pairs + j of lane t sits in chunk p / 4 (ConstLayout),
+      // at byte 4 (p % 4).
+      Value first = add(b, mul(b, w, pairs), mul(b, half, perUnit));
+      Value at = add(b, add(b, dst, indexConst(b, to.kPairs(0))),
+                     add(b, mul(b, lt, ConstLayout::keyLaneStride),
+                         add(b, mul(b, div(b, first, 4), ConstLayout::keyChunkStride),
+                             mul(b, rem(b, first, 4), 4))));
+      storePairs(sOut, at);
+      storePairs(zOut, add(b, at, indexConst(b, to.kPairs(1) - to.kPairs(0))));
     });
 
     // V: units of the channels of one 16-bit code chunk (4 at 4 bits, 8 at
@@ -733,7 +741,7 @@ private:
       }
       Value vBase = add(b, add(b, dst, indexConst(b, to.vWords())), mul(b, first, 4));
       for (int64_t c = 0; c < perChunk / 4; ++c)
-        storeChunk(ArrayRef<Value>(out).slice(4 * c, 4),
+        storePairs(ArrayRef<Value>(out).slice(4 * c, 4),
                    add(b, vBase, indexConst(b, 16 * c)));
     });
   }
@@ -882,10 +890,14 @@ private:
         auto [sc, zc] = f.constants ? std::pair(kS.at(p), kZ.at(p))
                                     : groupPairs(f.kS2, f.kZ2, kp[p].first,
                                                  kp[p].second, shift, kAnchor);
+        bool fused = fusesAt(shift, kBits);
+        if (fused && !f.constants)
+          zc = fusedConstant(sc, zc, kAnchor);
         for (int64_t h = 0; h < 2; ++h) {
           Value word = vector::ExtractOp::create(
               b, f.kCodes[h], ArrayRef<int64_t>{p / pairsPerWord});
-          pairs[reg][h] = dequantPair(word, shift, kBits, sc, zc, kAnchor);
+          pairs[reg][h] =
+              dequantPair(word, shift, kBits, sc, zc, kAnchor, fused);
         }
       }
       Value a = fragment({pairs[0][0], pairs[0][1], pairs[1][0], pairs[1][1]});
