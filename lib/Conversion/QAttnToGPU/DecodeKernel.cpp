@@ -610,14 +610,21 @@ private:
             half2Const(lo[2], hi[2])};
   }
   Value zeroFlip() { return i32(0x00800080); }
-  /// (s2, z2 as dequantPair wants it) of channels lo and hi, whose codes sit
-  /// at bit `shift` of their half, as f16x2 pairs.
-  std::pair<Value, Value> groupPairs(Value s2, Value z2, int64_t lo, int64_t hi,
-                                     int64_t shift, Stage2Anchor anchor) {
+  /// (s2, z2 as dequantPair wants it: fusesAt's c where it fuses) of
+  /// channels lo and hi, whose `bits`-bit codes sit at bit `shift` of their
+  /// half, as f16x2 pairs. The s2 and z2 bytes come as (words holding byte
+  /// lo, words holding byte hi), often the same words twice.
+  std::pair<Value, Value> groupPairs(std::pair<Value, Value> s2,
+                                     std::pair<Value, Value> z2, int64_t lo,
+                                     int64_t hi, int64_t shift, int64_t bits,
+                                     Stage2Anchor anchor) {
     int64_t m = codeScale(shift);
     Affine sc = scaleAffine(m), z = zeroAffine(m, anchor);
-    return {constPair(bytePair(s2, lo, s2, hi), Value(), affinePair(sc, sc)),
-            constPair(bytePair(z2, lo, z2, hi), zeroFlip(), affinePair(z, z))};
+    Value s = constPair(bytePair(s2.first, lo, s2.second, hi), Value(),
+                        affinePair(sc, sc));
+    Value zc = constPair(bytePair(z2.first, lo, z2.second, hi), zeroFlip(),
+                         affinePair(z, z));
+    return {s, fusesAt(shift, bits) ? fusedConstant(s, zc, anchor) : zc};
   }
 
   /// Converts the group constants of the step in `slot` once per warp into
@@ -676,15 +683,9 @@ private:
       for (int64_t j = 0; j < perUnit; ++j) {
         // Pair j of the half has the shift (so M) of pair j of the word:
         // the halves lie 8 bits apart.
-        int64_t m = codeScale(j * kBits), lo = kp[j].first,
-                hi = kp[j].second - perWord / 2;
-        Value sc = constPair(bytePair(sLo, lo, sHi, hi), Value(),
-                             affinePair(scaleAffine(m), scaleAffine(m)));
-        Affine za = zeroAffine(m, kAnchor);
-        Value zc = constPair(bytePair(zLo, lo, zHi, hi), zeroFlip(),
-                             affinePair(za, za));
-        if (fusesAt(j * kBits, kBits))
-          zc = fusedConstant(sc, zc, kAnchor);
+        auto [sc, zc] = groupPairs({sLo, sHi}, {zLo, zHi}, kp[j].first,
+                                   kp[j].second - perWord / 2, j * kBits, kBits,
+                                   kAnchor);
         sOut.push_back(sc);
         zOut.push_back(zc);
       }
@@ -752,14 +753,13 @@ private:
   /// multiple of M below 2^15 less another, then a power-of-two rescale of
   /// an integer in [-128, 127]). With anchor = min, q8 = z2 + q * s2:
   /// (x - 1024) * (s2 / M) + z2, exact as well.
-  /// With `fused` (V where fusesAt), `z` is fusesAt's c and the pair takes
-  /// one FMA.
+  /// Where fusesAt(shift, bits), `z` is its c and the pair takes one FMA.
   Value dequantPair(Value codes, int64_t shift, int64_t bits, Value s, Value z,
-                    Stage2Anchor anchor, bool fused = false) {
+                    Stage2Anchor anchor) {
     uint32_t mask = ((1 << bits) - 1) << shift % 8;
     Value pair = half2(maskXor(shr(codes, shift / 8 * 8), mask << 16 | mask,
                                i32(kMagic1024 << 16 | kMagic1024)));
-    if (fused)
+    if (fusesAt(shift, bits))
       return fma2(pair, s, z);
     if (anchor == Stage2Anchor::min)
       return fma2(arith::SubFOp::create(b, pair, half2Const(1024, 1024)), s, z);
@@ -888,16 +888,13 @@ private:
         int64_t p = 2 * k + reg;
         int64_t shift = p % pairsPerWord * kBits;
         auto [sc, zc] = f.constants ? std::pair(kS.at(p), kZ.at(p))
-                                    : groupPairs(f.kS2, f.kZ2, kp[p].first,
-                                                 kp[p].second, shift, kAnchor);
-        bool fused = fusesAt(shift, kBits);
-        if (fused && !f.constants)
-          zc = fusedConstant(sc, zc, kAnchor);
+                                    : groupPairs({f.kS2, f.kS2}, {f.kZ2, f.kZ2},
+                                                 kp[p].first, kp[p].second,
+                                                 shift, kBits, kAnchor);
         for (int64_t h = 0; h < 2; ++h) {
           Value word = vector::ExtractOp::create(
               b, f.kCodes[h], ArrayRef<int64_t>{p / pairsPerWord});
-          pairs[reg][h] =
-              dequantPair(word, shift, kBits, sc, zc, kAnchor, fused);
+          pairs[reg][h] = dequantPair(word, shift, kBits, sc, zc, kAnchor);
         }
       }
       Value a = fragment({pairs[0][0], pairs[0][1], pairs[1][0], pairs[1][1]});
@@ -1011,10 +1008,9 @@ private:
         vz = broadcastHalf(word, 0);
         vs = broadcastHalf(word, 1);
       } else {
-        std::tie(vs, vz) = groupPairs(f.vS2, f.vZ2, vc[u], vc[u],
-                                      u % perChunk * vBits, vAnchor);
-        if (fusesAt(u % perChunk * vBits, vBits))
-          vz = fusedConstant(vs, vz, vAnchor);
+        std::tie(vs, vz) = groupPairs({f.vS2, f.vS2}, {f.vZ2, f.vZ2}, vc[u],
+                                      vc[u], u % perChunk * vBits, vBits,
+                                      vAnchor);
       }
       int64_t h = u / perChunk; // the 16-bit chunk holding channel u
       SmallVector<Value> regs;
@@ -1029,7 +1025,7 @@ private:
             b, b.getI32Type(), word(f.vCodes[2 * reg]),
             word(f.vCodes[2 * reg + 1]), i32(sel), NVVM::PermuteMode::DEFAULT);
         regs.push_back(dequantPair(both, (u % perChunk) * vBits, vBits, vs, vz,
-                                   vAnchor, fusesAt(u % perChunk * vBits, vBits)));
+                                   vAnchor));
       }
       return regs;
     };
