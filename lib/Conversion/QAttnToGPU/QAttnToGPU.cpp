@@ -645,7 +645,10 @@ static gpu::KernelDim3 dims(ImplicitLocOpBuilder &b, int64_t x, int64_t y) {
 /// and launches it from `b` on `grid` CTAs of `threads` threads with
 /// `sharedBytes` of dynamic shared memory. An `early` launch may start
 /// while the previous one runs (kEarlyLaunchAttrName): `body` must wait
-/// (waitForEarlierLaunches) before it reads what that one writes.
+/// (waitForEarlierLaunches) before it reads what that one writes, and the
+/// previous kernel lets it start once every CTA of its own runs (its CTAs
+/// then take SMs as the previous one's retire, their prologue overlapping
+/// that one's tail).
 static void
 launchKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef name,
              ArrayRef<Value> args, std::pair<int64_t, int64_t> grid,
@@ -671,15 +674,18 @@ launchKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef name,
   auto launch =
       gpu::LaunchFuncOp::create(b, kernel, dims(b, grid.first, grid.second),
                                 dims(b, threads, 1), shared, args);
-  if (early)
-    launch->setAttr(kEarlyLaunchAttrName, b.getUnitAttr());
-}
-
-/// Lets the next launch, when early, start once every CTA of this one has
-/// passed here (its CTAs then take SMs as this one's retire, their
-/// prologue overlapping this one's tail).
-static void allowEarlyNextLaunch(ImplicitLocOpBuilder &k) {
-  NVVM::GriddepcontrolOp::create(k, NVVM::GridDepActionKind::launch_dependents);
+  if (!early)
+    return;
+  launch->setAttr(kEarlyLaunchAttrName, b.getUnitAttr());
+  Operation *prev = launch->getPrevNode();
+  while (prev && !isa<gpu::LaunchFuncOp>(prev))
+    prev = prev->getPrevNode();
+  assert(prev && "an early launch follows another launch");
+  auto prevKernel = module.lookupSymbol<gpu::GPUFuncOp>(
+      cast<gpu::LaunchFuncOp>(prev).getKernelName());
+  OpBuilder pb = OpBuilder::atBlockBegin(&prevKernel.front());
+  NVVM::GriddepcontrolOp::create(pb, loc,
+                                 NVVM::GridDepActionKind::launch_dependents);
 }
 
 static gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module) {
@@ -744,7 +750,6 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
   launchKernel(b, kernels, (prefix + "_prefill_stage").str(), stageArgs,
                {stageBlocks, 1}, stageThreads,
                [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
-                 allowEarlyNextLaunch(k);
                  ValueRange a = kernel.getArguments().take_back(3);
                  emitMmaStage(k, shape, viewOperands(op, kernel.getArguments()),
                               MmaStaged{a[0], a[1], a[2]});
@@ -820,8 +825,6 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
       decode ? decodeGrid(*shape)
              : std::pair<int64_t, int64_t>{shape->splits, shape->taskCtas()},
       shape->threads(), [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
-        if (shape->splits > 1)
-          allowEarlyNextLaunch(k);
         AttentionView view = viewOperands(op, kernel.getArguments());
         ValueRange kernelOutputs = kernel.getArguments().take_back(outputs.size());
         if (decode)
