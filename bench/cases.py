@@ -50,16 +50,20 @@ def decode(b, hq, hkv, nk, d, bits=(4,), nq=1, causal=False, tag="", sweep=""):
 
 def prefill(b, h, n, d, causal, sweep="", kernel=""):
     """kernel: "" for qattn-tile's choice, else the prefill kernel to force
-    (mma: mma.sync, wgmma: the warpgroup kernel, e4m3: the warpgroup kernel
-    with fp8 P.V), tagged in the name."""
+    (mma: mma.sync, wgmma: the warpgroup kernel with one warpgroup, e4m3:
+    that with fp8 P.V, ws: with a producer warpgroup beside two that
+    compute), tagged in the name."""
     name = f"prefill_b{b}_h{h}_n{n}_d{d}" + ("_causal" if causal else "")
     tiling = ""
     if kernel:
         name += "_" + kernel
         pv = ", pv = e4m3" if kernel == "e4m3" else ""
-        kind = "wgmma" if kernel == "e4m3" else kernel
-        tiling = (f"#qattn.gpu_tiling<warps = 4, splits = 1, kernel = {kind}, "
-                  f"stages = 2{pv}>")
+        kind = "mma" if kernel == "mma" else "wgmma"
+        warps, stages, producer = 4, 2, ""
+        if kernel == "ws":
+            warps, stages, producer = 8, 4, ", producer = warpgroup"
+        tiling = (f"#qattn.gpu_tiling<warps = {warps}, splits = 1, kernel = {kind}, "
+                  f"stages = {stages}{pv}{producer}>")
     return BenchCase(name, b, h, h, n, n, d, [4], causal=causal, cpu_reference=False,
                      family="prefill", sweep=sweep, tiling=tiling)
 
@@ -112,6 +116,13 @@ def matrix():
         prefill(4, 32, 4096, 128, False, kernel="e4m3"),
         prefill(4, 32, 4096, 128, True, kernel="e4m3"),
         prefill(1, 32, 16384, 128, True, kernel="e4m3"),
+    ]
+    # qattn-tile gives causal grids of 4096+ queries a producer warpgroup
+    # (f16 P.V); the one-warpgroup kernel there, and the producer where it
+    # is not chosen, for comparison.
+    cases += [
+        prefill(4, 32, 4096, 128, True, kernel="wgmma"),
+        prefill(4, 32, 4096, 128, False, kernel="ws"),
     ]
     return cases
 

@@ -99,18 +99,19 @@ func.func @prefill_e4m3_v_block32(%q: tensor<1x4x256x128xi8>, %qs: tensor<1x4x4x
 
 // A large d = 128 grid with f16 P.V takes two warpgroups per CTA (8 warps,
 // 128 rows: B4 H32 N4K gives 4096 CTAs, at least two per SM); fp8 P.V
-// keeps one (4 CTAs per SM fit), and so does a causal grid below 8192 rows
-// (the diagonal's extra masked tile) or one with fewer than two 128-row CTAs
-// per SM (num-sms=4096: 8192 wanted).
+// keeps one (4 CTAs per SM fit), and so does a grid with fewer than two
+// 128-row CTAs per SM (num-sms=4096: 8192 wanted). A causal grid of 4096 or
+// more queries with f16 P.V takes a producer warpgroup beside two that
+// compute, whatever the grid; with fp8 P.V it does not.
 // AUTO-LABEL: func.func @prefill_two_warpgroups
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 8, splits = 1, kernel = wgmma, stages = 2>
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 8, splits = 1, kernel = wgmma, stages = 4, producer = warpgroup>
 // E4M3-LABEL: func.func @prefill_two_warpgroups
 // E4M3: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2, pv = e4m3>
 // E4M3: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2, pv = e4m3>
 // BIGGPU-LABEL: func.func @prefill_two_warpgroups
 // BIGGPU: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>
-// BIGGPU: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>
+// BIGGPU: gpu_tiling = #qattn.gpu_tiling<warps = 8, splits = 1, kernel = wgmma, stages = 4, producer = warpgroup>
 func.func @prefill_two_warpgroups(%q: tensor<4x32x4096x128xi8>, %qs: tensor<4x32x64xf32>, %k: tensor<4x32x4096x128xi8>, %ks: tensor<4x32x64xf32>) -> (tensor<4x32x4096x128xf32>, tensor<4x32x4096x128xf32>) {
   %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %ks) {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
       : (tensor<4x32x4096x128xi8>, tensor<4x32x64xf32>, tensor<4x32x4096x128xi8>, tensor<4x32x64xf32>, tensor<4x32x4096x128xi8>, tensor<4x32x64xf32>) -> tensor<4x32x4096x128xf32>

@@ -262,9 +262,14 @@ struct AttentionShape {
   bool wgmma = false;
   /// Its P.V on fp8 (pv = e4m3).
   bool e4m3Pv = false;
+  /// Its CTAs' extra warpgroup that only moves tiles (producer =
+  /// warpgroup); `warps` then counts the others.
+  bool producer = false;
   int64_t keys() const { return cacheKeys + bufferKeys; }
+  /// Warps of a CTA of the main kernel: `warps`, plus the producer's.
+  int64_t ctaWarps() const { return warps + (producer ? 4 : 0); }
   /// Threads of a CTA of the main kernel (and of the combine kernel).
-  int64_t threads() const { return warps * kThreadsPerWarp; }
+  int64_t threads() const { return ctaWarps() * kThreadsPerWarp; }
   /// Output rows (batch, query head, query).
   int64_t rows() const { return batch * qHeads * queries; }
   /// Query heads that share a KV head: one warp serves them all.
@@ -391,11 +396,13 @@ int64_t mmaSharedBytes(const AttentionShape &shape);
 /// (nvvm.minctasm); 0: no request (the mma.sync kernel).
 int64_t mmaMinCtasPerSM(const AttentionShape &shape);
 /// Whether the wgmma kernel runs its overlapped tile loop (next tile's QK^T
-/// in flight during this tile's softmax): one warpgroup and 3+ stages. It
-/// needs ~174 registers at d = 128, which several warpgroups per CTA cannot
-/// have.
+/// in flight during this tile's softmax): one warpgroup, or a producer
+/// warpgroup beside the others (which then have 240 registers), and 3+
+/// stages. It needs ~174 registers at d = 128 (210 with pv = e4m3), which
+/// several warpgroups per CTA cannot have without the producer.
 inline bool overlapsTiles(const AttentionShape &shape) {
-  return shape.wgmma && shape.warps == 4 && shape.stages >= 3;
+  return shape.wgmma && (shape.warps == 4 || shape.producer) &&
+         shape.stages >= 3;
 }
 
 /// Emits the tensor-core decode kernel's body (see DecodeKernel.cpp);

@@ -77,6 +77,9 @@ static constexpr int64_t kDotBiasBits = 0x4B400000;
 // With e4m3 P a tile's max may pass its row's reference by only 2^3 before
 // the reference moves (softmaxTile; f16 P: kLazyMaxLog2).
 static constexpr double kLazyMaxLog2E4m3 = 3.0;
+// setmaxnreg targets with a producer warpgroup and two others: 128 * 24 +
+// 256 * 240 fits the 65536 registers that 384 threads at 168 hold.
+static constexpr uint32_t kProducerRegisters = 24, kConsumerRegisters = 240;
 
 std::pair<int64_t, int64_t>
 mlir::qattn::kernels::mmaGrid(const AttentionShape &shape) {
@@ -159,6 +162,11 @@ int64_t mlir::qattn::kernels::mmaSharedBytes(const AttentionShape &shape) {
 int64_t mlir::qattn::kernels::mmaMinCtasPerSM(const AttentionShape &shape) {
   if (!shape.wgmma)
     return 0;
+  // With a producer warpgroup: one CTA, whose register count at entry
+  // (65536 / threads) setmaxnreg then redistributes; without a known entry
+  // count ptxas ignores setmaxnreg (C7508).
+  if (shape.producer)
+    return 1;
   int64_t bySharedMemory =
       kSharedBytesPerSM / (mmaSharedBytes(shape) + kSharedBytesReservedPerCta);
   return std::max<int64_t>(1, std::min(16 / shape.warps, bySharedMemory));
@@ -540,6 +548,11 @@ public:
     group = div(b, lane, 4);
     inGroup = rem(b, lane, 4);
     Value warp = div(b, tid, kThreadsPerWarp);
+    // The producer's warps (the first four) take the rows of the first
+    // others' (they compute nothing with them).
+    if (shape.producer)
+      warp = maxIdx(b, arith::SubIOp::create(b, warp, indexConst(b, 4)),
+                    indexConst(b, 0));
     Value bh = gpu::BlockIdOp::create(b, gpu::Dimension::y);
     h = rem(b, bh, shape.qHeads);
     bi = div(b, bh, shape.qHeads);
@@ -593,7 +606,7 @@ public:
       init.push_back(zeroAcc);
 
     if (shape.wgmma) {
-      storeOutput(out, wgmmaLoop(tiles, fullTiles, init));
+      wgmmaLoop(out, tiles, fullTiles, init);
       return;
     }
     int64_t depth = shape.stages;
@@ -638,14 +651,15 @@ private:
   /// last wgmma reading the slot, and thread 0 refills the slot once all
   /// have. No CTA barrier in the loop; all `stages` slots are in flight.
   ///
-  /// With one warpgroup and 3 or more stages the loop overlaps (after
-  /// FlashAttention-3's intra-warpgroup overlap): tile it + 1's QK^T is in
-  /// flight while tile it's softmax runs. The loop carries tile it's int32
-  /// dot products. Tile it's P.V is waited for within the iteration: results
-  /// of a wgmma in flight carried across the back edge are copied by
-  /// register moves, which make ptxas serialize every wgmma (C7514).
-  SmallVector<Value> wgmmaLoop(Value tiles, Value fullTiles,
-                               SmallVector<Value> init) {
+  /// With one warpgroup and 3 or more stages the loop overlaps products
+  /// with the softmax (overlappedTiles).
+  ///
+  /// With a producer warpgroup (the CTA's first four warps), its thread 0
+  /// does the refills alone, waiting on the empty barriers, and the
+  /// warpgroup hands its registers to the others (setmaxnreg: 24 each, the
+  /// others 240), which run the overlapped loop on them.
+  void wgmmaLoop(Value out, Value tiles, Value fullTiles,
+                 SmallVector<Value> init) {
     int64_t depth = shape.stages;
     Value leader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid,
                                          indexConst(b, 0));
@@ -653,7 +667,8 @@ private:
       for (int64_t slot = 0; slot < depth; ++slot) {
         Value at = indexConst(b, slot);
         initBarrier(barrierAddress(at, /*empty=*/false), 1);
-        initBarrier(barrierAddress(at, /*empty=*/true), shape.threads());
+        initBarrier(barrierAddress(at, /*empty=*/true),
+                    shape.warps * kThreadsPerWarp);
       }
       // The initialized barriers, visible to the bulk copies' completion.
       inlineAsm(b, Type(), {},
@@ -665,11 +680,14 @@ private:
     });
     gpu::BarrierOp::create(b);
     // This thread is done with tile it's slot; thread 0 refills it with
-    // tile it + stages once every thread is.
+    // tile it + stages once every thread is (the producer's does that on
+    // its own).
     auto release = [&](Value it) {
       Value empty = barrierAddress(rem(b, it, depth), /*empty=*/true);
       inlineAsm(b, Type(), {empty},
                 "mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}");
+      if (shape.producer)
+        return;
       Value ahead = add(b, it, indexConst(b, depth));
       Value refill = arith::AndIOp::create(
           b, leader,
@@ -679,58 +697,121 @@ private:
         loadTileIf(ahead, tiles);
       });
     };
+    if (!shape.producer) {
+      storeOutput(out, consumeTiles(tiles, fullTiles, init, release));
+      return;
+    }
+    Value producer = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
+                                           indexConst(b, 4 * kThreadsPerWarp));
+    auto ifOp = scf::IfOp::create(b, producer, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    NVVM::SetMaxRegisterOp::create(b, kProducerRegisters,
+                                   NVVM::SetMaxRegisterAction::decrease);
+    ifThen(b, leader, [&] {
+      forRange(b, indexConst(b, depth), tiles, [&](Value ahead) {
+        Value it = arith::SubIOp::create(b, ahead, indexConst(b, depth));
+        waitBarrier(barrierAddress(rem(b, it, depth), /*empty=*/true),
+                    phaseOf(it));
+        loadTileIf(ahead, tiles);
+      });
+    });
+    b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+    NVVM::SetMaxRegisterOp::create(b, kConsumerRegisters,
+                                   NVVM::SetMaxRegisterAction::increase);
+    storeOutput(out, consumeTiles(tiles, fullTiles, init, release));
+  }
 
-    if (!overlapsTiles(shape))
-      return reduceRange(
-          b, indexConst(b, 0), tiles, init, [&](Value it, ValueRange state) {
-            waitTile(it);
-            Value masked = arith::CmpIOp::create(b, arith::CmpIPredicate::uge,
-                                                 it, fullTiles);
-            SmallVector<Value> next = processTile(
-                mul(b, it, kTileKeys), rem(b, it, depth), masked, state);
-            release(it);
-            return next;
-          });
-
-    waitTile(indexConst(b, 0));
-    SmallVector<Value> first = issueDots(indexConst(b, 0));
-    commitWgmma();
-    waitWgmma({&first});
-    size_t ns = init.size();
-    llvm::append_range(init, dotTiles(first));
-    SmallVector<Value> out = reduceRange(
+  /// The tile loop of the threads that compute (see wgmmaLoop); `release`
+  /// says a tile's slot is free. Returns the final state.
+  SmallVector<Value> consumeTiles(Value tiles, Value fullTiles,
+                                  SmallVector<Value> init,
+                                  function_ref<void(Value)> release) {
+    if (overlapsTiles(shape))
+      return overlappedTiles(tiles, fullTiles, init, release);
+    int64_t depth = shape.stages;
+    return reduceRange(
         b, indexConst(b, 0), tiles, init, [&](Value it, ValueRange state) {
-          Value slot = rem(b, it, depth);
-          // Tile it + 1's QK^T (past the last tile: on whatever its slot
-          // holds, never read).
-          Value ahead = add(b, it, indexConst(b, 1));
-          ifThen(b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, ahead, tiles),
-                 [&] { waitTile(ahead); });
-          SmallVector<Value> dots = issueDots(rem(b, ahead, depth));
-          commitWgmma();
-
-          // Tile it's softmax meanwhile.
-          Value tileScale;
-          SmallVector<SmallVector<Value>> s =
-              scoresOf(SmallVector<Value>(state.drop_front(ns)), slot, tileScale);
+          waitTile(it);
           Value masked = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, it,
                                                fullTiles);
-          SmallVector<Value> corr;
-          SmallVector<Value> next =
-              softmaxTile(s, tileScale, mul(b, it, kTileKeys), masked,
-                          state.take_front(ns), corr, /*voteFirst=*/false);
-          rescale(state, corr, next);
-
-          // Tile it's P.V; then both products back, and tile it's slot free.
-          SmallVector<Value> acc = issuePV(s, slot, next);
-          commitWgmma();
-          waitWgmma({&dots, &acc});
-          setAccumulators(acc, next);
+          SmallVector<Value> next = processTile(
+              mul(b, it, kTileKeys), rem(b, it, depth), masked, state);
           release(it);
-          llvm::append_range(next, dotTiles(dots));
           return next;
         });
-    return SmallVector<Value>(out.begin(), out.begin() + ns);
+  }
+
+  /// The overlapped tile loop, in FlashAttention-3's order: tile it + 1's
+  /// QK^T and tile it's P.V go out together, and tile it + 1's softmax runs
+  /// while P.V is in flight (its rescaling of the accumulators waits for
+  /// it). The loop carries tile it's P as P.V's A registers (16 or 8) and
+  /// waits for both products within the iteration: results of a wgmma in
+  /// flight carried across the back edge are copied by register moves,
+  /// which make ptxas serialize every wgmma (C7514). The last tile's P.V is
+  /// peeled off. On the H200 this order beat the earlier one (tile it + 1's
+  /// QK^T in flight during tile it's softmax, the loop carrying its int32
+  /// dot products): B16 H16 N1K d64 196.1 -> 186.1 us, and it needs fewer
+  /// registers (151 against 199 at d = 128, one warpgroup, 3 stages).
+  SmallVector<Value> overlappedTiles(Value tiles, Value fullTiles,
+                                     SmallVector<Value> init,
+                                     function_ref<void(Value)> release) {
+    int64_t depth = shape.stages;
+    size_t ns = init.size();
+    // Tile `tile`'s softmax from its dot products: the state after it
+    // (accumulators as in `state`), its corrections and P's A registers.
+    auto softmaxOf = [&](SmallVector<Value> dots, Value tile, ValueRange state,
+                         SmallVector<Value> &corr) {
+      Value tileScale;
+      SmallVector<SmallVector<Value>> sc =
+          scoresOf(dotTiles(dots), rem(b, tile, depth), tileScale);
+      Value masked =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::uge, tile, fullTiles);
+      SmallVector<Value> next = softmaxTile(
+          sc, tileScale, mul(b, tile, kTileKeys), masked, state, corr,
+          /*voteFirst=*/false);
+      llvm::append_range(next, pOperands(sc));
+      return next;
+    };
+    Value zero = indexConst(b, 0), one = indexConst(b, 1);
+    waitTile(zero);
+    SmallVector<Value> dots = issueDots(zero);
+    commitWgmma();
+    waitWgmma({&dots});
+    // The accumulators are zero: tile 0's corrections change nothing.
+    SmallVector<Value> corr;
+    SmallVector<Value> first = softmaxOf(dots, zero, init, corr);
+
+    Value last = arith::SubIOp::create(b, tiles, one);
+    SmallVector<Value> out =
+        reduceRange(b, zero, last, first, [&](Value it, ValueRange carried) {
+          SmallVector<Value> state(carried.take_front(ns));
+          SmallVector<Value> p(carried.drop_front(ns));
+          Value ahead = add(b, it, one);
+          waitTile(ahead);
+          SmallVector<Value> nextDots = issueDots(rem(b, ahead, depth));
+          commitWgmma();
+          SmallVector<Value> acc = issuePVFrom(p, rem(b, it, depth), state);
+          commitWgmma();
+          NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(1));
+          pin(nextDots);
+          SmallVector<Value> corr;
+          SmallVector<Value> next = softmaxOf(nextDots, ahead, state, corr);
+          waitWgmma({&acc});
+          release(it);
+          setAccumulators(acc, next);
+          rescale(state, corr, next);
+          return next;
+        });
+    SmallVector<Value> st(out.begin(), out.begin() + ns);
+    SmallVector<Value> acc =
+        issuePVFrom(SmallVector<Value>(out.begin() + ns, out.end()),
+                    rem(b, last, depth), st);
+    commitWgmma();
+    waitWgmma({&acc});
+    release(last);
+    setAccumulators(acc, st);
+    return st;
   }
 
   Value sharedAddress(Value m, Value at) {
@@ -1157,8 +1238,11 @@ private:
   /// returns the new accumulators, valid once waited for.
   SmallVector<Value> issuePV(ArrayRef<SmallVector<Value>> p, Value slot,
                              ArrayRef<Value> next) {
-    int64_t d = shape.headDim;
-    SmallVector<Value> regs = accumulatorRegs(next);
+    return issuePVFrom(pOperands(p), slot, next);
+  }
+  /// P (per 8-key tile, as softmaxTile leaves it) as the register A
+  /// operands of P.V: per k step, four 32-bit registers.
+  SmallVector<Value> pOperands(ArrayRef<SmallVector<Value>> p) {
     // Two 16-bit halves (`lo` first in memory) as one 32-bit A register.
     auto word = [&](Value lo, Value hi) -> Value {
       Value v = vector::FromElementsOp::create(
@@ -1167,39 +1251,42 @@ private:
           b, vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), v),
           ArrayRef<int64_t>{0});
     };
-    // Every A register is ready before the fence, so that ptxas need not
-    // wait for the warpgroup between the wgmmas.
-    Value vTile = advance(vDesc, mul(b, slot, WgLayout(shape).vSlot()));
-    SmallVector<SmallVector<Value>> a;
+    SmallVector<Value> a;
     if (shape.e4m3Pv) {
       // k steps of 32 keys: the lane's four bytes of each A register are P
       // of keys 2t, 2t + 1 of two n tiles (see the stage kernel), rows g
       // and g + 8.
-      for (int64_t kk = 0; kk < kTileKeys / 32; ++kk) {
-        SmallVector<Value> &regsA = a.emplace_back();
+      for (int64_t kk = 0; kk < kTileKeys / 32; ++kk)
         for (int64_t half = 0; half < 2; ++half)
           for (int64_t r = 0; r < 2; ++r) {
             ArrayRef<Value> lo = p[4 * kk + 2 * half], hi = p[4 * kk + 2 * half + 1];
-            regsA.push_back(word(toE4m3Pair(b, lo[2 * r], lo[2 * r + 1]),
-                                 toE4m3Pair(b, hi[2 * r], hi[2 * r + 1])));
+            a.push_back(word(toE4m3Pair(b, lo[2 * r], lo[2 * r + 1]),
+                             toE4m3Pair(b, hi[2 * r], hi[2 * r + 1])));
           }
-      }
-      for (int64_t kk = 0; kk < kTileKeys / 32; ++kk)
-        wgmma(regs, a[kk], advance(vTile, indexConst(b, 32 * kk)), d, 32,
-              ".f32.e4m3.e4m3", true, kk == 0);
-      return regs;
-    }
-    for (int64_t kk = 0; kk < kTileKeys / 16; ++kk) {
-      SmallVector<Value> &regsA = a.emplace_back();
-      for (int64_t half = 0; half < 2; ++half)
-        for (int64_t r = 0; r < 2; ++r)
-          regsA.push_back(
-              word(fromF32(b, p[2 * kk + half][2 * r], b.getF16Type()),
-                   fromF32(b, p[2 * kk + half][2 * r + 1], b.getF16Type())));
+      return a;
     }
     for (int64_t kk = 0; kk < kTileKeys / 16; ++kk)
-      wgmma(regs, a[kk], advance(vTile, indexConst(b, 32 * kk)), d, 16,
-            ".f32.f16.f16", true, kk == 0);
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t r = 0; r < 2; ++r)
+          a.push_back(
+              word(fromF32(b, p[2 * kk + half][2 * r], b.getF16Type()),
+                   fromF32(b, p[2 * kk + half][2 * r + 1], b.getF16Type())));
+    return a;
+  }
+  /// issuePV with P as pOperands gave it. Every A register is ready before
+  /// the fence, so that ptxas need not wait for the warpgroup between the
+  /// wgmmas.
+  SmallVector<Value> issuePVFrom(ArrayRef<Value> a, Value slot,
+                                 ArrayRef<Value> next) {
+    int64_t d = shape.headDim, keysPerStep = shape.e4m3Pv ? 32 : 16;
+    SmallVector<Value> regs = accumulatorRegs(next);
+    Value vTile = advance(vDesc, mul(b, slot, WgLayout(shape).vSlot()));
+    // The V^T rows are 64 keys: a k step of n keys is n bytes (e4m3) or
+    // 2n (f16) further, 32 either way.
+    for (int64_t kk = 0; kk < kTileKeys / keysPerStep; ++kk)
+      wgmma(regs, a.slice(4 * kk, 4), advance(vTile, indexConst(b, 32 * kk)), d,
+            keysPerStep, shape.e4m3Pv ? ".f32.e4m3.e4m3" : ".f32.f16.f16", true,
+            kk == 0);
     return regs;
   }
 

@@ -627,14 +627,22 @@ static FailureOr<AttentionShape> getShape(AttentionOp op) {
     return op.emitOpError() << "expected a head dimension that is a multiple of "
                             << kThreadsPerWarp << " on the GPU, got "
                             << op.getHeadDim();
-  return AttentionShape{op.getBatch(),        op.getNumQueryHeads(),
-                        op.getNumKVHeads(),   op.getNumQueries(),
-                        op.getNumCacheKeys(), op.getNumBufferKeys(),
-                        op.getHeadDim(),      tiling.getWarps(),
-                        tiling.getSplits(),   tiling.getKeysPerStep(),
-                        tiling.getStages(),   op.getCausal(),
-                        op.getSoftmaxScale(), tiling.getKernel() == GpuKernel::wgmma,
-                        tiling.getPv() == PvOperands::e4m3};
+  return AttentionShape{op.getBatch(),
+                        op.getNumQueryHeads(),
+                        op.getNumKVHeads(),
+                        op.getNumQueries(),
+                        op.getNumCacheKeys(),
+                        op.getNumBufferKeys(),
+                        op.getHeadDim(),
+                        tiling.getWarps(),
+                        tiling.getSplits(),
+                        tiling.getKeysPerStep(),
+                        tiling.getStages(),
+                        op.getCausal(),
+                        op.getSoftmaxScale(),
+                        tiling.getKernel() == GpuKernel::wgmma,
+                        tiling.getPv() == PvOperands::e4m3,
+                        tiling.getProducer() == TileProducer::warpgroup};
 }
 
 static gpu::KernelDim3 dims(ImplicitLocOpBuilder &b, int64_t x, int64_t y) {

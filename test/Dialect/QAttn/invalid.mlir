@@ -348,6 +348,23 @@ func.func @f() attributes {s = #qattn.gpu_tiling<warps = 4, splits = 1, kernel =
 
 // -----
 
+// The producer's register split is sized for two warpgroups that compute.
+// expected-error@+1 {{expected kernel = wgmma, 8 warps and 3 or 4 stages for producer = warpgroup, got kernel = wgmma, 4 warps and 4 stages}}
+func.func @f() attributes {s = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 4, producer = warpgroup>} { return }
+
+// -----
+
+// expected-error@+1 {{expected kernel = wgmma, 8 warps and 3 or 4 stages for producer = warpgroup, got kernel = mma, 8 warps and 2 stages}}
+func.func @f() attributes {s = #qattn.gpu_tiling<warps = 8, splits = 1, kernel = mma, stages = 2, producer = warpgroup>} { return }
+
+// -----
+
+// expected-error@+2 {{expected ::mlir::qattn::TileProducer to be one of: none, warpgroup}}
+// expected-error@+1 {{failed to parse QAttn_GpuTilingAttr parameter 'producer'}}
+func.func @f() attributes {s = #qattn.gpu_tiling<warps = 8, splits = 1, kernel = wgmma, stages = 4, producer = warp>} { return }
+
+// -----
+
 // expected-error@+1 {{expected 1 to 32 warps per CTA, got 0}}
 func.func @f() attributes {s = #qattn.gpu_tiling<warps = 0, splits = 1>} { return }
 

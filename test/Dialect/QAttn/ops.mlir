@@ -76,7 +76,8 @@ func.func @softmax_exact(%q: tensor<1x1x1x16xf32>, %k: tensor<1x1x8x16xi8>, %ks:
 // CHECK-SAME: c = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma>
 // CHECK-SAME: d = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 3>
 // CHECK-SAME: e = #qattn.gpu_tiling<warps = 12, splits = 1, kernel = wgmma, stages = 2, pv = e4m3>
-func.func @tilings() attributes {a = #qattn.gpu_tiling<warps = 4, splits = 16>, b = #qattn.gpu_tiling<warps = 2, splits = 3, keys_per_step = 4, stages = 2>, c = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma>, d = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 3>, e = #qattn.gpu_tiling<warps = 12, splits = 1, kernel = wgmma, stages = 2, pv = e4m3>} { return }
+// CHECK-SAME: f = #qattn.gpu_tiling<warps = 8, splits = 1, kernel = wgmma, stages = 3, pv = e4m3, producer = warpgroup>
+func.func @tilings() attributes {f = #qattn.gpu_tiling<warps = 8, splits = 1, kernel = wgmma, stages = 3, pv = e4m3, producer = warpgroup>, a = #qattn.gpu_tiling<warps = 4, splits = 16>, b = #qattn.gpu_tiling<warps = 2, splits = 3, keys_per_step = 4, stages = 2>, c = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma>, d = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 3>, e = #qattn.gpu_tiling<warps = 12, splits = 1, kernel = wgmma, stages = 2, pv = e4m3>} { return }
 
 // CHECK-LABEL: func.func @smooth_keys
 // CHECK: %[[KS:.*]], %[[MU:.*]] = qattn.smooth_keys %{{.*}} {calibration = array<i64: 0, 64>} : tensor<1x8x100x128xf16> -> tensor<1x8x100x128xf32>, tensor<1x8x128xf32>

@@ -118,10 +118,11 @@ int64_t Stage2Attr::getRowBytes(int64_t numHeads, int64_t headDim) const {
 // GpuTilingAttr
 //===----------------------------------------------------------------------===//
 
-LogicalResult GpuTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                    int64_t warps, int64_t splits,
-                                    int64_t keysPerStep, GpuKernel kernel,
-                                    int64_t stages, PvOperands pv) {
+LogicalResult
+GpuTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      int64_t warps, int64_t splits, int64_t keysPerStep,
+                      GpuKernel kernel, int64_t stages, PvOperands pv,
+                      TileProducer producer) {
   // A CTA holds at most 1024 threads.
   if (warps < 1 || warps > 32)
     return emitError() << "expected 1 to 32 warps per CTA, got " << warps;
@@ -142,6 +143,15 @@ LogicalResult GpuTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError
     return emitError() << "expected kernel = wgmma for pv = "
                        << stringifyPvOperands(pv) << ", got kernel = "
                        << stringifyGpuKernel(kernel);
+  // The register split (setmaxnreg) is sized for two computing warpgroups,
+  // and only the overlapped loop (3+ stages) uses their registers.
+  if (producer != TileProducer::none &&
+      (kernel != GpuKernel::wgmma || warps != 8 || stages < 3))
+    return emitError() << "expected kernel = wgmma, 8 warps and 3 or 4 "
+                          "stages for producer = "
+                       << stringifyTileProducer(producer)
+                       << ", got kernel = " << stringifyGpuKernel(kernel)
+                       << ", " << warps << " warps and " << stages << " stages";
   int64_t maxStages = kernel == GpuKernel::rows ? 2 : 4;
   if (stages < 1 || stages > maxStages)
     return emitError() << "expected 1 to " << maxStages << " stages for the "

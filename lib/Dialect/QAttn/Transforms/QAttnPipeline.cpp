@@ -30,16 +30,13 @@ struct QAttnPipelinePass : qattn::impl::QAttnPipelineBase<QAttnPipelinePass> {
       if (numStages > 0)
         stages = numStages;
       auto diag = [&] { return op.emitOpError("qattn-pipeline: "); };
-      if (failed(GpuTilingAttr::verifyInvariants(diag, t.getWarps(),
-                                                 t.getSplits(),
-                                                 t.getKeysPerStep(),
-                                                 t.getKernel(), stages,
-                                                 t.getPv())))
+      if (failed(GpuTilingAttr::verifyInvariants(
+              diag, t.getWarps(), t.getSplits(), t.getKeysPerStep(),
+              t.getKernel(), stages, t.getPv(), t.getProducer())))
         return WalkResult::interrupt();
-      op.setGpuTilingAttr(GpuTilingAttr::get(&getContext(), t.getWarps(),
-                                             t.getSplits(), t.getKeysPerStep(),
-                                             t.getKernel(), stages,
-                                             t.getPv()));
+      op.setGpuTilingAttr(GpuTilingAttr::get(
+          &getContext(), t.getWarps(), t.getSplits(), t.getKeysPerStep(),
+          t.getKernel(), stages, t.getPv(), t.getProducer()));
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

@@ -25,6 +25,9 @@ constexpr int64_t kMmaWarps = 4; // see runOnOperation
 // (see twoWarpgroups).
 constexpr int64_t kTwoWarpgroupCausalRows = 8192;
 constexpr int64_t kWgmmaStagesBelow128 = 4; // see runOnOperation
+// Causal prefill with this many queries or more takes a producer warpgroup
+// (see producerWarpgroup), with a ring of 4 stages.
+constexpr int64_t kProducerCausalRows = 4096, kProducerStages = 4;
 constexpr int64_t kDecodeDeepRingStages = 4, kDecodeDeepRingWarps = 4;
 // Decode key slices below this many keys (8 steps of 16) cost more in the
 // combine than they gain in parallelism.
@@ -115,6 +118,19 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     return ctas >= 2 * int64_t(numSMs);
   }
 
+  /// Whether the wgmma kernel with f16 P.V at d = 128 takes a producer
+  /// warpgroup beside two that compute (producer = warpgroup). On the H200
+  /// (same inputs, one call, against this pass's other choices): causal B1
+  /// H32 N16K 3489 -> 3123 us, B4 N4K 982 -> 966; but B4 N1K causal 109 ->
+  /// 118, B4 N4K non-causal 1620 -> 1752, and with fp8 P.V 8-17% slower
+  /// everywhere (docs/PERF.md).
+  bool producerWarpgroup(AttentionOp op, GpuKernel kernel,
+                         PvOperands pv) const {
+    return kernel == GpuKernel::wgmma && op.getHeadDim() == 128 &&
+           pv == PvOperands::f16 && op.getCausal() &&
+           op.getNumQueries() >= kProducerCausalRows;
+  }
+
   /// Enough CTAs to fill the machine, but no slice shorter than the minimum:
   /// a decode row alone would otherwise stream its whole cache through 1 SM.
   int64_t chooseSplits(AttentionOp op) const {
@@ -131,10 +147,11 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   void runOnOperation() override {
     if (failed(GpuTilingAttr::verifyInvariants(
             [&] { return getOperation().emitError("qattn-tile: "); }, warps,
-            splits > 0 ? int64_t(splits) : 1, keysPerStep,
-            GpuKernel::rows, /*stages=*/1, PvOperands::f16)) ||
+            splits > 0 ? int64_t(splits) : 1, keysPerStep, GpuKernel::rows,
+            /*stages=*/1, PvOperands::f16, TileProducer::none)) ||
         numSMs < 1 || ctasPerSM < 1 || minKeysPerSplit < 1 ||
-        decodeWarpsPerSM < 1 || decodeMinKeysPerSplit < 1 || decodeMinWarps < 0) {
+        decodeWarpsPerSM < 1 || decodeMinKeysPerSplit < 1 ||
+        decodeMinWarps < 0) {
       getOperation().emitError("qattn-tile: invalid options");
       return signalPassFailure();
     }
@@ -183,8 +200,14 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       if (kernel == GpuKernel::decode && w <= kDecodeDeepRingWarps &&
           s * llvm::divideCeilSigned(decodeTasks(op), w) < int64_t(numSMs))
         stages = kDecodeDeepRingStages;
+      TileProducer producer = TileProducer::none;
+      if (producerWarpgroup(op, kernel, pv)) {
+        producer = TileProducer::warpgroup;
+        w = 2 * kMmaWarps;
+        stages = kProducerStages;
+      }
       op.setGpuTilingAttr(GpuTilingAttr::get(&getContext(), w, s, keysPerStep,
-                                             kernel, stages, pv));
+                                             kernel, stages, pv, producer));
     });
   }
 };

@@ -62,6 +62,13 @@ def QAttn_PvOperands : I32EnumAttr<"PvOperands", "P.V operand type", [
   let genSpecializedAttr = 0;
 }
 
+def QAttn_TileProducer : I32EnumAttr<"TileProducer",
+    "who moves the wgmma kernel's tiles", [
+    I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"warpgroup", 1>]> {
+  let cppNamespace = "::mlir::qattn";
+  let genSpecializedAttr = 0;
+}
+
 def QAttn_SoftmaxMode : I32EnumAttr<"SoftmaxMode", "softmax evaluation", [
     I32EnumAttrCase<"exact", 0>, I32EnumAttrCase<"sas", 1>]> {
   let cppNamespace = "::mlir::qattn";
@@ -232,6 +239,12 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     twice the f16 rate and the V ring is half the size, at a relative
     rounding error up to 2^-4 on each of P and V. It needs V stage-1 blocks of whole 64-key tiles.
 
+    `producer = warpgroup` (wgmma, 8 warps, 3 or 4 stages) adds a producer
+    warpgroup of 4 more warps, first in the CTA, whose one thread refills
+    the ring; it keeps 24 registers a thread and gives the rest to the 8
+    warps that compute (240 each, `setmaxnreg`), which then overlap the next
+    tile's QK^T with this tile's softmax. One CTA per SM.
+
     `kernel = decode` selects the tensor-core decode kernel (packed 2/4-bit
     K and V with block stage-1 scales, stage-2 groups of a multiple of 16
     tokens, no decode buffer): a warp owns up to 16 rows, each a (query,
@@ -249,6 +262,7 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     #qattn.gpu_tiling<warps = 4, splits = 1, kernel = mma, stages = 2>
     #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>
     #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2, pv = e4m3>
+    #qattn.gpu_tiling<warps = 8, splits = 1, kernel = wgmma, stages = 4, producer = warpgroup>
     #qattn.gpu_tiling<warps = 4, splits = 24, kernel = decode, stages = 2>
     ```
   }];
@@ -256,7 +270,8 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
                         DefaultValuedParameter<"int64_t", "8">:$keys_per_step,
                         QAttn_DefaultEnumParameter<QAttn_GpuKernel, "rows">:$kernel,
                         DefaultValuedParameter<"int64_t", "1">:$stages,
-                        QAttn_DefaultEnumParameter<QAttn_PvOperands, "f16">:$pv);
+                        QAttn_DefaultEnumParameter<QAttn_PvOperands, "f16">:$pv,
+                        QAttn_DefaultEnumParameter<QAttn_TileProducer, "none">:$producer);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -22,7 +22,9 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     wgmma`) unless `wgmma=false`; at d = 64 the warpgroup kernel takes 4
     stages (its overlapped loop). At d = 128 with f16 P.V it takes 8 warps
     (two warpgroups sharing one ring) where that still gives `num-sms` SMs
-    two CTAs each and a causal grid has 8192 or more rows. Packed 2/4-bit caches get the tensor-core
+    two CTAs each and a causal grid has 8192 or more rows; causal ones with
+    4096 or more queries take a producer warpgroup beside two that compute
+    instead (`producer = warpgroup`, 4 stages). Packed 2/4-bit caches get the tensor-core
     decode kernel (`kernel = decode`) with a 2-stage ring, or 4 stages when
     its grid has fewer CTAs than `num-sms` (few warps to hide latency with;
     at most 4 warps per CTA, so the ring fits static shared memory). With
