@@ -121,8 +121,8 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   /// Whether the wgmma kernel with f16 P.V at d = 128 takes a producer
   /// warpgroup beside two that compute (producer = warpgroup). On the H200
   /// (same inputs, one call, against this pass's other choices): causal B1
-  /// H32 N16K 3489 -> 3123 us, B4 N4K 982 -> 966; but B4 N1K causal 109 ->
-  /// 118, B4 N4K non-causal 1620 -> 1752, and with fp8 P.V 8-17% slower
+  /// H32 N16K 3489 -> 3144 us, B4 N4K 982 -> 966; but B4 N1K causal 109 ->
+  /// 118, B4 N4K non-causal 1620 -> 1753, and with fp8 P.V 8-17% slower
   /// everywhere (docs/PERF.md).
   bool producerWarpgroup(AttentionOp op, GpuKernel kernel,
                          PvOperands pv) const {
