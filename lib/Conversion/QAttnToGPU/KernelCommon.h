@@ -395,10 +395,10 @@ int64_t mmaSharedBytes(const AttentionShape &shape);
 /// The CTAs per SM that the wgmma kernel asks ptxas to make room for
 /// (nvvm.minctasm); 0: no request (the mma.sync kernel).
 int64_t mmaMinCtasPerSM(const AttentionShape &shape);
-/// Whether the wgmma kernel runs its overlapped tile loop (next tile's QK^T
-/// in flight during this tile's softmax): one warpgroup, or a producer
-/// warpgroup beside the others (which then have 240 registers), and 3+
-/// stages. It needs ~174 registers at d = 128 (210 with pv = e4m3), which
+/// Whether the wgmma kernel runs its overlapped tile loop (the next tile's
+/// QK^T and this tile's P.V in flight during the next tile's softmax): one
+/// warpgroup, or a producer warpgroup beside the others (which then have
+/// 240 registers), and 3+ stages. It needs ~150 registers at d = 128, which
 /// several warpgroups per CTA cannot have without the producer.
 inline bool overlapsTiles(const AttentionShape &shape) {
   return shape.wgmma && (shape.warps == 4 || shape.producer) &&

@@ -229,8 +229,9 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     wgmma through shared-memory descriptors; QK^T runs as wgmma m64n64k32
     (s8) with the queries copied once into shared memory, and P.V as wgmma
     m64n{d}k16 (f16) with P from registers. With one warpgroup and 3 or 4
-    stages the next tile's QK^T overlaps this tile's softmax; d = 64 needs
-    that (the conversion rejects other tilings there).
+    stages the loop overlaps: the next tile's QK^T and this tile's P.V go
+    out together, and the next tile's softmax runs while P.V is in flight;
+    d = 64 needs that (the conversion rejects other tilings there).
 
     `pv = e4m3` (wgmma only) runs P.V on fp8 instead: V as its int8 stage-1
     codes rounded to e4m3 (exact up to 16 in magnitude, 3 mantissa bits
