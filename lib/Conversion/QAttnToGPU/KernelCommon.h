@@ -30,7 +30,8 @@ using namespace mlir::qattn::format;
 
 // A warp is the unit that owns a query row.
 inline constexpr int64_t kThreadsPerWarp = 32;
-
+// wgmma's unit, and the wgmma kernel's producer (producer = warpgroup).
+inline constexpr int64_t kWarpsPerWarpgroup = 4;
 
 //===----------------------------------------------------------------------===//
 // Small IR helpers
@@ -267,7 +268,9 @@ struct AttentionShape {
   bool producer = false;
   int64_t keys() const { return cacheKeys + bufferKeys; }
   /// Warps of a CTA of the main kernel: `warps`, plus the producer's.
-  int64_t ctaWarps() const { return warps + (producer ? 4 : 0); }
+  int64_t ctaWarps() const {
+    return warps + (producer ? kWarpsPerWarpgroup : 0);
+  }
   /// Threads of a CTA of the main kernel (and of the combine kernel).
   int64_t threads() const { return ctaWarps() * kThreadsPerWarp; }
   /// Output rows (batch, query head, query).

@@ -548,11 +548,12 @@ public:
     group = div(b, lane, 4);
     inGroup = rem(b, lane, 4);
     Value warp = div(b, tid, kThreadsPerWarp);
-    // The producer's warps (the first four) take the rows of the first
+    // The producer's warps (the first warpgroup) take the rows of the first
     // others' (they compute nothing with them).
     if (shape.producer)
-      warp = maxIdx(b, arith::SubIOp::create(b, warp, indexConst(b, 4)),
-                    indexConst(b, 0));
+      warp = maxIdx(
+          b, arith::SubIOp::create(b, warp, indexConst(b, kWarpsPerWarpgroup)),
+          indexConst(b, 0));
     Value bh = gpu::BlockIdOp::create(b, gpu::Dimension::y);
     h = rem(b, bh, shape.qHeads);
     bi = div(b, bh, shape.qHeads);
@@ -701,8 +702,9 @@ private:
       storeOutput(out, consumeTiles(tiles, fullTiles, init, release));
       return;
     }
-    Value producer = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
-                                           indexConst(b, 4 * kThreadsPerWarp));
+    Value producer = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ult, tid,
+        indexConst(b, kWarpsPerWarpgroup * kThreadsPerWarp));
     auto ifOp = scf::IfOp::create(b, producer, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
@@ -791,10 +793,9 @@ private:
           waitTile(ahead);
           SmallVector<Value> nextDots = issueDots(rem(b, ahead, depth));
           commitWgmma();
-          SmallVector<Value> acc = issuePVFrom(p, rem(b, it, depth), state);
+          SmallVector<Value> acc = issuePV(p, rem(b, it, depth), state);
           commitWgmma();
-          NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(1));
-          pin(nextDots);
+          waitWgmma({&nextDots}, /*inFlight=*/1);
           SmallVector<Value> corr;
           SmallVector<Value> next = softmaxOf(nextDots, ahead, state, corr);
           waitWgmma({&acc});
@@ -805,8 +806,7 @@ private:
         });
     SmallVector<Value> st(out.begin(), out.begin() + ns);
     SmallVector<Value> acc =
-        issuePVFrom(SmallVector<Value>(out.begin() + ns, out.end()),
-                    rem(b, last, depth), st);
+        issuePV(ArrayRef<Value>(out).drop_front(ns), rem(b, last, depth), st);
     commitWgmma();
     waitWgmma({&acc});
     release(last);
@@ -1176,10 +1176,12 @@ private:
 
   /// Commits the warpgroup's wgmmas issued since the last commit as a group.
   void commitWgmma() { NVVM::WgmmaGroupSyncAlignedOp::create(b); }
-  /// Waits for the warpgroup's wgmma groups, then pins the results
-  /// `regs` of each (see pin).
-  void waitWgmma(ArrayRef<SmallVectorImpl<Value> *> results) {
-    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
+  /// Waits for the warpgroup's wgmma groups but the last `inFlight`
+  /// committed, then pins the results `regs` of each group waited for (see
+  /// pin).
+  void waitWgmma(ArrayRef<SmallVectorImpl<Value> *> results,
+                 int64_t inFlight = 0) {
+    NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(inFlight));
     for (SmallVectorImpl<Value> *regs : results)
       pin(*regs);
   }
@@ -1223,7 +1225,7 @@ private:
   /// m64n{d}k16 (f16, f32) whose B is the tile's V^T in shared memory.
   void wgmmaPV(ArrayRef<SmallVector<Value>> p, Value slot,
                SmallVector<Value> &next) {
-    SmallVector<Value> regs = issuePV(p, slot, next);
+    SmallVector<Value> regs = issuePV(pOperands(p), slot, next);
     commitWgmma();
     waitWgmma({&regs});
     setAccumulators(regs, next);
@@ -1233,12 +1235,6 @@ private:
     auto cType = VectorType::get({2, 2}, b.getF32Type());
     for (int64_t u = 0; u < shape.headDim / 8; ++u)
       next[4 + u] = vector::FromElementsOp::create(b, cType, regs.slice(4 * u, 4));
-  }
-  /// Issues (does not commit) the P.V wgmmas on the accumulators of `next`;
-  /// returns the new accumulators, valid once waited for.
-  SmallVector<Value> issuePV(ArrayRef<SmallVector<Value>> p, Value slot,
-                             ArrayRef<Value> next) {
-    return issuePVFrom(pOperands(p), slot, next);
   }
   /// P (per 8-key tile, as softmaxTile leaves it) as the register A
   /// operands of P.V: per k step, four 32-bit registers.
@@ -1273,11 +1269,12 @@ private:
                    fromF32(b, p[2 * kk + half][2 * r + 1], b.getF16Type())));
     return a;
   }
-  /// issuePV with P as pOperands gave it. Every A register is ready before
-  /// the fence, so that ptxas need not wait for the warpgroup between the
-  /// wgmmas.
-  SmallVector<Value> issuePVFrom(ArrayRef<Value> a, Value slot,
-                                 ArrayRef<Value> next) {
+  /// Issues (does not commit) the P.V wgmmas on the accumulators of `next`
+  /// with P as pOperands gave it (`a`); returns the new accumulators, valid
+  /// once waited for. Every A register is ready before the fence, so that
+  /// ptxas need not wait for the warpgroup between the wgmmas.
+  SmallVector<Value> issuePV(ArrayRef<Value> a, Value slot,
+                             ArrayRef<Value> next) {
     int64_t d = shape.headDim, keysPerStep = shape.e4m3Pv ? 32 : 16;
     SmallVector<Value> regs = accumulatorRegs(next);
     Value vTile = advance(vDesc, mul(b, slot, WgLayout(shape).vSlot()));

@@ -243,8 +243,8 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     `producer = warpgroup` (wgmma, 8 warps, 3 or 4 stages) adds a producer
     warpgroup of 4 more warps, first in the CTA, whose one thread refills
     the ring; it keeps 24 registers a thread and gives the rest to the 8
-    warps that compute (240 each, `setmaxnreg`), which then overlap the next
-    tile's QK^T with this tile's softmax. One CTA per SM.
+    warps that compute (240 each, `setmaxnreg`), which run the overlapped
+    loop. One CTA per SM.
 
     `kernel = decode` selects the tensor-core decode kernel (packed 2/4-bit
     K and V with block stage-1 scales, stage-2 groups of a multiple of 16
