@@ -184,8 +184,8 @@ func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: t
 // CHECK: gpu.func @decode_tc_attention_decode({{.*}}) workgroup(%[[RING:.*]] : memref<12288xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 4 : i32}
 // CHECK: memref.extract_aligned_pointer_as_index %[[RING]]
 // CHECK: %[[K:.*]] = memref.extract_aligned_pointer_as_index %arg1 : memref<1x300x64xi8>
-// CHECK: %[[KAT:.*]] = arith.addi %[[K]],
-// CHECK: %[[KSRC:.*]] = arith.index_castui %[[KAT]] : index to i64
+// CHECK: %[[KBASE:.*]] = arith.index_castui %[[K]] : index to i64
+// CHECK: %[[KSRC:.*]] = arith.addi %[[KBASE]], %{{.*}} : i64
 // CHECK: llvm.inline_asm has_side_effects "{ .reg .u64 g; cvta.to.global.u64 g, $1; cp.async.cg.shared.global.L2::128B [$0], [g], 16; }", "r,l" %{{.*}}, %[[KSRC]] : (i32, i64) -> ()
 // CHECK: arith.xori {{.*}} : index
 // CHECK: memref.extract_aligned_pointer_as_index %arg5 : memref<1x300x64xi8>

@@ -118,8 +118,12 @@ inline Value inlineAsm(ImplicitLocOpBuilder &b, Type type, ValueRange operands,
 /// operands).
 inline Value byteAddress(ImplicitLocOpBuilder &b, Value memref, Value at,
                          Type type) {
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, memref);
-  return arith::IndexCastUIOp::create(b, type, arith::AddIOp::create(b, base, at));
+  // Widened before the add: with 32-bit indices (narrowKernelIndices), a
+  // global pointer is then found by its one use, this cast.
+  Value base = arith::IndexCastUIOp::create(
+      b, type, memref::ExtractAlignedPointerAsIndexOp::create(b, memref));
+  return arith::AddIOp::create(b, base,
+                               arith::IndexCastUIOp::create(b, type, at));
 }
 
 /// How far (base 2) a score may pass its row's reference max before the

@@ -18,7 +18,10 @@
 
 #include "qattn/Conversion/Passes.h"
 
+#include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -865,6 +868,95 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
   return success();
 }
 
+/// Where 32-bit indices paid on the H200 (same call, bit-identical
+/// outputs; docs/PERF.md): the warpgroup kernel with e4m3 P.V (B4 N4K 1416
+/// -> 1409 us, causal 856 -> 825, B1 N16K causal 2932 -> 2881: no spill
+/// left at 128 registers) and at d = 64 (B16 N1K 184.8 -> 179.5). With f16
+/// P.V at d = 128 ptxas scheduled the narrower code worse (B4 N4K 1607 ->
+/// 1636, causal one warpgroup 974 -> 989), so those keep 64 bits.
+static bool prefersNarrowIndices(const AttentionShape &shape) {
+  return shape.wgmma && (shape.e4m3Pv || shape.headDim == 64);
+}
+
+/// Gives the kernels 32-bit index arithmetic (the gpu.module's data layout,
+/// which convert-gpu-to-nvvm follows) where that is exact: every memref in
+/// them has a static shape of fewer than 2^31 elements, so no linearized
+/// index overflows. Halves the registers of indices and loop counters and
+/// the instructions of their arithmetic. Not where an nvgpu op takes a
+/// memref: convert-nvgpu-to-nvvm lowers those with 64-bit indices whatever
+/// the data layout says. Global addresses taken for inline PTX (aligned
+/// pointer as index, widened to i64) would lose their upper half in a
+/// 32-bit index, so they are read from the memref's descriptor instead.
+static void narrowKernelIndices(gpu::GPUModuleOp kernels) {
+  constexpr int64_t kIndexBits = 32;
+  auto fits = [](Type type) {
+    auto m = dyn_cast<MemRefType>(type);
+    // Shared memory (dynamic or not) is below 2^31 bytes on any GPU.
+    return !m || gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(m) ||
+           (m.hasStaticShape() && m.getNumElements() < (int64_t(1) << 31));
+  };
+  WalkResult unsafe = kernels.walk([&](Operation *op) {
+    if (isa<nvgpu::NVGPUDialect>(op->getDialect()) &&
+        llvm::any_of(op->getOperandTypes(), llvm::IsaPred<MemRefType>))
+      return WalkResult::interrupt();
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        if (!llvm::all_of(block.getArgumentTypes(), fits))
+          return WalkResult::interrupt();
+    if (!llvm::all_of(op->getOperandTypes(), fits) ||
+        !llvm::all_of(op->getResultTypes(), fits))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (unsafe.wasInterrupted())
+    return;
+  MLIRContext *ctx = kernels.getContext();
+  auto i64 = IntegerType::get(ctx, 64);
+  auto index = IntegerType::get(ctx, kIndexBits);
+  SmallVector<memref::ExtractAlignedPointerAsIndexOp> globals;
+  bool widened = true;
+  kernels.walk([&](memref::ExtractAlignedPointerAsIndexOp op) {
+    auto type = cast<MemRefType>(op.getSource().getType());
+    if (type.getMemorySpace())
+      return;
+    globals.push_back(op);
+    widened &= llvm::all_of(op->getUsers(), [&](Operation *user) {
+      auto cast = dyn_cast<arith::IndexCastUIOp>(user);
+      return cast && cast.getType() == i64;
+    });
+  });
+  if (!widened)
+    return;
+  for (auto op : globals) {
+    auto type = cast<MemRefType>(op.getSource().getType());
+    ImplicitLocOpBuilder b(op.getLoc(), op);
+    // The descriptor convert-gpu-to-nvvm builds for the memref: {allocated,
+    // aligned, offset, sizes, strides}; the casts meet its own and fold.
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    SmallVector<Type> fields = {ptr, ptr, index};
+    if (type.getRank() > 0) {
+      auto array = LLVM::LLVMArrayType::get(index, type.getRank());
+      fields.append({array, array});
+    }
+    Value desc =
+        UnrealizedConversionCastOp::create(
+            b, LLVM::LLVMStructType::getLiteral(ctx, fields), op.getSource())
+            .getResult(0);
+    Value aligned = LLVM::ExtractValueOp::create(b, desc, 1);
+    Value address = LLVM::PtrToIntOp::create(b, i64, aligned);
+    for (Operation *cast : llvm::make_early_inc_range(op->getUsers())) {
+      cast->replaceAllUsesWith(ValueRange{address});
+      cast->erase();
+    }
+    op.erase();
+  }
+  kernels->setAttr(
+      DLTIDialect::kDataLayoutAttrName,
+      DataLayoutSpecAttr::get(
+          ctx, {DataLayoutEntryAttr::get(IndexType::get(ctx),
+                                         IntegerAttr::get(i64, kIndexBits))}));
+}
+
 namespace {
 struct QAttnConvertToGPUPass
     : qattn::impl::QAttnConvertToGPUBase<QAttnConvertToGPUPass> {
@@ -887,12 +979,19 @@ struct QAttnConvertToGPUPass
     if (ops.empty())
       return;
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(module);
+    bool narrow = true;
     for (AttentionOp op : ops) {
+      FailureOr<AttentionShape> shape = getShape(op);
+      if (failed(shape))
+        return signalPassFailure();
+      narrow &= prefersNarrowIndices(*shape);
       auto func = op->getParentOfType<func::FuncOp>();
       StringRef prefix = func ? func.getSymName() : StringRef("qattn");
       if (failed(lowerAttention(op, kernels, prefix)))
         return signalPassFailure();
     }
+    if (narrow)
+      narrowKernelIndices(kernels);
   }
 };
 } // namespace
