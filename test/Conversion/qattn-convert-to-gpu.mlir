@@ -182,22 +182,27 @@ func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: t
 // CHECK: gpu.launch_func @qattn_kernels::@decode_tc_attention_decode blocks in (%[[C3]], %[[C1]], %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}})
 // CHECK: gpu.launch_func @qattn_kernels::@decode_tc_combine
 // CHECK: gpu.func @decode_tc_attention_decode({{.*}}) workgroup(%[[RING:.*]] : memref<12288xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 4 : i32}
+// Every copy is inline PTX (cp.async.cg, the codes' with the L2 hint), so
+// the module takes 32-bit indices and the global addresses come from the
+// memref descriptors (qattn-gpu-index-width.mlir).
 // CHECK: memref.extract_aligned_pointer_as_index %[[RING]]
-// CHECK: %[[K:.*]] = memref.extract_aligned_pointer_as_index %arg1 : memref<1x300x64xi8>
-// CHECK: %[[KBASE:.*]] = arith.index_castui %[[K]] : index to i64
+// CHECK: %[[KDESC:.*]] = builtin.unrealized_conversion_cast %arg1 : memref<1x300x64xi8> to !llvm.struct<(ptr, ptr, i32, array<3 x i32>, array<3 x i32>)>
+// CHECK-NEXT: %[[KPTR:.*]] = llvm.extractvalue %[[KDESC]][1]
+// CHECK-NEXT: %[[KBASE:.*]] = llvm.ptrtoint %[[KPTR]] : !llvm.ptr to i64
 // CHECK: %[[KSRC:.*]] = arith.addi %[[KBASE]], %{{.*}} : i64
 // CHECK: llvm.inline_asm has_side_effects "{ .reg .u64 g; cvta.to.global.u64 g, $1; cp.async.cg.shared.global.L2::128B [$0], [g], 16; }", "r,l" %{{.*}}, %[[KSRC]] : (i32, i64) -> ()
 // CHECK: arith.xori {{.*}} : index
-// CHECK: memref.extract_aligned_pointer_as_index %arg5 : memref<1x300x64xi8>
+// CHECK: builtin.unrealized_conversion_cast %arg5 : memref<1x300x64xi8>
 // CHECK: llvm.inline_asm has_side_effects "{{.*}}cp.async.cg.shared.global.L2::128B
-// CHECK: nvgpu.device_async_copy {{.*}}, %[[RING]][{{.*}}], 16 {bypassL1} : memref<1x2x19x64xi8> to memref<12288xi8, #gpu.address_space<workgroup>>
+// CHECK: builtin.unrealized_conversion_cast %arg3 : memref<1x2x19x64xi8>
+// CHECK: llvm.inline_asm has_side_effects "{ .reg .u64 g; cvta.to.global.u64 g, $1; cp.async.cg.shared.global [$0], [g], 16; }"
 // CHECK: nvgpu.device_async_create_group
 // CHECK: scf.for
 // CHECK: nvvm.bar.warp.sync
 // CHECK: llvm.inline_asm has_side_effects "{{.*}}cp.async.cg.shared.global.L2::128B
 // CHECK: arith.xori {{.*}} : index
 // CHECK: llvm.inline_asm has_side_effects "{{.*}}cp.async.cg.shared.global.L2::128B
-// CHECK: nvgpu.device_async_copy
+// CHECK: llvm.inline_asm has_side_effects "{{.*}}cp.async.cg.shared.global [$0]
 // CHECK: %[[TOKEN:.*]] = nvgpu.device_async_create_group
 // CHECK: nvgpu.device_async_wait %[[TOKEN]] {numGroups = 1 : i32}
 // CHECK-COUNT-4: vector.load %[[RING]][{{.*}}] {alignment = 2 : i64} : memref<12288xi8, #gpu.address_space<workgroup>>, vector<2xi8>

@@ -7,7 +7,8 @@
 // query): the tensor-core decode kernel with the rows on the mma n side.
 // Its PTX asks for 4 CTAs per SM, streams the packed cache through cp.async
 // (the codes with an L2 prefetch of the whole 128-byte line, the group
-// constants without),
+// constants without; both inline PTX, so the module takes 32-bit indices
+// and shared addresses are 32-bit registers),
 // runs S^T = K Q^T and O^T += V^T P^T on mma.sync m16n8k16 with P^T moved
 // by movmatrix, and merges the key slices in the combine kernel. A code is
 // masked and given the exponent of 1024 by one lop3 ((x & 0x000f000f) ^
@@ -16,7 +17,7 @@
 // CHECK: .entry attention_attention_decode(
 // CHECK: .minnctapersm 4
 // CHECK-DAG: cp.async.cg.shared.global.L2::128B [%r{{[0-9]+}}], [g], 16;
-// CHECK-DAG: cp.async.cg.shared.global [%rd{{[0-9]+}}+{{[0-9]+}}], [%rd{{[0-9]+}}], 16;
+// CHECK-DAG: cp.async.cg.shared.global [%r{{[0-9]+}}], [g], 16;
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CHECK-DAG: movmatrix.sync.aligned.m8n8.trans.b16
 // CHECK-DAG: lop3.b32 %r{{[0-9]+}}, %r{{[0-9]+}}, 983055, %r{{[0-9]+}}, 0x6a;

@@ -62,8 +62,8 @@ def QAttnConvertToGPU : Pass<"qattn-convert-to-gpu", "mlir::ModuleOp"> {
     the first such read, the earlier kernel allowing it with
     `griddepcontrol.launch_dependents`.
 
-    Kernels of the warpgroup prefill kind with e4m3 P.V or a head dimension
-    of 64 get 32-bit index arithmetic (`dlti.dl_spec<index = 32>` on the
+    The decode kernels, and the warpgroup prefill kernels with e4m3 P.V or
+    a head dimension of 64, get 32-bit index arithmetic (`dlti.dl_spec<index = 32>` on the
     kernel module, which `convert-gpu-to-nvvm` follows) when every memref in
     the module has fewer than 2^31 elements and no nvgpu op takes a memref
     (`convert-nvgpu-to-nvvm` lowers those with 64-bit indices regardless).

@@ -419,7 +419,11 @@ private:
   /// H200, a read-only model of this ring (each warp its head's 64 bytes of
   /// every 512-byte token row) streamed at 2.56 TB/s, 3.0 with the hint; at
   /// B8 N32K d128 4 bits the kernel went from 124 to 115 us (docs/PERF.md).
-  void copyCodes(Value dst, Value buffer, ValueRange idx) {
+  /// The group constants take the same copy without the hint (`hint`
+  /// false): their rows are the warp's alone. As inline PTX rather than
+  /// nvgpu.device_async_copy, whose lowering fixes 64-bit indices, so that
+  /// the kernel module may take 32-bit ones (narrowKernelIndices).
+  void copyCodes(Value dst, Value buffer, ValueRange idx, bool hint = true) {
     auto type = cast<MemRefType>(buffer.getType());
     Value offset = idx[0];
     for (auto [size, i] : llvm::zip(type.getShape().drop_front(), idx.drop_front()))
@@ -427,8 +431,9 @@ private:
     inlineAsm(b, Type(),
               ValueRange{byteAddress(b, ring, dst, b.getI32Type()),
                          byteAddress(b, buffer, offset, b.getI64Type())},
-              "{ .reg .u64 g; cvta.to.global.u64 g, $1; "
-              "cp.async.cg.shared.global.L2::128B [$0], [g], 16; }",
+              std::string("{ .reg .u64 g; cvta.to.global.u64 g, $1; "
+                          "cp.async.cg.shared.global") +
+                  (hint ? ".L2::128B" : "") + " [$0], [g], 16; }",
               "r,l");
   }
 
@@ -462,8 +467,8 @@ private:
         if (swizzled)
           rel = swizzleValueCodes(rel);
         Value dst = add(b, base, add(b, indexConst(b, at), rel));
-        if (codes && cast<MemRefType>(buffer.getType()).getLayout().isIdentity())
-          return copyCodes(dst, buffer, src(c));
+        if (cast<MemRefType>(buffer.getType()).getLayout().isIdentity())
+          return copyCodes(dst, buffer, src(c), /*hint=*/codes);
         // Streamed once: bypass L1 (cp.async.cg).
         nvgpu::DeviceAsyncCopyOp::create(b, tokenType, ring, ValueRange{dst},
                                          buffer, src(c), b.getIndexAttr(16),
