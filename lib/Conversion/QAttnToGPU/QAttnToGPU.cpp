@@ -869,13 +869,13 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
 }
 
 /// Where 32-bit indices paid on the H200 (same call, bit-identical
-/// outputs; docs/PERF.md). The decode kernel: B8 N32K d128 110.4 -> 105.3
-/// us, N64K 201.1 -> 191.0, 2-bit 109.0 -> 104.4, mixed 2/4-bit 117.8 ->
-/// 106.0, Nq = 4 causal 192.7 -> 177.7 (small grids lost 1-3%: B1 N32K 28.1
+/// outputs; docs/PERF.md). The decode kernel: B8 N32K d128 110.4 -> 105.2
+/// us, N64K 201.2 -> 191.0, 2-bit 109.0 -> 104.4, mixed 2/4-bit 117.8 ->
+/// 106.0, Nq = 4 causal 192.7 -> 177.8 (small grids lost 1-3%: B1 N32K 28.1
 /// -> 28.5, B8 N4K 26.4 -> 27.3). The warpgroup prefill kernel with e4m3
 /// P.V (B4 N4K 1416 -> 1409, causal 856 -> 825, B1 N16K causal 2932 ->
-/// 2881: no spill left at 128 registers) and at d = 64 (B16 N1K 184.8 ->
-/// 179.5). With f16 P.V at d = 128 ptxas scheduled the narrower code worse
+/// 2881: no spill left at 128 registers) and at d = 64 (B16 N1K 184.9 ->
+/// 179.4). With f16 P.V at d = 128 ptxas scheduled the narrower code worse
 /// (B4 N4K 1607 -> 1636, causal one warpgroup 974 -> 989): 64 bits there.
 static bool prefersNarrowIndices(AttentionOp op, const AttentionShape &shape) {
   if (op.getGpuTilingAttr().getKernel() == GpuKernel::decode)
