@@ -2,7 +2,7 @@
 
 // The warpgroup kernel with e4m3 P.V gets 32-bit indices (the kernel
 // module's data layout, which convert-gpu-to-nvvm follows): every buffer has
-// fewer than 2^31 elements. The bulk copies' global addresses come from the
+// fewer than 2^31 bytes. The bulk copies' global addresses come from the
 // memrefs' descriptors (64-bit pointers), not from an index, which would
 // lose their upper half; shared addresses still come as indices.
 // CHECK-LABEL: func.func @e4m3
@@ -64,4 +64,18 @@ func.func @huge(%q8: tensor<1x256x65536x128xi8>, %qs: tensor<1x256x1024xf32>, %k
        gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2, pv = e4m3>}
       : (tensor<1x256x65536x128xi8>, tensor<1x256x1024xf32>, tensor<1x2x65536x128xi8>, tensor<1x2x1024xf32>, tensor<1x2x65536x128xi8>, tensor<1x2x1024xf32>) -> tensor<1x256x65536x128xf32>
   return %o : tensor<1x256x65536x128xf32>
+}
+
+// -----
+
+// Fewer than 2^31 elements everywhere, but the f32 output is 4 GiB (2^30
+// elements): its byte offsets would overflow 32 bits, so 64 bits stay.
+// CHECK-LABEL: func.func @bytes
+// CHECK: gpu.module @qattn_kernels {
+func.func @bytes(%q8: tensor<1x128x65536x128xi8>, %qs: tensor<1x128x1024xf32>, %k: tensor<1x2x65536x128xi8>, %ks: tensor<1x2x1024xf32>) -> tensor<1x128x65536x128xf32> {
+  %o = qattn.attention %q8 [%qs] keys(%k, %ks) values(%k, %ks)
+      {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>,
+       gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2, pv = e4m3>}
+      : (tensor<1x128x65536x128xi8>, tensor<1x128x1024xf32>, tensor<1x2x65536x128xi8>, tensor<1x2x1024xf32>, tensor<1x2x65536x128xi8>, tensor<1x2x1024xf32>) -> tensor<1x128x65536x128xf32>
+  return %o : tensor<1x128x65536x128xf32>
 }

@@ -65,7 +65,7 @@ def QAttnConvertToGPU : Pass<"qattn-convert-to-gpu", "mlir::ModuleOp"> {
     The decode kernels, and the warpgroup prefill kernels with e4m3 P.V or
     a head dimension of 64, get 32-bit index arithmetic (`dlti.dl_spec<index = 32>` on the
     kernel module, which `convert-gpu-to-nvvm` follows) when every memref in
-    the module has fewer than 2^31 elements and no nvgpu op takes a memref
+    the module has fewer than 2^31 bytes and no nvgpu op takes a memref
     (`convert-nvgpu-to-nvvm` lowers those with 64-bit indices regardless).
     Global addresses for inline PTX are then read from the memref
     descriptors as 64-bit pointers.

@@ -885,23 +885,28 @@ static bool prefersNarrowIndices(AttentionOp op, const AttentionShape &shape) {
 
 /// Gives the kernels 32-bit index arithmetic (the gpu.module's data layout,
 /// which convert-gpu-to-nvvm follows) where that is exact: every memref in
-/// them has a static shape of fewer than 2^31 elements, so no linearized
-/// index overflows. Halves the registers of indices and loop counters and
-/// the instructions of their arithmetic. Not where an nvgpu op takes a
-/// memref: convert-nvgpu-to-nvvm lowers those with 64-bit indices whatever
-/// the data layout says. Global addresses taken for inline PTX (aligned
-/// pointer as index, widened to i64) would lose their upper half in a
+/// them has a static shape of fewer than 2^31 bytes, so no linearized index
+/// and no byte offset into it overflows. Halves the registers of indices and
+/// loop counters and the instructions of their arithmetic. Not where an nvgpu
+/// op takes a memref: convert-nvgpu-to-nvvm lowers those with 64-bit indices
+/// whatever the data layout says. Global addresses taken for inline PTX
+/// (aligned pointer as index, widened to i64) would lose their upper half in a
 /// 32-bit index, so they are read from the memref's descriptor instead.
 static void narrowKernelIndices(gpu::GPUModuleOp kernels) {
   constexpr int64_t kIndexBits = 32;
   auto fits = [](Type type) {
     auto m = dyn_cast<MemRefType>(type);
     // Shared memory (dynamic or not) is below 2^31 bytes on any GPU.
-    return !m || gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(m) ||
-           (m.hasStaticShape() && m.getNumElements() < (int64_t(1) << 31));
+    if (!m || gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(m))
+      return true;
+    if (!m.hasStaticShape() || !m.getElementType().isIntOrFloat())
+      return false;
+    int64_t bits = m.getElementType().getIntOrFloatBitWidth();
+    return m.getNumElements() <
+           std::min<int64_t>(int64_t(1) << 31, (int64_t(1) << 34) / bits);
   };
   WalkResult unsafe = kernels.walk([&](Operation *op) {
-    if (isa<nvgpu::NVGPUDialect>(op->getDialect()) &&
+    if (isa_and_nonnull<nvgpu::NVGPUDialect>(op->getDialect()) &&
         llvm::any_of(op->getOperandTypes(), llvm::IsaPred<MemRefType>))
       return WalkResult::interrupt();
     for (Region &region : op->getRegions())
