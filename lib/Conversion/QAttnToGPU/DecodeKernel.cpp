@@ -412,18 +412,18 @@ private:
     return arith::XOrIOp::create(b, rel, mul(b, line, 32));
   }
 
-  /// cp.async of the 16 bytes at `idx` of the row-major i8 `buffer` (K or V
-  /// codes) to byte `dst` of the ring, with .L2::128B: L2 fetches the whole
+  /// cp.async.cg of the 16 bytes at `idx` of the row-major i8 `buffer` to
+  /// byte `dst` of the ring. Inline PTX rather than nvgpu.device_async_copy,
+  /// whose lowering fixes 64-bit indices, so that the kernel module may take
+  /// 32-bit ones (narrowKernelIndices); and for `l2Line` (the K and V
+  /// codes), .L2::128B, which the NVVM op lacks: L2 fetches the whole
   /// 128-byte line, whose other half (the next head's codes) another warp
-  /// reads about now. Inline PTX: the NVVM op has no prefetch size. On the
-  /// H200, a read-only model of this ring (each warp its head's 64 bytes of
-  /// every 512-byte token row) streamed at 2.56 TB/s, 3.0 with the hint; at
-  /// B8 N32K d128 4 bits the kernel went from 124 to 115 us (docs/PERF.md).
-  /// The group constants take the same copy without the hint (`hint`
-  /// false): their rows are the warp's alone. As inline PTX rather than
-  /// nvgpu.device_async_copy, whose lowering fixes 64-bit indices, so that
-  /// the kernel module may take 32-bit ones (narrowKernelIndices).
-  void copyCodes(Value dst, Value buffer, ValueRange idx, bool hint = true) {
+  /// reads about now. On the H200, a read-only model of this ring (each warp
+  /// its head's 64 bytes of every 512-byte token row) streamed at 2.56 TB/s,
+  /// 3.0 with the hint; at B8 N32K d128 4 bits the kernel went from 124 to
+  /// 115 us (docs/PERF.md). The group constants' rows are the warp's alone:
+  /// no hint.
+  void copyChunk(Value dst, Value buffer, ValueRange idx, bool l2Line) {
     auto type = cast<MemRefType>(buffer.getType());
     Value offset = idx[0];
     for (auto [size, i] : llvm::zip(type.getShape().drop_front(), idx.drop_front()))
@@ -433,7 +433,7 @@ private:
                          byteAddress(b, buffer, offset, b.getI64Type())},
               std::string("{ .reg .u64 g; cvta.to.global.u64 g, $1; "
                           "cp.async.cg.shared.global") +
-                  (hint ? ".L2::128B" : "") + " [$0], [g], 16; }",
+                  (l2Line ? ".L2::128B" : "") + " [$0], [g], 16; }",
               "r,l");
   }
 
@@ -468,7 +468,7 @@ private:
           rel = swizzleValueCodes(rel);
         Value dst = add(b, base, add(b, indexConst(b, at), rel));
         if (cast<MemRefType>(buffer.getType()).getLayout().isIdentity())
-          return copyCodes(dst, buffer, src(c), /*hint=*/codes);
+          return copyChunk(dst, buffer, src(c), /*l2Line=*/codes);
         // Streamed once: bypass L1 (cp.async.cg).
         nvgpu::DeviceAsyncCopyOp::create(b, tokenType, ring, ValueRange{dst},
                                          buffer, src(c), b.getIndexAttr(16),

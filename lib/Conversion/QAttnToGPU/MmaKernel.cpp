@@ -677,12 +677,21 @@ private:
                 "fence.proxy.async.shared::cta;",
                 "~{memory}");
       for (int64_t p = 0; p < depth; ++p)
-        loadTileIf(indexConst(b, p), tiles);
+        ifThen(b,
+               arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                     indexConst(b, p), tiles),
+               [&] { loadTile(indexConst(b, p)); });
     });
     gpu::BarrierOp::create(b);
-    // This thread is done with tile it's slot; thread 0 refills it with
-    // tile it + stages once every thread is (the producer's does that on
-    // its own).
+    // Once every thread is done with tile it's slot, tile it + stages
+    // (which exists) goes there.
+    auto refill = [&](Value it) {
+      waitBarrier(barrierAddress(rem(b, it, depth), /*empty=*/true),
+                  phaseOf(it));
+      loadTile(add(b, it, indexConst(b, depth)));
+    };
+    // This thread is done with tile it's slot; thread 0 refills it (the
+    // producer's does that on its own).
     auto release = [&](Value it) {
       Value empty = barrierAddress(rem(b, it, depth), /*empty=*/true);
       inlineAsm(b, Type(), {empty},
@@ -690,13 +699,10 @@ private:
       if (shape.producer)
         return;
       Value ahead = add(b, it, indexConst(b, depth));
-      Value refill = arith::AndIOp::create(
+      Value refills = arith::AndIOp::create(
           b, leader,
           arith::CmpIOp::create(b, arith::CmpIPredicate::ult, ahead, tiles));
-      ifThen(b, refill, [&] {
-        waitBarrier(empty, phaseOf(it));
-        loadTileIf(ahead, tiles);
-      });
+      ifThen(b, refills, [&] { refill(it); });
     };
     if (!shape.producer) {
       storeOutput(out, consumeTiles(tiles, fullTiles, init, release));
@@ -712,10 +718,7 @@ private:
                                    NVVM::SetMaxRegisterAction::decrease);
     ifThen(b, leader, [&] {
       forRange(b, indexConst(b, depth), tiles, [&](Value ahead) {
-        Value it = arith::SubIOp::create(b, ahead, indexConst(b, depth));
-        waitBarrier(barrierAddress(rem(b, it, depth), /*empty=*/true),
-                    phaseOf(it));
-        loadTileIf(ahead, tiles);
+        refill(arith::SubIOp::create(b, ahead, indexConst(b, depth)));
       });
     });
     b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
@@ -847,33 +850,34 @@ private:
   }
 
   /// Starts the bulk copies of staged tile `tile` (K rows, V^T, key scales:
-  /// each contiguous) into its ring slot, when the tile exists; they
-  /// complete on the slot's barrier, which expects their bytes.
-  void loadTileIf(Value tile, Value tiles) {
-    ifThen(b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tile, tiles), [&] {
-      int64_t d = shape.headDim, keys = mmaStagedKeys(shape);
-      WgLayout wl(shape);
-      Value slot = rem(b, tile, shape.stages);
-      Value head = add(b, mul(b, bi, shape.kvHeads), hk);
-      Value key = add(b, mul(b, head, keys), mul(b, tile, kTileKeys));
-      int64_t kBytes = wl.kSlot(), vBytes = wl.vSlot(), sBytes = kTileKeys * 4;
-      SmallVector<Value> operands = {
-          sharedAddress(kRing, mul(b, slot, kBytes)),
-          globalAddress(staged.k, mul(b, key, d)),
-          sharedAddress(vRing, mul(b, slot, vBytes)),
-          globalAddress(staged.v, mul(b, key, wl.vSlot() / kTileKeys)),
-          sharedAddress(sRing, mul(b, slot, sBytes)),
-          globalAddress(staged.kScales, mul(b, key, 4)),
-          barrierAddress(slot, /*empty=*/false)};
-      std::string ptx = "{\n.reg .u64 g;\nmbarrier.arrive.expect_tx.shared::cta.b64 _, [$6], " +
-                        std::to_string(kBytes + vBytes + sBytes) + ";\n";
-      int64_t sizes[] = {kBytes, vBytes, sBytes};
-      for (auto [i, bytes] : llvm::enumerate(sizes))
-        ptx += "cvta.to.global.u64 g, $" + std::to_string(2 * i + 1) +
-               ";\ncp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$" +
-               std::to_string(2 * i) + "], [g], " + std::to_string(bytes) + ", [$6];\n";
-      inlineAsm(b, Type(), operands, ptx + "}", "r,l,r,l,r,l,r,~{memory}");
-    });
+  /// each contiguous) into its ring slot; they complete on the slot's
+  /// barrier, which expects their bytes.
+  void loadTile(Value tile) {
+    int64_t d = shape.headDim, keys = mmaStagedKeys(shape);
+    WgLayout wl(shape);
+    Value slot = rem(b, tile, shape.stages);
+    Value head = add(b, mul(b, bi, shape.kvHeads), hk);
+    Value key = add(b, mul(b, head, keys), mul(b, tile, kTileKeys));
+    int64_t kBytes = wl.kSlot(), vBytes = wl.vSlot(), sBytes = kTileKeys * 4;
+    SmallVector<Value> operands = {
+        sharedAddress(kRing, mul(b, slot, kBytes)),
+        globalAddress(staged.k, mul(b, key, d)),
+        sharedAddress(vRing, mul(b, slot, vBytes)),
+        globalAddress(staged.v, mul(b, key, wl.vSlot() / kTileKeys)),
+        sharedAddress(sRing, mul(b, slot, sBytes)),
+        globalAddress(staged.kScales, mul(b, key, 4)),
+        barrierAddress(slot, /*empty=*/false)};
+    std::string ptx =
+        "{\n.reg .u64 g;\nmbarrier.arrive.expect_tx.shared::cta.b64 _, [$6], " +
+        std::to_string(kBytes + vBytes + sBytes) + ";\n";
+    int64_t sizes[] = {kBytes, vBytes, sBytes};
+    for (auto [i, bytes] : llvm::enumerate(sizes))
+      ptx += "cvta.to.global.u64 g, $" + std::to_string(2 * i + 1) +
+             ";\ncp.async.bulk.shared::cluster.global.mbarrier::complete_tx::"
+             "bytes [$" +
+             std::to_string(2 * i) + "], [g], " + std::to_string(bytes) +
+             ", [$6];\n";
+    inlineAsm(b, Type(), operands, ptx + "}", "r,l,r,l,r,l,r,~{memory}");
   }
 
   /// Waits until staged tile `tile` is in its ring slot.

@@ -788,11 +788,9 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
   return success();
 }
 
-static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
+static LogicalResult lowerAttention(AttentionOp op, const AttentionShape &shape,
+                                    gpu::GPUModuleOp kernels,
                                     StringRef prefix) {
-  FailureOr<AttentionShape> shape = getShape(op);
-  if (failed(shape))
-    return failure();
   OpBuilder builder(op);
   ImplicitLocOpBuilder b(op.getLoc(), builder);
   RankedTensorType outType = op.getResult().getType();
@@ -803,28 +801,28 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
     operands.push_back(toBuffer(b, v));
   Value out = allocFor(b, outType);
   SmallVector<Value> outputs = {out};
-  if (shape->splits > 1) {
-    int64_t rows = shape->rows(), splits = shape->splits;
-    outputs = {memref::AllocOp::create(
-                   b, MemRefType::get({rows, splits, shape->headDim},
-                                      b.getF32Type())),
-               memref::AllocOp::create(
-                   b, MemRefType::get({rows, splits, 2}, b.getF32Type()))};
+  if (shape.splits > 1) {
+    int64_t rows = shape.rows(), splits = shape.splits;
+    outputs = {
+        memref::AllocOp::create(
+            b, MemRefType::get({rows, splits, shape.headDim}, b.getF32Type())),
+        memref::AllocOp::create(
+            b, MemRefType::get({rows, splits, 2}, b.getF32Type()))};
   }
 
-  if (op.getGpuTilingAttr().getKernel() == GpuKernel::mma ||
-      shape->wgmma)
-    return lowerMmaAttention(op, kernels, prefix, *shape, operands, out);
+  if (op.getGpuTilingAttr().getKernel() == GpuKernel::mma || shape.wgmma)
+    return lowerMmaAttention(op, kernels, prefix, shape, operands, out);
   if (op.getGpuTilingAttr().getKernel() == GpuKernel::decode &&
-      shape->stages > 1) {
-    int64_t perWarp = decodeWarpSharedBytes(*shape, op.getKStage2Attr(),
-                                            op.getVStage2Attr());
-    if (shape->warps * perWarp > kStaticSharedBytes)
-      return op.emitOpError() << "decode kernel: " << shape->warps << " warps x "
-                              << perWarp << " bytes (" << shape->stages
-                              << " ring stages and group constants) of shared "
-                                 "memory exceed "
-                              << kStaticSharedBytes << "; use fewer warps or stages";
+      shape.stages > 1) {
+    int64_t perWarp =
+        decodeWarpSharedBytes(shape, op.getKStage2Attr(), op.getVStage2Attr());
+    if (shape.warps * perWarp > kStaticSharedBytes)
+      return op.emitOpError()
+             << "decode kernel: " << shape.warps << " warps x " << perWarp
+             << " bytes (" << shape.stages
+             << " ring stages and group constants) of shared "
+                "memory exceed "
+             << kStaticSharedBytes << "; use fewer warps or stages";
   }
 
   SmallVector<Value> mainArgs(operands);
@@ -833,30 +831,30 @@ static LogicalResult lowerAttention(AttentionOp op, gpu::GPUModuleOp kernels,
   launchKernel(
       b, kernels,
       (prefix + (decode ? "_attention_decode" : "_attention")).str(), mainArgs,
-      decode ? decodeGrid(*shape)
-             : std::pair<int64_t, int64_t>{shape->splits, shape->taskCtas()},
-      shape->threads(), [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
+      decode ? decodeGrid(shape)
+             : std::pair<int64_t, int64_t>{shape.splits, shape.taskCtas()},
+      shape.threads(), [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
         AttentionView view = viewOperands(op, kernel.getArguments());
         ValueRange kernelOutputs = kernel.getArguments().take_back(outputs.size());
         if (decode)
-          emitDecodeAttention(k, *shape, view, outType.getElementType(),
+          emitDecodeAttention(k, shape, view, outType.getElementType(),
                               kernelOutputs, kernel);
         else
-          AttentionKernelEmitter(k, *shape, view, outType.getElementType(),
+          AttentionKernelEmitter(k, shape, view, outType.getElementType(),
                                  op.getSoftmaxOrDefault())
               .emitMain(kernelOutputs);
       });
 
-  if (shape->splits > 1) {
+  if (shape.splits > 1) {
     SmallVector<Value> combineArgs = {outputs[0], outputs[1], out};
     launchKernel(
-        b, kernels, (prefix + "_combine").str(), combineArgs,
-        {shape->rows(), 1}, shape->combineWarps() * kThreadsPerWarp,
+        b, kernels, (prefix + "_combine").str(), combineArgs, {shape.rows(), 1},
+        shape.combineWarps() * kThreadsPerWarp,
         [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
           // Everything it reads is the partials.
           waitForEarlierLaunches(k);
           AttentionView view;
-          AttentionKernelEmitter(k, *shape, view, outType.getElementType(),
+          AttentionKernelEmitter(k, shape, view, outType.getElementType(),
                                  op.getSoftmaxOrDefault())
               .emitCombine(kernel, kernel.getArgument(0), kernel.getArgument(1),
                            kernel.getArgument(2));
@@ -997,7 +995,7 @@ struct QAttnConvertToGPUPass
       narrow &= prefersNarrowIndices(op, *shape);
       auto func = op->getParentOfType<func::FuncOp>();
       StringRef prefix = func ? func.getSymName() : StringRef("qattn");
-      if (failed(lowerAttention(op, kernels, prefix)))
+      if (failed(lowerAttention(op, *shape, kernels, prefix)))
         return signalPassFailure();
     }
     if (narrow)
