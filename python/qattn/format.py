@@ -8,6 +8,9 @@ Written from FORMAT.md alone, as the independent check of qattn's CPU reference 
 * ``[B, H, G, d]`` stage-2 scales and zero points (``G = ceil(N / group)``),
 * ``[B, N, R]`` packed stage-2 codes, token-major, ``R = d * sum(bits) / 8``.
 
+With per-sequence lengths and a paged cache (``paged_kv``, ``varlen_attention``) the batch axis
+of the K / V operands becomes the page axis and ``N`` the page size ``P``.
+
 Bit-exact parts (quantization, packing, dequantization, SAS terms for a given ``x``) follow the
 spec's f32 / integer arithmetic exactly. The attention functions compute the semantics of
 ``qattn.attention``; FORMAT.md does not fix the order of the f32 dot products and sums, so only the
@@ -48,6 +51,11 @@ __all__ = [
     "softmax_terms",
     "attention_weights",
     "attention",
+    "cached_tokens",
+    "pages_read",
+    "keys_seen",
+    "paged_kv",
+    "varlen_attention",
 ]
 
 F32 = np.float32
@@ -755,3 +763,276 @@ def attention(
     if v.shape[2] != p.shape[3] or hkv == 0 or hq % hkv:
         raise ValueError(f"v {v.shape} does not match the weights {p.shape}")
     return np.matmul(p, np.repeat(v, hq // hkv, axis=1))
+
+
+# --------------------------------------------------------------------------------------------
+# Per-sequence lengths and the paged cache
+# --------------------------------------------------------------------------------------------
+
+
+def _kv_lens(kv_lens, batch):
+    """``kv_lens`` as a list of ``batch`` Python ints >= 0."""
+    lens = np.asarray(kv_lens)
+    if lens.ndim != 1 or not np.issubdtype(lens.dtype, np.integer):
+        raise ValueError(f"kv_lens must be a 1-D integer array [B], got {lens.dtype} {lens.shape}")
+    if lens.shape[0] != batch:
+        raise ValueError(f"kv_lens has {lens.shape[0]} entries, the batch has {batch} sequences")
+    for b, n in enumerate(lens.tolist()):
+        if n < 0:
+            raise ValueError(f"kv_lens[{b}] = {n} is negative")
+    return [int(n) for n in lens.tolist()]
+
+
+def cached_tokens(kv_len, nb=None):
+    """``C_b``, the keys of a sequence of ``kv_len`` keys that live in the cache (pages).
+
+    Without a decode buffer (``nb=None``) every key: ``C_b = L_b``. With a buffer of ``nb`` rows the
+    last ``L_b mod nb`` keys are buffer rows (a full buffer has been flushed):
+    ``C_b = L_b - (L_b mod nb)``. Works elementwise on arrays.
+    """
+    lens = np.asarray(kv_len, np.int64)
+    if nb is None:
+        return lens
+    if int(nb) <= 0:
+        raise ValueError(f"decode buffer size must be positive, got {nb}")
+    return lens - lens % int(nb)
+
+
+def pages_read(kv_len, page, nb=None):
+    """How many ``page_table`` entries of a sequence are read: ``ceil(C_b / P)`` (``C_b / P`` with
+    a buffer, whose ``C_b`` is a multiple of ``P``). Works elementwise on arrays."""
+    if int(page) <= 0:
+        raise ValueError(f"page size must be positive, got {page}")
+    return _ceil_div(cached_tokens(kv_len, nb), int(page))
+
+
+def keys_seen(kv_len, nq, causal):
+    """Keys that each query row ``i`` (``0 <= i < nq``) of a sequence of ``kv_len`` keys sees:
+    keys ``0 .. n_i - 1`` with ``n_i = L_b``, or causal ``n_i = clamp(i + L_b - Nq + 1, 0, L_b)``
+    (the last query aligned with the sequence's own last key). int64 ``[nq]``; 0 marks a row that
+    sees no key (its output is 0)."""
+    lens = int(kv_len)
+    i = np.arange(int(nq), dtype=np.int64)
+    if not causal:
+        return np.full(i.shape, lens, np.int64)
+    return np.clip(i + lens - int(nq) + 1, 0, lens)
+
+
+def _pool_entries(name, arr, axis, per_page, n_pool, what):
+    """Checks a pool array: ``n_pool`` pages (axis 0) of ``per_page`` entries on ``axis``."""
+    arr = np.asarray(arr)
+    if arr.shape[0] != n_pool or arr.ndim <= axis or arr.shape[axis] != per_page:
+        raise ValueError(f"{name}: expected {n_pool} {what} of {per_page} entries on axis {axis}, "
+                         f"got shape {arr.shape}")
+    return arr
+
+
+def _gather(arr, ids, axis, count):
+    """The pages ``ids`` of a pool array (pages on axis 0) joined along ``axis`` as a batch-1
+    array, cut to its first ``count`` entries on that axis."""
+    joined = np.concatenate([arr[i : i + 1] for i in ids], axis=axis)
+    return np.take(joined, np.arange(count), axis=axis)
+
+
+def paged_kv(
+    s1,
+    block,
+    granularity=None,
+    *,
+    kv_lens=None,
+    page_table=None,
+    q8=None,
+    packed=None,
+    s2=None,
+    z2=None,
+    bits=None,
+    group=None,
+    order="lsb_first",
+    anchor="zero",
+    buffer=None,
+    buffer_scale=None,
+):
+    """Per-sequence dequantized K or V: a list of ``B`` float32 arrays ``[Hkv, L_b, d]``
+    (FORMAT.md "Per-sequence lengths and the paged cache").
+
+    Cache operand as in ``dequantized_kv`` (stage 2: ``packed``, ``s2``, ``z2``, ``bits``,
+    ``group``, ``order``, ``anchor``; stage 1 only: ``q8``; stage-1 scales ``s1``), in one of
+    two forms:
+
+    * contiguous (``page_table=None``): ``packed [B, N, R]``, ``s1 [B, Hkv, ceil(N/block)(, d)]``,
+      ``s2``/``z2 [B, Hkv, ceil(N/group), d]`` or ``q8 [B, Hkv, N, d]``; sequence ``b`` is batch
+      row ``b`` (the identity page table with ``P = N``);
+    * paged: the same arrays with batch -> page and ``N`` -> ``P``, a pool of ``NP`` pages
+      (``packed [NP, P, R]``, ``s1 [NP, Hkv, P/block(, d)]``, ``s2``/``z2 [NP, Hkv, P/group, d]``
+      or ``q8 [NP, Hkv, P, d]``), and ``page_table`` integer ``[B, MP]``: logical key ``j`` of
+      sequence ``b`` is row ``j % P`` of page ``page_table[b, j // P]``. ``P`` must be a
+      multiple of ``block``, which ``group`` divides.
+
+    ``kv_lens`` (integer ``[B]``, required with ``page_table``): sequence ``b`` has ``L_b`` keys,
+    the first ``C_b = cached_tokens(L_b, Nb)`` in the cache, the last ``L_b - C_b`` in rows
+    ``0 .. L_b - C_b - 1`` of the decode buffer ``buffer [B, Hkv, Nb, d]`` int8 (scale
+    ``buffer_scale [B, Hkv]`` f32; ``Nb = P`` when paged). Only the entries ``0 ..
+    pages_read(L_b, P, Nb) - 1`` of a table row are read, and only the cache rows, blocks and
+    groups that hold one of the first ``C_b`` keys; everything else may hold anything.
+    Without ``kv_lens`` (contiguous form only) every sequence has the whole cache and the whole
+    buffer, ``L_b = N + Nb``, as ``dequantized_kv``.
+
+    Raises ValueError for inconsistent shapes, a page size that does not fit the blocks, a
+    negative length, a read table entry outside ``[0, NP)``, or ``C_b`` above the capacity
+    (``MP * P`` paged, ``N`` contiguous).
+    """
+    s1 = np.asarray(s1)
+    if s1.ndim not in (3, 4):
+        raise ValueError(f"stage-1 scales must have rank 3 or 4, got shape {s1.shape}")
+    expected = {"block": 3, "channel": 4}
+    if granularity is not None and expected.get(granularity) != s1.ndim:
+        raise ValueError(f"granularity {granularity!r} does not match scales of shape {s1.shape}")
+    block = int(block)
+    if block <= 0:
+        raise ValueError("block size must be positive")
+    stage2 = packed is not None
+    if stage2:
+        if q8 is not None:
+            raise ValueError("give either packed (stage 2) or q8 (stage 1), not both")
+        if s2 is None or z2 is None or bits is None or group is None:
+            raise ValueError("stage-2 operand needs s2, z2, bits and group")
+        packed, s2, z2 = np.asarray(packed), np.asarray(s2), np.asarray(z2)
+        group = int(group)
+        if packed.ndim != 3 or s2.ndim != 4 or z2.shape != s2.shape:
+            raise ValueError(f"stage 2: expected packed [NP, P, R] and s2, z2 [NP, Hkv, G, d], got "
+                             f"{packed.shape}, {s2.shape}, {z2.shape}")
+        n_pool, tokens = packed.shape[0], packed.shape[1]
+        hkv, d = s2.shape[1], s2.shape[3]
+    elif q8 is not None:
+        q8 = np.asarray(q8)
+        _check_4d("q8", q8)
+        n_pool, hkv, tokens, d = q8.shape
+    else:
+        raise ValueError("give packed (stage 2) or q8 (stage 1)")
+    if s1.shape[1] != hkv:
+        raise ValueError(f"stage-1 scales {s1.shape} do not have the operand's {hkv} heads")
+
+    paged = page_table is not None
+    form = "pages" if paged else "sequences"
+    if paged:
+        if kv_lens is None:
+            raise ValueError("a page table needs kv_lens")
+        if tokens % block:
+            raise ValueError(f"page size P = {tokens} is not a multiple of the stage-1 block {block}")
+        if stage2 and block % group:
+            raise ValueError(f"stage-2 group {group} does not divide the stage-1 block {block}")
+        table = np.asarray(page_table)
+        if table.ndim != 2 or not np.issubdtype(table.dtype, np.integer):
+            raise ValueError(f"page_table must be an integer array [B, MP], got {table.dtype} "
+                             f"{table.shape}")
+        batch = table.shape[0]
+    else:
+        batch = n_pool
+    # Every pool array holds n_pool pages (sequences) of `tokens` tokens.
+    n_blocks = -(-tokens // block)
+    _pool_entries("s1", s1, 2, n_blocks, n_pool, form)
+    if s1.ndim == 4 and s1.shape[3] != d:
+        raise ValueError(f"channel scales {s1.shape} do not have d = {d} channels")
+    if stage2:
+        n_groups = -(-tokens // group)
+        _pool_entries("s2", s2, 2, n_groups, n_pool, form)
+        _pool_entries("z2", z2, 2, n_groups, n_pool, form)
+
+    nb = None
+    if buffer is not None:
+        buffer = np.asarray(buffer)
+        _check_4d("buffer", buffer)
+        nb = buffer.shape[2]
+        if buffer.shape[0] != batch or buffer.shape[1] != hkv or buffer.shape[3] != d:
+            raise ValueError(f"buffer {buffer.shape} does not match [B, Hkv, Nb, d] = "
+                             f"[{batch}, {hkv}, Nb, {d}]")
+        if buffer_scale is None:
+            raise ValueError("a decode buffer needs its [B, H] scale")
+        bscale = _as_f32(buffer_scale)
+        if bscale.shape != (batch, hkv):
+            raise ValueError(f"buffer_scale must be [B, Hkv] = {(batch, hkv)}, got {bscale.shape}")
+        if paged and nb != tokens:
+            raise ValueError(f"a paged cache's decode buffer holds one page: Nb = {nb} != P = {tokens}")
+        if kv_lens is not None and nb == 0:
+            raise ValueError("a decode buffer with kv_lens needs Nb > 0")
+
+    if kv_lens is None:  # today's form: the whole cache and the whole buffer
+        full = dequantized_kv(s1, block, q8=q8, packed=packed, s2=s2, z2=z2, bits=bits,
+                              group=group, order=order, buffer=buffer, buffer_scale=buffer_scale,
+                              anchor=anchor)
+        return [full[b] for b in range(batch)]
+
+    lens = _kv_lens(kv_lens, batch)
+    out = []
+    for b, length in enumerate(lens):
+        c = int(cached_tokens(length, nb))
+        if paged:
+            n_pages = int(pages_read(length, tokens, nb))
+            if n_pages > table.shape[1]:
+                raise ValueError(f"sequence {b}: {c} cached keys need {n_pages} pages, the page "
+                                 f"table has MP = {table.shape[1]} (capacity {table.shape[1] * tokens})")
+            ids = [int(i) for i in table[b, :n_pages]]
+            for j, i in enumerate(ids):
+                if not 0 <= i < n_pool:
+                    raise ValueError(f"sequence {b}: page_table[{b}, {j}] = {i} is outside the "
+                                     f"pool of {n_pool} pages")
+        else:
+            if c > tokens:
+                raise ValueError(f"sequence {b}: {c} cached keys exceed the cache's N = {tokens}")
+            ids = [b]
+        if c == 0:
+            x = np.zeros((hkv, 0, d), F32)
+        else:
+            # The sequence's first c keys as a contiguous batch-1 operand: rows, blocks and
+            # groups past them (never read) are cut off before anything is decoded.
+            def take(arr, axis, per):
+                return _gather(arr, ids, axis, -(-c // per))
+
+            s1_b = take(s1, 2, block)
+            if stage2:
+                x = dequantized_kv(s1_b, block, packed=take(packed, 1, 1), s2=take(s2, 2, group),
+                                   z2=take(z2, 2, group), bits=bits, group=group, order=order,
+                                   anchor=anchor)[0]
+            else:
+                x = dequantized_kv(s1_b, block, q8=take(q8, 2, 1))[0]
+        if buffer is not None and length > c:
+            tail = buffer[b, :, : length - c].astype(F32) * bscale[b][:, None, None]
+            x = np.concatenate([x, tail], axis=1)
+        out.append(x)
+    return out
+
+
+def varlen_attention(
+    q, ks, vs, scale, causal, softmax="exact", threshold=-6.0, degree=2, dtype=np.float64, fma=False
+):
+    """``qattn.attention`` with per-sequence lengths: ``[B, Hq, Nq, d]`` in ``dtype``.
+
+    q ``[B, Hq, Nq, d]`` (dequantized); ``ks``, ``vs``: ``B`` arrays ``[Hkv, L_b, d]`` (e.g. from
+    ``paged_kv``). Query row ``i`` of sequence ``b`` attends to keys ``0 .. L_b - 1``, causal
+    ``j <= i + L_b - Nq`` (``keys_seen``); a row that sees no key (``L_b = 0``, or causal with
+    ``i + L_b - Nq < 0``) is 0. The other rows are ``attention`` (same softmax options) of the
+    sequence's keys.
+    """
+    dtype = np.dtype(dtype).type
+    q = np.asarray(q, dtype)
+    _check_4d("q", q)
+    batch, hq, nq, d = q.shape
+    if len(ks) != batch or len(vs) != batch:
+        raise ValueError(f"expected {batch} K and V arrays, got {len(ks)} and {len(vs)}")
+    out = np.zeros(q.shape, dtype)
+    for b in range(batch):
+        k = np.asarray(ks[b], dtype)
+        v = np.asarray(vs[b], dtype)
+        if k.ndim != 3 or k.shape[2] != d or v.shape != k.shape:
+            raise ValueError(f"sequence {b}: K {k.shape} and V {v.shape} must both be "
+                             f"[Hkv, L_b, d = {d}]")
+        if k.shape[0] == 0 or hq % k.shape[0]:
+            raise ValueError(f"Hq = {hq} is not a multiple of Hkv = {k.shape[0]}")
+        seen = keys_seen(k.shape[1], nq, causal)
+        rows = np.nonzero(seen)[0]
+        if rows.size == 0:
+            continue
+        first = int(rows[0])  # the rows that see a key are first .. nq - 1
+        out[b, :, first:] = attention(q[b : b + 1, :, first:], k[None], v[None], scale, causal,
+                                      softmax, threshold, degree, dtype, fma)[0]
+    return out
