@@ -953,8 +953,9 @@ def paged_kv(
             raise ValueError(f"buffer_scale must be [B, Hkv] = {(batch, hkv)}, got {bscale.shape}")
         if paged and nb != tokens:
             raise ValueError(f"a paged cache's decode buffer holds one page: Nb = {nb} != P = {tokens}")
-        if kv_lens is not None and nb == 0:
-            raise ValueError("a decode buffer with kv_lens needs Nb > 0")
+        if kv_lens is not None and (nb == 0 or nb % block):
+            raise ValueError(f"with kv_lens the decode buffer's Nb = {nb} must be a positive "
+                             f"multiple of the stage-1 block {block} (a full buffer is flushed)")
 
     if kv_lens is None:  # today's form: the whole cache and the whole buffer
         full = dequantized_kv(s1, block, q8=q8, packed=packed, s2=s2, z2=z2, bits=bits,
