@@ -72,16 +72,23 @@ func.func @progressive_dequantize_mixed(%p: tensor<1x37x12xi8>, %s: tensor<1x2x5
 // -----
 
 // Attention dequantizes its operands with the dialect's own lowerings, then
-// runs a two-pass softmax per row; causal rows stop at i + (Nk - Nq) + 1.
+// runs a two-pass softmax per row; causal rows stop at i + (Nk - Nq) + 1,
+// clamped to [0, Nk]; a row without keys is 0.
 // CHECK-LABEL: func.func @attention
-// CHECK-DAG: %[[OFF:.*]] = arith.constant 33 : index
+// CHECK-DAG: %[[NK:.*]] = arith.constant 37 : index
+// CHECK-DAG: %[[NQ1:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : index
 // CHECK-NOT: qattn.
 // CHECK: memref.alloca() : memref<16xf32>
-// CHECK: arith.addi %{{.*}}, %[[OFF]] : index
-// CHECK: arith.minui
+// CHECK: %[[I:.*]] = arith.addi %{{.*}}, %[[NK]] : index
+// CHECK: %[[LAST:.*]] = arith.subi %[[I]], %[[NQ1]] : index
+// CHECK: %[[LO:.*]] = arith.maxsi %[[LAST]], %[[ZERO]] : index
+// CHECK: %[[END:.*]] = arith.minsi %[[LO]], %[[NK]] : index
 // CHECK: arith.maximumf
 // CHECK: math.exp
+// CHECK: %[[SEES:.*]] = arith.cmpi ne, %[[END]], %[[ZERO]] : index
 // CHECK: arith.divf
+// CHECK: arith.select %[[SEES]]
 func.func @attention(%q: tensor<1x4x5x16xf32>, %k: tensor<1x2x37x16xi8>, %ks: tensor<1x2x3xf32>) -> tensor<1x4x5x16xf32> {
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 16>, v_stage1 = #qattn.stage1<block = 16>, causal}
       : (tensor<1x4x5x16xf32>, tensor<1x2x37x16xi8>, tensor<1x2x3xf32>, tensor<1x2x37x16xi8>, tensor<1x2x3xf32>) -> tensor<1x4x5x16xf32>
@@ -209,4 +216,32 @@ func.func @stage2_min_anchor(%q: tensor<1x2x32x16xi8>) -> tensor<1x2x32x16xi8> {
 func.func @buffer_flush_mse(%buf: tensor<1x2x16x16xi8>, %s: tensor<1x2xf32>, %p: tensor<1x64x16xi8>, %s1: tensor<1x2x4xf32>, %s2: tensor<1x2x8x16xi8>, %z2: tensor<1x2x8x16xi8>, %pos: index) -> tensor<1x64x16xi8> {
   %p1, %s11, %s21, %z21 = qattn.buffer_flush %buf, %s into %p, %s1, %s2, %z2[%pos] {stage1 = #qattn.stage1<block = 16>, stage2 = #qattn.stage2<bits = [4], group = 8>, fit = #qattn.fit<mse>} : tensor<1x2x16x16xi8>, tensor<1x2xf32> into tensor<1x64x16xi8>, tensor<1x2x4xf32>, tensor<1x2x8x16xi8>, tensor<1x2x8x16xi8>
   return %p1 : tensor<1x64x16xi8>
+}
+
+// -----
+
+// Per-sequence lengths and a page table: the pool dequantizes once at its
+// dynamic size; kv_lens and the pages a sequence reads are checked at run
+// time; key j of sequence b is row j mod 16 of page table[b, j / 16] below
+// the last whole buffer (L - L mod 16), then a buffer row.
+// CHECK-LABEL: func.func @paged
+// CHECK: %[[POOL:.*]] = memref.alloc(%{{.*}}) : memref<?x2x16x16xf32>
+// CHECK: cf.assert %{{.*}}, "qattn.attention: negative kv_lens entry"
+// CHECK: cf.assert %{{.*}}, "qattn.attention: kv_lens entry past the cache capacity"
+// CHECK: cf.assert %{{.*}}, "qattn.attention: page table entry outside the pool"
+// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<?x4x2x16xf32>
+// CHECK: %[[LEN:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK: %[[TAIL:.*]] = arith.remui %[[LEN]], %[[C16:.*]] : index
+// CHECK: %[[CACHED:.*]] = arith.subi %[[LEN]], %[[TAIL]] : index
+// CHECK: %[[SLOT:.*]] = arith.divui %[[J:.*]], %[[C16]] : index
+// CHECK: %[[ENTRY:.*]] = memref.load %{{.*}}[%{{.*}}, %[[SLOT]]] : memref<?x?xi32>
+// CHECK: %[[PAGE:.*]] = arith.index_castui %[[ENTRY]] : i32 to index
+// CHECK: %[[ROW:.*]] = arith.remui %[[J]], %[[C16]] : index
+// CHECK: memref.load %[[POOL]][%[[PAGE]], %{{.*}}, %[[ROW]], %{{.*}}] : memref<?x2x16x16xf32>
+// CHECK: arith.subi %{{.*}}, %[[CACHED]] : index
+// CHECK: memref.load %{{.*}} : memref<?x2x16x16xi8>
+func.func @paged(%q: tensor<?x4x2x16xf32>, %k: tensor<?x2x16x16xi8>, %ks: tensor<?x2x2xf32>, %b: tensor<?x2x16x16xi8>, %bs: tensor<?x2xf32>, %l: tensor<?xi32>, %t: tensor<?x?xi32>) -> tensor<?x4x2x16xf32> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) buffers(%b, %bs, %b, %bs) lengths(%l) pages(%t) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>, causal}
+      : (tensor<?x4x2x16xf32>, tensor<?x2x16x16xi8>, tensor<?x2x2xf32>, tensor<?x2x16x16xi8>, tensor<?x2x2xf32>, tensor<?x2x16x16xi8>, tensor<?x2xf32>, tensor<?x2x16x16xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x4x2x16xf32>
+  return %o : tensor<?x4x2x16xf32>
 }

@@ -34,6 +34,13 @@ Value reduceRange1(ImplicitLocOpBuilder &b, Value lb, Value ub, Value init,
 void forEachIndex(ImplicitLocOpBuilder &b, ArrayRef<int64_t> sizes,
                   function_ref<void(ValueRange)> body);
 
+/// The same over sizes known only at run time (index values).
+void forEachIndex(ImplicitLocOpBuilder &b, ValueRange sizes,
+                  function_ref<void(ValueRange)> body);
+
+/// The sizes of a memref as index values: constants where static.
+SmallVector<Value> sizesOf(ImplicitLocOpBuilder &b, Value buffer);
+
 /// memref.load / memref.store.
 Value load(ImplicitLocOpBuilder &b, Value buffer, ValueRange idx);
 void store(ImplicitLocOpBuilder &b, Value v, Value buffer, ValueRange idx);
@@ -51,8 +58,10 @@ Value stage1ScaleAt(ImplicitLocOpBuilder &b, Value scales, Stage1Attr scheme,
 MemRefType memrefOf(RankedTensorType type);
 /// A read-only buffer view of a tensor (bufferization.to_buffer).
 Value toBuffer(ImplicitLocOpBuilder &b, Value tensor);
-/// A fresh buffer shaped like `tensorType`.
-Value allocFor(ImplicitLocOpBuilder &b, Type tensorType);
+/// A fresh buffer shaped like `tensorType`; `sizes` (one per dimension)
+/// give its dynamic sizes.
+Value allocFor(ImplicitLocOpBuilder &b, Type tensorType,
+               ValueRange sizes = {});
 /// The tensor of a buffer this lowering filled (restrict, writable).
 Value toTensor(ImplicitLocOpBuilder &b, Value buffer, Type tensorType);
 

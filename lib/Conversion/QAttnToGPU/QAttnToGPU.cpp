@@ -618,6 +618,8 @@ private:
 //===----------------------------------------------------------------------===//
 
 static FailureOr<AttentionShape> getShape(AttentionOp op) {
+  if (op.isShapeGeneric())
+    return op.emitOpError(kNoShapeGenericKernel);
   GpuTilingAttr tiling = op.getGpuTilingAttr();
   if (!tiling)
     return op.emitOpError("has no #qattn.gpu_tiling: run qattn-tile first");

@@ -144,8 +144,9 @@ struct LowerDequantize : OpRewritePattern<DequantizeOp> {
     Stage1Attr scheme = op.getScheme();
     Value data = toBuffer(b, op.getData());
     Value scales = toBuffer(b, op.getScales());
-    Value out = allocFor(b, resultType);
-    forEachIndex(b, resultType.getShape(), [&](ValueRange ivs) {
+    SmallVector<Value> sizes = sizesOf(b, data);
+    Value out = allocFor(b, resultType, sizes);
+    forEachIndex(b, sizes, [&](ValueRange ivs) {
       Value s = stage1ScaleAt(b, scales, scheme, ivs[0], ivs[1], ivs[2], ivs[3]);
       Value q = arith::SIToFPOp::create(b, b.getF32Type(), load(b, data, ivs));
       Value v = arith::MulFOp::create(b, q, s);
@@ -334,10 +335,15 @@ struct LowerProgressiveDequantize : OpRewritePattern<ProgressiveDequantizeOp> {
     Value codes = toBuffer(b, op.getCodes());
     Value scales = toBuffer(b, op.getScales());
     Value zeros = toBuffer(b, op.getZeros());
-    Value out = allocFor(b, resultType);
+    // [B, N, R] codes: batch and tokens may be dynamic.
+    SmallVector<Value> codeSizes = sizesOf(b, codes);
+    Value batch = codeSizes[0], tokens = codeSizes[1];
+    Value out = allocFor(b, resultType,
+                         {batch, Value(), tokens, Value()});
     forEachHead(b, scheme, shape[1], shape[3],
                 [&](Value h, int64_t bits, Value headOffset) {
-      forEachIndex(b, {shape[0], shape[2], shape[3]}, [&](ValueRange ivs) {
+      forEachIndex(b, ValueRange{batch, tokens, indexConst(b, shape[3])},
+                   [&](ValueRange ivs) {
         Value bi = ivs[0], t = ivs[1], c = ivs[2];
         Value gi = divIdx(b, t, scheme.getGroup());
         Value s2 = zext32(b, load(b, scales, {bi, h, gi, c}));
@@ -485,32 +491,84 @@ static Value dequantizeKV(ImplicitLocOpBuilder &b, Value data, Value scales,
   return DequantizeOp::create(b, f32Type, q8, scales, stage1);
 }
 
-/// Dequantizes a decode buffer: one block spanning the whole buffer.
-static Value dequantizeBuffer(ImplicitLocOpBuilder &b, Value buffer,
-                              Value scale) {
-  auto type = cast<RankedTensorType>(buffer.getType());
-  ArrayRef<int64_t> shape = type.getShape();
-  auto scaleType = RankedTensorType::get({shape[0], shape[1], 1},
-                                         b.getF32Type());
-  Value scales = tensor::ExpandShapeOp::create(
-      b, scaleType, scale, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
-  auto scheme = Stage1Attr::get(b.getContext(), shape[2], ScaleType::f32,
-                                Granularity::block);
-  return DequantizeOp::create(
-      b, RankedTensorType::get(shape, b.getF32Type()), buffer, scales, scheme);
+namespace {
+/// Where key j of a sequence lives: the dequantized cache (per batch entry,
+/// or a pool of pages behind a page table) for j < `cacheEnd`, then the
+/// int8 decode buffer.
+struct KeyLayout {
+  Value k, v;              // f32 [B or pages, Hkv, N or P, d]
+  Value table;             // i32 [B, MP], or null (contiguous)
+  int64_t pageSize = 0;    // P (paged form)
+  Value kBuffer, kBufferScale, vBuffer, vBufferScale; // or null
+};
+
+/// One sequence's key range: [0, cacheEnd) in the cache, [cacheEnd, keys)
+/// in the buffer rows 0, 1, ...
+struct SequenceKeys {
+  Value keys, cacheEnd;
+};
+} // namespace
+
+static Value indexOf(ImplicitLocOpBuilder &b, Value i32) {
+  return arith::IndexCastOp::create(b, b.getIndexType(), i32);
 }
 
-/// [cache tokens; buffer tokens] along the token axis.
-static Value concatTokens(ImplicitLocOpBuilder &b, Value cache, Value buffer) {
-  auto cacheType = cast<RankedTensorType>(cache.getType());
-  SmallVector<int64_t> shape(cacheType.getShape());
-  int64_t cacheTokens = shape[2];
-  shape[2] += cast<RankedTensorType>(buffer.getType()).getDimSize(2);
-  auto type = RankedTensorType::get(shape, b.getF32Type());
+/// The keys of sequence `bi`: all cache and buffer tokens, or kv_lens[bi]
+/// split at the last whole buffer (a full buffer has been flushed).
+static SequenceKeys sequenceKeys(ImplicitLocOpBuilder &b, AttentionOp op,
+                                 Value lens, Value bi, Value cacheTokens) {
+  int64_t bufferKeys = op.getNumBufferKeys();
+  if (!lens) {
+    Value all = addIdx(b, cacheTokens, indexConst(b, bufferKeys));
+    return {all, cacheTokens};
+  }
+  Value keys = indexOf(b, load(b, lens, {bi}));
+  if (!bufferKeys)
+    return {keys, keys};
+  Value tail = remIdx(b, keys, bufferKeys);
+  return {keys, arith::SubIOp::create(b, keys, tail)};
+}
+
+/// Checks kv_lens and the page table at run time: lengths >= 0, the cache
+/// part within the capacity, every page a sequence reads inside the pool.
+static void checkSequences(ImplicitLocOpBuilder &b, AttentionOp op, Value lens,
+                           const KeyLayout &layout, Value batch,
+                           Value cacheTokens, Value pages) {
+  if (!lens)
+    return;
   Value zero = indexConst(b, 0);
-  Value all = insertAt(b, cache, Value(), type, {zero, zero, zero, zero});
-  return insertAt(b, buffer, all, type,
-                  {zero, zero, indexConst(b, cacheTokens), zero});
+  forRange(b, zero, batch, [&](Value bi) {
+    Value len = load(b, lens, {bi});
+    runtimeCheck(b,
+                 arith::CmpIOp::create(b, arith::CmpIPredicate::sge, len,
+                                       i32Const(b, 0)),
+                 "qattn.attention: negative kv_lens entry");
+    SequenceKeys seq = sequenceKeys(b, op, lens, bi, cacheTokens);
+    Value capacity = cacheTokens;
+    if (layout.table)
+      capacity = arith::MulIOp::create(
+          b, memref::DimOp::create(b, layout.table, 1),
+          indexConst(b, layout.pageSize));
+    runtimeCheck(b,
+                 arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
+                                       seq.cacheEnd, capacity),
+                 "qattn.attention: kv_lens entry past the cache capacity");
+    if (!layout.table)
+      return;
+    Value used = divIdx(
+        b, addIdx(b, seq.cacheEnd, indexConst(b, layout.pageSize - 1)),
+        layout.pageSize);
+    forRange(b, zero, used, [&](Value p) {
+      Value page = load(b, layout.table, {bi, p});
+      Value inPool = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::ult,
+          arith::IndexCastUIOp::create(b, b.getIndexType(), page), pages);
+      Value nonNegative = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::sge, page, i32Const(b, 0));
+      runtimeCheck(b, arith::AndIOp::create(b, inPool, nonNegative),
+                   "qattn.attention: page table entry outside the pool");
+    });
+  });
 }
 
 struct LowerAttention : OpRewritePattern<AttentionOp> {
@@ -519,84 +577,152 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    int64_t batch = op.getBatch(), headDim = op.getHeadDim(),
-            kvHeads = op.getNumKVHeads(), cacheKeys = op.getNumCacheKeys();
-    SmallVector<int64_t> kvShape = {batch, kvHeads, cacheKeys, headDim};
+    int64_t headDim = op.getHeadDim(), kvHeads = op.getNumKVHeads();
+    // The cache operands' [batch or pages, Hkv, tokens or P, d].
+    auto kScalesType = op.getKScales().getType();
+    SmallVector<int64_t> kvShape = {kScalesType.getDimSize(0), kvHeads,
+                                    op.getNumCacheKeys(), headDim};
 
     Value q = op.getQ();
     if (op.getQScales())
       q = DequantizeOp::create(
           b, RankedTensorType::get(op.getQ().getType().getShape(), b.getF32Type()),
           q, op.getQScales(), *op.getQStage1());
-    Value k = dequantizeKV(b, op.getK(), op.getKScales(), op.getKGroupScales(),
-                           op.getKZeros(), op.getKStage1(),
-                           op.getKStage2Attr(), kvShape);
-    Value v = dequantizeKV(b, op.getV(), op.getVScales(), op.getVGroupScales(),
-                           op.getVZeros(), op.getVStage1(),
-                           op.getVStage2Attr(), kvShape);
-    if (op.getKBuffer()) {
-      k = concatTokens(b, k, dequantizeBuffer(b, op.getKBuffer(),
-                                              op.getKBufferScale()));
-      v = concatTokens(b, v, dequantizeBuffer(b, op.getVBuffer(),
-                                              op.getVBufferScale()));
+    KeyLayout layout;
+    layout.k = toBuffer(b, dequantizeKV(b, op.getK(), op.getKScales(),
+                                        op.getKGroupScales(), op.getKZeros(),
+                                        op.getKStage1(), op.getKStage2Attr(),
+                                        kvShape));
+    layout.v = toBuffer(b, dequantizeKV(b, op.getV(), op.getVScales(),
+                                        op.getVGroupScales(), op.getVZeros(),
+                                        op.getVStage1(), op.getVStage2Attr(),
+                                        kvShape));
+    if (Value table = op.getPageTable()) {
+      layout.table = toBuffer(b, table);
+      layout.pageSize = op.getNumCacheKeys();
     }
-    Value out = emitFloatAttention(b, op, toBuffer(b, q), toBuffer(b, k),
-                                   toBuffer(b, v),
-                                   cacheKeys + op.getNumBufferKeys());
+    if (op.getKBuffer()) {
+      layout.kBuffer = toBuffer(b, op.getKBuffer());
+      layout.kBufferScale = toBuffer(b, op.getKBufferScale());
+      layout.vBuffer = toBuffer(b, op.getVBuffer());
+      layout.vBufferScale = toBuffer(b, op.getVBufferScale());
+    }
+    Value lens = op.getKvLens() ? toBuffer(b, op.getKvLens()) : Value();
+    Value out = emitFloatAttention(b, op, toBuffer(b, q), layout, lens);
     rewriter.replaceOp(op, toTensor(b, out, op.getResult().getType()));
     return success();
   }
 
   /// Attention on f32 (or float) buffers: per query row, one pass for the
-  /// row maximum, one for the softmax terms and the weighted sum of values.
+  /// row maximum, one for the softmax terms and the weighted sum of values,
+  /// each over the row's cache keys and then its buffer keys.
   static Value emitFloatAttention(ImplicitLocOpBuilder &b, AttentionOp op,
-                                  Value q, Value k, Value v, int64_t keys) {
+                                  Value q, const KeyLayout &layout,
+                                  Value lens) {
     RankedTensorType resultType = op.getResult().getType();
     int64_t headDim = op.getHeadDim(), queries = op.getNumQueries();
     int64_t groupSize = op.getNumQueryHeads() / op.getNumKVHeads();
     SoftmaxAttr softmax = op.getSoftmaxOrDefault();
     Value scale = f32Const(b, op.getSoftmaxScale());
-    Value out = allocFor(b, resultType);
+    SmallVector<Value> qSizes = sizesOf(b, q);
+    Value batch = qSizes[0];
+    SmallVector<Value> kSizes = sizesOf(b, layout.k);
+    Value cacheTokens = kSizes[2];
+    checkSequences(b, op, lens, layout, batch, cacheTokens, kSizes[0]);
+    Value out = allocFor(b, resultType, qSizes);
     Value acc = memref::AllocaOp::create(
         b, MemRefType::get({headDim}, b.getF32Type()));
     Value zero = indexConst(b, 0), dim = indexConst(b, headDim);
 
-    forEachIndex(b, {op.getBatch(), op.getNumQueryHeads(), queries},
-                 [&](ValueRange ivs) {
+    forEachIndex(b, ValueRange(qSizes).take_front(3), [&](ValueRange ivs) {
       Value bi = ivs[0], h = ivs[1], i = ivs[2];
       Value kvHead = divIdx(b, h, groupSize);
-      Value end = indexConst(b, keys);
-      if (op.getCausal()) // query i sees keys j <= i + (keys - queries)
-        end = arith::MinUIOp::create(
-            b, addIdx(b, i, indexConst(b, keys - queries + 1)), end);
-      auto score = [&](Value j) {
+      SequenceKeys seq = sequenceKeys(b, op, lens, bi, cacheTokens);
+      Value end = seq.keys;
+      if (op.getCausal()) { // query i sees keys j <= i + (keys - queries)
+        Value last = arith::SubIOp::create(
+            b, addIdx(b, i, seq.keys), indexConst(b, queries - 1));
+        end = arith::MinSIOp::create(
+            b, arith::MaxSIOp::create(b, last, zero), end);
+      }
+      Value cacheEnd = arith::MinUIOp::create(b, end, seq.cacheEnd);
+      // Element (key j, channel c) of K or V.
+      auto cached = [&](Value kv, Value j, Value c) {
+        Value page = bi, row = j;
+        if (layout.table) {
+          page = arith::IndexCastUIOp::create(
+              b, b.getIndexType(),
+              load(b, layout.table, {bi, divIdx(b, j, layout.pageSize)}));
+          row = remIdx(b, j, layout.pageSize);
+        }
+        return load(b, kv, {page, kvHead, row, c});
+      };
+      auto buffered = [&](Value buffer, Value bufferScale, Value j, Value c) {
+        Value r = arith::SubIOp::create(b, j, seq.cacheEnd);
+        Value q8 = arith::SIToFPOp::create(b, b.getF32Type(),
+                                           load(b, buffer, {bi, kvHead, r, c}));
+        return arith::MulFOp::create(b, q8,
+                                     load(b, bufferScale, {bi, kvHead}));
+      };
+      auto score = [&](function_ref<Value(Value)> key) {
         Value dot = reduceRange1(b, zero, dim, f32Const(b, 0.0),
                                  [&](Value c, Value sum) {
           Value prod = arith::MulFOp::create(
-              b, toF32(b, load(b, q, {bi, h, i, c})),
-              load(b, k, {bi, kvHead, j, c}));
+              b, toF32(b, load(b, q, {bi, h, i, c})), key(c));
           return arith::AddFOp::create(b, sum, prod);
         });
         return arith::MulFOp::create(b, scale, dot);
       };
-      Value rowMax = reduceRange1(
-          b, zero, end, f32Const(b, -INFINITY), [&](Value j, Value m) {
-            return arith::MaximumFOp::create(b, m, score(j));
+      // Runs body(j, key(c), value(c)) over the cache keys, then the buffer's.
+      auto overKeys = [&](Value init,
+                          function_ref<Value(Value, function_ref<Value(Value)>,
+                                             function_ref<Value(Value)>, Value)>
+                              body) {
+        Value acc = reduceRange1(b, zero, cacheEnd, init, [&](Value j, Value a) {
+          return body(
+              j, [&](Value c) { return cached(layout.k, j, c); },
+              [&](Value c) { return cached(layout.v, j, c); }, a);
+        });
+        if (!layout.kBuffer)
+          return acc;
+        return reduceRange1(b, cacheEnd, end, acc, [&](Value j, Value a) {
+          return body(
+              j,
+              [&](Value c) {
+                return buffered(layout.kBuffer, layout.kBufferScale, j, c);
+              },
+              [&](Value c) {
+                return buffered(layout.vBuffer, layout.vBufferScale, j, c);
+              },
+              a);
+        });
+      };
+      Value rowMax = overKeys(
+          f32Const(b, -INFINITY),
+          [&](Value, function_ref<Value(Value)> key, function_ref<Value(Value)>,
+              Value m) -> Value {
+            return arith::MaximumFOp::create(b, m, score(key));
           });
       forRange(b, zero, dim,
                [&](Value c) { store(b, f32Const(b, 0.0), acc, {c}); });
-      Value rowSum = reduceRange1(
-          b, zero, end, f32Const(b, 0.0), [&](Value j, Value sum) {
-            Value x = arith::SubFOp::create(b, score(j), rowMax);
+      Value rowSum = overKeys(
+          f32Const(b, 0.0),
+          [&](Value, function_ref<Value(Value)> key,
+              function_ref<Value(Value)> value, Value sum) -> Value {
+            Value x = arith::SubFOp::create(b, score(key), rowMax);
             Value p = softmaxTerm(b, x, softmax);
             forRange(b, zero, dim, [&](Value c) {
-              Value pv = arith::MulFOp::create(b, p, load(b, v, {bi, kvHead, j, c}));
+              Value pv = arith::MulFOp::create(b, p, value(c));
               store(b, arith::AddFOp::create(b, load(b, acc, {c}), pv), acc, {c});
             });
             return arith::AddFOp::create(b, sum, p);
           });
+      // A row that sees no key is 0.
+      Value seesKeys =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ne, end, zero);
       forRange(b, zero, dim, [&](Value c) {
         Value o = arith::DivFOp::create(b, load(b, acc, {c}), rowSum);
+        o = arith::SelectOp::create(b, seesKeys, o, f32Const(b, 0.0));
         store(b, fromF32(b, o, resultType.getElementType()), out,
               {bi, h, i, c});
       });

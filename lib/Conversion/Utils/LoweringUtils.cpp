@@ -67,6 +67,35 @@ void mlir::qattn::forEachIndex(ImplicitLocOpBuilder &b, ArrayRef<int64_t> sizes,
   forEachIndexFrom(b, sizes, body, ivs);
 }
 
+static void forEachIndexFrom(ImplicitLocOpBuilder &b, ValueRange sizes,
+                             function_ref<void(ValueRange)> body,
+                             SmallVector<Value> &ivs) {
+  if (ivs.size() == sizes.size())
+    return body(ivs);
+  mlir::qattn::forRange(b, arith::ConstantIndexOp::create(b, 0),
+                        sizes[ivs.size()], [&](Value iv) {
+                          ivs.push_back(iv);
+                          forEachIndexFrom(b, sizes, body, ivs);
+                          ivs.pop_back();
+                        });
+}
+
+void mlir::qattn::forEachIndex(ImplicitLocOpBuilder &b, ValueRange sizes,
+                               function_ref<void(ValueRange)> body) {
+  SmallVector<Value> ivs;
+  forEachIndexFrom(b, sizes, body, ivs);
+}
+
+SmallVector<Value> mlir::qattn::sizesOf(ImplicitLocOpBuilder &b, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<Value> sizes;
+  for (auto [i, size] : llvm::enumerate(type.getShape()))
+    sizes.push_back(ShapedType::isDynamic(size)
+                        ? memref::DimOp::create(b, buffer, i).getResult()
+                        : arith::ConstantIndexOp::create(b, size).getResult());
+  return sizes;
+}
+
 MemRefType mlir::qattn::memrefOf(RankedTensorType type) {
   return MemRefType::get(type.getShape(), type.getElementType());
 }
@@ -77,9 +106,14 @@ Value mlir::qattn::toBuffer(ImplicitLocOpBuilder &b, Value tensor) {
                                            /*read_only=*/true);
 }
 
-Value mlir::qattn::allocFor(ImplicitLocOpBuilder &b, Type tensorType) {
-  return memref::AllocOp::create(b,
-                                 memrefOf(cast<RankedTensorType>(tensorType)));
+Value mlir::qattn::allocFor(ImplicitLocOpBuilder &b, Type tensorType,
+                            ValueRange sizes) {
+  auto type = cast<RankedTensorType>(tensorType);
+  SmallVector<Value> dynamic;
+  for (auto [i, size] : llvm::enumerate(type.getShape()))
+    if (ShapedType::isDynamic(size))
+      dynamic.push_back(sizes[i]);
+  return memref::AllocOp::create(b, memrefOf(type), dynamic);
 }
 
 Value mlir::qattn::toTensor(ImplicitLocOpBuilder &b, Value buffer,

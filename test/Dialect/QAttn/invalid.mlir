@@ -185,7 +185,7 @@ func.func @f(%b: tensor<1x2x16x16xi8>, %s: tensor<1x2xf32>, %p: tensor<1x64x16xi
 // -----
 
 func.func @f(%q: tensor<1x0x4x16xf32>, %k: tensor<1x2x8x16xi8>, %ks: tensor<1x2x1xf32>) {
-  // expected-error@+1 {{expected positive heads and head dimension, got 'tensor<1x0x4x16xf32>'}}
+  // expected-error@+1 {{expected static, positive query heads, queries and head dimension, got 'tensor<1x0x4x16xf32>'}}
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<1x0x4x16xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>) -> tensor<1x0x4x16xf32>
   return
 }
@@ -282,7 +282,7 @@ func.func @f(%q: tensor<1x6x4x16xf32>, %k: tensor<1x4x8x16xi8>, %ks: tensor<1x4x
 
 func.func @f(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xi8>, %ks: tensor<1x2x1xf32>) {
   // expected-error@+1 {{expected key and value buffers with their scales, or no buffers}}
-  %o = "qattn.attention"(%q, %k, %ks, %k, %ks, %k) <{k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>, operandSegmentSizes = array<i32: 1, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0>}> : (tensor<1x2x4x16xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x8x16xi8>) -> tensor<1x2x4x16xf32>
+  %o = "qattn.attention"(%q, %k, %ks, %k, %ks, %k) <{k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>, operandSegmentSizes = array<i32: 1, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0>}> : (tensor<1x2x4x16xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x8x16xi8>) -> tensor<1x2x4x16xf32>
   return
 }
 
@@ -472,3 +472,91 @@ func.func @f(%q8: tensor<1x2x16x16xi8>) {
 // expected-error@+2 {{expected ::mlir::qattn::Stage2Anchor to be one of: zero, min}}
 // expected-error@+1 {{failed to parse QAttn_Stage2Attr parameter 'anchor'}}
 func.func @f() attributes {s = #qattn.stage2<bits = [4], group = 8, anchor = max>} { return }
+
+// -----
+
+func.func @f(%q: tensor<2x2x1x16xf32>, %k: tensor<?x2x8x16xi8>, %ks: tensor<?x2x1xf32>, %t: tensor<2x4xi32>) {
+  // expected-error@+1 {{expected kv_lens with a page table}}
+  %o = "qattn.attention"(%q, %k, %ks, %k, %ks, %t) <{k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>, operandSegmentSizes = array<i32: 1, 0, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}> : (tensor<2x2x1x16xf32>, tensor<?x2x8x16xi8>, tensor<?x2x1xf32>, tensor<?x2x8x16xi8>, tensor<?x2x1xf32>, tensor<2x4xi32>) -> tensor<2x2x1x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x2x1x16xf32>, %k: tensor<?x2x12x16xi8>, %ks: tensor<?x2x2xf32>, %l: tensor<?xi32>, %t: tensor<?x?xi32>) {
+  // expected-error@+1 {{expected the page size 12 to be a multiple of the stage-1 block size 8}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%l) pages(%t) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<?x2x1x16xf32>, tensor<?x2x12x16xi8>, tensor<?x2x2xf32>, tensor<?x2x12x16xi8>, tensor<?x2x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x2x1x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x2x1x16xf32>, %k: tensor<?x2x?x16xi8>, %ks: tensor<?x2x?xf32>, %l: tensor<?xi32>, %t: tensor<?x?xi32>) {
+  // expected-error@+1 {{expected a static, positive page size (the token dimension of the K/V pages), got [?, 2, ?, 16]}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%l) pages(%t) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<?x2x1x16xf32>, tensor<?x2x?x16xi8>, tensor<?x2x?xf32>, tensor<?x2x?x16xi8>, tensor<?x2x?xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x2x1x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x2x1x16xf32>, %k: tensor<?x2x16x16xi8>, %ks: tensor<?x2x2xf32>, %b: tensor<?x2x8x16xi8>, %bs: tensor<?x2xf32>, %l: tensor<?xi32>, %t: tensor<?x?xi32>) {
+  // expected-error@+1 {{expected the buffer (the tail page) to hold one page of 16 tokens, got 8}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) buffers(%b, %bs, %b, %bs) lengths(%l) pages(%t) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<?x2x1x16xf32>, tensor<?x2x16x16xi8>, tensor<?x2x2xf32>, tensor<?x2x16x16xi8>, tensor<?x2x2xf32>, tensor<?x2x8x16xi8>, tensor<?x2xf32>, tensor<?x2x8x16xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x2x1x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x2x1x16xf32>, %k: tensor<?x2x?x16xi8>, %ks: tensor<?x2x?xf32>, %b: tensor<?x2x12x16xi8>, %bs: tensor<?x2xf32>, %l: tensor<?xi32>) {
+  // expected-error@+1 {{expected the buffer size 12 to be a multiple of the stage-1 block size 8 with kv_lens}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) buffers(%b, %bs, %b, %bs) lengths(%l) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<?x2x1x16xf32>, tensor<?x2x?x16xi8>, tensor<?x2x?xf32>, tensor<?x2x?x16xi8>, tensor<?x2x?xf32>, tensor<?x2x12x16xi8>, tensor<?x2xf32>, tensor<?x2x12x16xi8>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2x1x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x2x1x16xf32>, %k: tensor<2x2x?x16xi8>, %ks: tensor<2x2x?xf32>, %l: tensor<3xi32>) {
+  // expected-error@+1 {{expected kv_lens of shape [2], got 'tensor<3xi32>'}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%l) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<2x2x1x16xf32>, tensor<2x2x?x16xi8>, tensor<2x2x?xf32>, tensor<2x2x?x16xi8>, tensor<2x2x?xf32>, tensor<3xi32>) -> tensor<2x2x1x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x2x1x16xf32>, %k: tensor<?x2x8x16xi8>, %ks: tensor<?x2x1xf32>, %l: tensor<2xi32>, %t: tensor<3x4xi32>) {
+  // expected-error@+1 {{expected a page table of shape [B, max pages] with B = 2, got 'tensor<3x4xi32>'}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%l) pages(%t) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<2x2x1x16xf32>, tensor<?x2x8x16xi8>, tensor<?x2x1xf32>, tensor<?x2x8x16xi8>, tensor<?x2x1xf32>, tensor<2xi32>, tensor<3x4xi32>) -> tensor<2x2x1x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x?x1x16xf32>, %k: tensor<1x2x8x16xi8>, %ks: tensor<1x2x1xf32>) {
+  // expected-error@+1 {{expected static, positive query heads, queries and head dimension, got 'tensor<1x?x1x16xf32>'}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<1x?x1x16xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>, tensor<1x2x8x16xi8>, tensor<1x2x1xf32>) -> tensor<1x?x1x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x2x1x16xf32>, %k: tensor<1x?x8x16xi8>, %ks: tensor<1x?x1xf32>) {
+  // expected-error@+1 {{expected key scales with a static, positive number of KV heads, got 'tensor<1x?x1xf32>'}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<1x2x1x16xf32>, tensor<1x?x8x16xi8>, tensor<1x?x1xf32>, tensor<1x?x8x16xi8>, tensor<1x?x1xf32>) -> tensor<1x2x1x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x2x8x16xf32>) {
+  // expected-error@+1 {{expected static shapes, got 'tensor<?x2x8x16xf32>' (dynamic sizes are supported by qattn.attention, qattn.dequantize and qattn.progressive_dequantize)}}
+  %q, %s = qattn.quantize %x {scheme = #qattn.stage1<block = 8>} : tensor<?x2x8x16xf32> -> tensor<?x2x8x16xi8>, tensor<?x2x1xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q8: tensor<?x2x8x?xi8>, %s: tensor<?x2x1xf32>) {
+  // expected-error@+1 {{expected data with static, positive heads and head dimension, got [?, 2, 8, ?]}}
+  %x = qattn.dequantize %q8, %s {scheme = #qattn.stage1<block = 8>} : tensor<?x2x8x?xi8>, tensor<?x2x1xf32> -> tensor<?x2x8x?xf32>
+  return
+}

@@ -107,3 +107,36 @@ func.func @stage2_min_anchor(%q: tensor<1x2x4x16xf32>, %q8: tensor<1x2x32x16xi8>
   %o = qattn.attention %q keys(%p, %ks, %s, %z) values(%q8, %ks) {k_stage1 = #qattn.stage1<block = 32>, k_stage2 = #qattn.stage2<bits = [4], group = 16, anchor = min>, v_stage1 = #qattn.stage1<block = 32>} : (tensor<1x2x4x16xf32>, tensor<1x32x16xi8>, tensor<1x2x1xf32>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xi8>, tensor<1x2x32x16xi8>, tensor<1x2x1xf32>) -> tensor<1x2x4x16xf32>
   return %o : tensor<1x2x4x16xf32>
 }
+
+// The serving forms: per-sequence lengths over a contiguous cache of dynamic
+// batch and capacity; a paged pool (64-token pages, page table) with the int8
+// tail page; dynamic dequantization.
+// CHECK-LABEL: func.func @varlen
+// CHECK: qattn.attention %{{.*}} keys(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) values(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) lengths(%{{.*}}) {{{.*}}causal{{.*}}} : (tensor<?x8x4x64xf16>, tensor<?x?x64xi8>, tensor<?x2x?xf32>, tensor<?x2x?x64xi8>, tensor<?x2x?x64xi8>, tensor<?x?x64xi8>, tensor<?x2x?xf32>, tensor<?x2x?x64xi8>, tensor<?x2x?x64xi8>, tensor<?xi32>) -> tensor<?x8x4x64xf16>
+func.func @varlen(%q: tensor<?x8x4x64xf16>, %kp: tensor<?x?x64xi8>, %ks: tensor<?x2x?xf32>, %ks2: tensor<?x2x?x64xi8>, %kz2: tensor<?x2x?x64xi8>, %lens: tensor<?xi32>) -> tensor<?x8x4x64xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) lengths(%lens)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>, causal}
+      : (tensor<?x8x4x64xf16>, tensor<?x?x64xi8>, tensor<?x2x?xf32>, tensor<?x2x?x64xi8>, tensor<?x2x?x64xi8>, tensor<?x?x64xi8>, tensor<?x2x?xf32>, tensor<?x2x?x64xi8>, tensor<?x2x?x64xi8>, tensor<?xi32>) -> tensor<?x8x4x64xf16>
+  return %o : tensor<?x8x4x64xf16>
+}
+
+// CHECK-LABEL: func.func @paged
+// CHECK: qattn.attention %{{.*}} keys({{.*}}) values({{.*}}) buffers({{.*}}) lengths(%{{.*}}) pages(%{{.*}}) {{{.*}}} : (tensor<?x8x1x64xf16>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x4x64xi8>, tensor<?x2x4x64xi8>, tensor<?x64x32xi8>, tensor<?x2x1xf32>, tensor<?x2x4x64xi8>, tensor<?x2x4x64xi8>, tensor<?x2x64x64xi8>, tensor<?x2xf32>, tensor<?x2x64x64xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x64xf16>
+func.func @paged(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x64xi8>, %kz2: tensor<?x2x4x64xi8>,
+                 %vp: tensor<?x64x32xi8>, %vs: tensor<?x2x1xf32>, %vs2: tensor<?x2x4x64xi8>, %vz2: tensor<?x2x4x64xi8>,
+                 %kb: tensor<?x2x64x64xi8>, %kbs: tensor<?x2xf32>, %vb: tensor<?x2x64x64xi8>, %vbs: tensor<?x2xf32>,
+                 %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x64xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%vp, %vs, %vs2, %vz2) buffers(%kb, %kbs, %vb, %vbs) lengths(%lens) pages(%table)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [2], group = 16>}
+      : (tensor<?x8x1x64xf16>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x4x64xi8>, tensor<?x2x4x64xi8>, tensor<?x64x32xi8>, tensor<?x2x1xf32>, tensor<?x2x4x64xi8>, tensor<?x2x4x64xi8>, tensor<?x2x64x64xi8>, tensor<?x2xf32>, tensor<?x2x64x64xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x64xf16>
+  return %o : tensor<?x8x1x64xf16>
+}
+
+// CHECK-LABEL: func.func @dynamic_dequantize
+// CHECK: qattn.progressive_dequantize %{{.*}} : tensor<?x?x64xi8>, tensor<?x2x?x64xi8>, tensor<?x2x?x64xi8> -> tensor<?x2x?x64xi8>
+// CHECK: qattn.dequantize %{{.*}} : tensor<?x2x?x64xi8>, tensor<?x2x?xf32> -> tensor<?x2x?x64xf32>
+func.func @dynamic_dequantize(%p: tensor<?x?x64xi8>, %s2: tensor<?x2x?x64xi8>, %z2: tensor<?x2x?x64xi8>, %s1: tensor<?x2x?xf32>) -> tensor<?x2x?x64xf32> {
+  %q8 = qattn.progressive_dequantize %p, %s2, %z2 {scheme = #qattn.stage2<bits = [4], group = 16>} : tensor<?x?x64xi8>, tensor<?x2x?x64xi8>, tensor<?x2x?x64xi8> -> tensor<?x2x?x64xi8>
+  %x = qattn.dequantize %q8, %s1 {scheme = #qattn.stage1<block = 64>} : tensor<?x2x?x64xi8>, tensor<?x2x?xf32> -> tensor<?x2x?x64xf32>
+  return %x : tensor<?x2x?x64xf32>
+}

@@ -52,8 +52,11 @@ FloatType Stage1Attr::getScaleElementType() const {
 }
 
 SmallVector<int64_t> Stage1Attr::getScaleShape(ArrayRef<int64_t> dataShape) const {
-  SmallVector<int64_t> shape = {dataShape[0], dataShape[1],
-                                llvm::divideCeilSigned(dataShape[2], getBlock())};
+  int64_t tokens = dataShape[2];
+  int64_t blocks = ShapedType::isDynamic(tokens)
+                       ? ShapedType::kDynamic
+                       : llvm::divideCeilSigned(tokens, getBlock());
+  SmallVector<int64_t> shape = {dataShape[0], dataShape[1], blocks};
   if (getGranularity() == Granularity::channel)
     shape.push_back(dataShape[3]);
   return shape;

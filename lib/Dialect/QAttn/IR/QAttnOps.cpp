@@ -33,7 +33,12 @@ static std::string shapeStr(ArrayRef<int64_t> shape) {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << '[';
-  llvm::interleaveComma(shape, os);
+  llvm::interleaveComma(shape, os, [&](int64_t size) {
+    if (ShapedType::isDynamic(size))
+      os << '?';
+    else
+      os << size;
+  });
   os << ']';
   return s;
 }
@@ -48,13 +53,44 @@ static FailureOr<BHND> getBHND(Operation *op, StringRef name,
   return BHND{s[0], s[1], s[2], s[3]};
 }
 
+/// ceil(n / m) of a size that may be dynamic.
+static int64_t ceilDivDim(int64_t n, int64_t m) {
+  return ShapedType::isDynamic(n) ? ShapedType::kDynamic
+                                  : llvm::divideCeilSigned(n, m);
+}
+
+/// Whether two sizes agree where both are known (`?` matches any size).
+static bool compatibleDim(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+/// Checks that `type` has `expected`'s rank and its sizes where both are
+/// known: a derived size is `?` where the size it derives from is.
 static LogicalResult expectShape(Operation *op, StringRef name,
                                  RankedTensorType type,
                                  ArrayRef<int64_t> expected) {
-  if (type.getShape() == expected)
+  ArrayRef<int64_t> shape = type.getShape();
+  if (shape.size() == expected.size() &&
+      llvm::all_of(llvm::zip(shape, expected), [](auto dims) {
+        return compatibleDim(std::get<0>(dims), std::get<1>(dims));
+      }))
     return success();
   return op->emitOpError() << "expected " << name << " of shape "
                            << shapeStr(expected) << ", got " << type;
+}
+
+/// Refuses dynamic sizes in the operands and results of ops whose lowerings
+/// are specialized on static shapes.
+static LogicalResult expectStaticShapes(Operation *op) {
+  for (Type type : llvm::concat<Type>(op->getOperandTypes(),
+                                      op->getResultTypes()))
+    if (auto tensor = dyn_cast<RankedTensorType>(type);
+        tensor && !tensor.hasStaticShape())
+      return op->emitOpError()
+             << "expected static shapes, got " << tensor
+             << " (dynamic sizes are supported by qattn.attention, "
+                "qattn.dequantize and qattn.progressive_dequantize)";
+  return success();
 }
 
 static LogicalResult expectElementType(Operation *op, StringRef name,
@@ -63,6 +99,20 @@ static LogicalResult expectElementType(Operation *op, StringRef name,
     return success();
   return op->emitOpError() << "expected " << name << " with element type "
                            << expected << ", got " << type;
+}
+
+/// Checks that the heads and head dimension of [B, H, N, d] sizes are
+/// static and positive (the format's layout derives from them); batch and
+/// tokens may be dynamic.
+static LogicalResult expectStaticHeads(Operation *op, StringRef name,
+                                       const BHND &sizes) {
+  if (ShapedType::isDynamic(sizes.h) || ShapedType::isDynamic(sizes.d) ||
+      sizes.h <= 0 || sizes.d <= 0)
+    return op->emitOpError()
+           << "expected " << name
+           << " with static, positive heads and head dimension, got "
+           << shapeStr(sizes.shape());
+  return success();
 }
 
 /// Checks stage-1 scales against the data they scale.
@@ -77,6 +127,8 @@ static LogicalResult verifyStage1Scales(Operation *op, StringRef name,
 /// Checks that a stage-2 scheme fits data of sizes `data`.
 static LogicalResult verifyStage2Scheme(Operation *op, Stage2Attr scheme,
                                         const BHND &data) {
+  if (failed(expectStaticHeads(op, "stage-2 data", data)))
+    return failure();
   if (!scheme.fitsHeads(data.h))
     return op->emitOpError()
            << "expected one stage-2 bit width or one per head (" << data.h
@@ -98,8 +150,9 @@ static LogicalResult verifyStage2Tensors(Operation *op, Stage2Attr scheme,
   if (failed(expectShape(op, "codes", codes,
                          {data.b, data.n, scheme.getRowBytes(data.h, data.d)})))
     return failure();
-  SmallVector<int64_t> groupShape = {
-      data.b, data.h, llvm::divideCeilSigned(data.n, scheme.getGroup()), data.d};
+  SmallVector<int64_t> groupShape = {data.b, data.h,
+                                     ceilDivDim(data.n, scheme.getGroup()),
+                                     data.d};
   if (failed(expectShape(op, "group scales", scales, groupShape)))
     return failure();
   return expectShape(op, "zero points", zeros, groupShape);
@@ -123,13 +176,15 @@ static LogicalResult verifyStage1Op(Operation *op, RankedTensorType floatType,
                                     RankedTensorType scalesType,
                                     Stage1Attr scheme) {
   FailureOr<BHND> sizes = getBHND(op, "data", dataType);
-  if (failed(sizes) ||
+  if (failed(sizes) || failed(expectStaticHeads(op, "data", *sizes)) ||
       failed(expectShape(op, "float tensor", floatType, dataType.getShape())))
     return failure();
   return verifyStage1Scales(op, "scales", scalesType, scheme, *sizes);
 }
 
 LogicalResult QuantizeOp::verify() {
+  if (failed(expectStaticShapes(*this)))
+    return failure();
   return verifyStage1Op(*this, getInput().getType(), getData().getType(),
                         getScales().getType(), getScheme());
 }
@@ -144,6 +199,8 @@ LogicalResult DequantizeOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ProgressiveQuantizeOp::verify() {
+  if (failed(expectStaticShapes(*this)))
+    return failure();
   FailureOr<BHND> sizes = getBHND(*this, "input", getInput().getType());
   if (failed(sizes))
     return failure();
@@ -164,6 +221,8 @@ LogicalResult ProgressiveDequantizeOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult SmoothKeysOp::verify() {
+  if (failed(expectStaticShapes(*this)))
+    return failure();
   FailureOr<BHND> in = getBHND(*this, "input", getInput().getType());
   if (failed(in) || failed(expectShape(*this, "smoothed keys",
                                        getSmoothed().getType(), in->shape())))
@@ -196,6 +255,8 @@ LogicalResult SmoothKeysOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult BufferAppendOp::verify() {
+  if (failed(expectStaticShapes(*this)))
+    return failure();
   FailureOr<BHND> buf = getBHND(*this, "buffer", getBuffer().getType());
   FailureOr<BHND> in;
   if (failed(buf) ||
@@ -212,6 +273,8 @@ LogicalResult BufferAppendOp::verify() {
 }
 
 LogicalResult BufferFlushOp::verify() {
+  if (failed(expectStaticShapes(*this)))
+    return failure();
   FailureOr<BHND> buf = getBHND(*this, "buffer", getBuffer().getType());
   if (failed(buf) ||
       failed(expectShape(*this, "scale", getScale().getType(),
@@ -266,6 +329,15 @@ int64_t AttentionOp::getNumCacheKeys() {
   return getKStage2() ? k.getDimSize(1) : k.getDimSize(2);
 }
 
+bool AttentionOp::isShapeGeneric() {
+  auto dynamic = [](Type type) {
+    return !cast<ShapedType>(type).hasStaticShape();
+  };
+  return getKvLens() || getPageTable() ||
+         llvm::any_of(getOperandTypes(), dynamic) ||
+         dynamic(getResult().getType());
+}
+
 int64_t AttentionOp::getNumBufferKeys() {
   return getKBuffer() ? getKBuffer().getType().getDimSize(2) : 0;
 }
@@ -308,14 +380,22 @@ struct KVOperands {
 };
 } // namespace
 
-/// Verifies one of K/V and returns its [B, Hkv, N, d] sizes.
+/// Verifies one of K/V and returns its [B, Hkv, N, d] sizes; in the paged
+/// form B counts the pool's pages and N is the page size, and `batch` is
+/// null (any).
 static FailureOr<BHND> verifyKV(Operation *op, const KVOperands &kv,
-                                int64_t batch, int64_t headDim) {
+                                std::optional<int64_t> batch,
+                                int64_t headDim) {
   auto scales = cast<RankedTensorType>(kv.scales.getType());
   auto data = cast<RankedTensorType>(kv.data.getType());
   if (scales.getRank() < 3)
     return op->emitOpError() << "expected " << kv.name
                              << " scales of rank 3 or 4, got " << scales;
+  if (ShapedType::isDynamic(scales.getDimSize(1)) || scales.getDimSize(1) <= 0)
+    return op->emitOpError() << "expected " << kv.name
+                             << " scales with a static, positive number of "
+                                "KV heads, got "
+                             << scales;
   bool hasGroupTensors = kv.groupScales && kv.zeros;
   if (static_cast<bool>(kv.stage2) != hasGroupTensors ||
       static_cast<bool>(kv.groupScales) != static_cast<bool>(kv.zeros))
@@ -323,7 +403,8 @@ static FailureOr<BHND> verifyKV(Operation *op, const KVOperands &kv,
            << "expected " << kv.name
            << " group scales and zero points exactly when its stage-2 scheme "
               "is given";
-  BHND sizes{batch, scales.getDimSize(1), 0, headDim};
+  BHND sizes{batch.value_or(data.getDimSize(0)), scales.getDimSize(1), 0,
+             headDim};
   if (kv.stage2) {
     if (data.getRank() != 3)
       return op->emitOpError() << "expected " << kv.name
@@ -353,8 +434,11 @@ LogicalResult AttentionOp::verify() {
   FailureOr<BHND> out = getBHND(*this, "result", getResult().getType());
   if (failed(out))
     return failure();
-  if (out->d <= 0 || out->h <= 0)
-    return emitOpError() << "expected positive heads and head dimension, got "
+  if (ShapedType::isDynamic(out->h) || ShapedType::isDynamic(out->n) ||
+      ShapedType::isDynamic(out->d) || out->d <= 0 || out->h <= 0 ||
+      out->n <= 0)
+    return emitOpError() << "expected static, positive query heads, queries "
+                            "and head dimension, got "
                          << getResult().getType();
 
   // Query: float, or stage-1 int8 with scales and a scheme.
@@ -372,28 +456,62 @@ LogicalResult AttentionOp::verify() {
                                           getQStage1Attr(), *out)))
     return failure();
 
-  // Keys and values.
+  // Keys and values: per batch, or a pool of pages.
+  bool paged = static_cast<bool>(getPageTable());
+  if (paged && !getKvLens())
+    return emitOpError() << "expected kv_lens with a page table";
+  std::optional<int64_t> kvBatch;
+  if (!paged)
+    kvBatch = out->b;
   FailureOr<BHND> k = verifyKV(*this,
                                {"key", getK(), getKScales(), getKGroupScales(),
                                 getKZeros(), getKStage1(), getKStage2Attr()},
-                               out->b, out->d);
+                               kvBatch, out->d);
   if (failed(k))
     return failure();
   FailureOr<BHND> v = verifyKV(*this,
                                {"value", getV(), getVScales(),
                                 getVGroupScales(), getVZeros(), getVStage1(),
                                 getVStage2Attr()},
-                               out->b, out->d);
+                               kvBatch, out->d);
   if (failed(v))
     return failure();
-  if (k->h != v->h || k->n != v->n)
-    return emitOpError() << "expected keys and values with equal heads and "
-                            "tokens, got "
-                         << shapeStr(k->shape()) << " and "
+  if (k->h != v->h || !compatibleDim(k->n, v->n) || !compatibleDim(k->b, v->b))
+    return emitOpError() << "expected keys and values with equal "
+                         << (paged ? "pages, heads and page size" : "heads and tokens")
+                         << ", got " << shapeStr(k->shape()) << " and "
                          << shapeStr(v->shape());
   if (out->h % k->h != 0)
     return emitOpError() << "expected the query heads " << out->h
                          << " to be a multiple of the KV heads " << k->h;
+  int64_t pageSize = k->n;
+  if (paged) {
+    if (ShapedType::isDynamic(pageSize) || pageSize <= 0)
+      return emitOpError() << "expected a static, positive page size (the "
+                              "token dimension of the K/V pages), got "
+                           << shapeStr(k->shape());
+    for (Stage1Attr s1 : {getKStage1(), getVStage1()})
+      if (pageSize % s1.getBlock() != 0)
+        return emitOpError() << "expected the page size " << pageSize
+                             << " to be a multiple of the stage-1 block size "
+                             << s1.getBlock();
+  }
+
+  // Per-sequence lengths and the page table.
+  if (Value lens = getKvLens())
+    if (failed(expectShape(*this, "kv_lens",
+                           cast<RankedTensorType>(lens.getType()), {out->b})))
+      return failure();
+  if (paged) {
+    auto table = cast<RankedTensorType>(getPageTable().getType());
+    if (table.getRank() != 2 || !compatibleDim(table.getDimSize(0), out->b))
+      return emitOpError() << "expected a page table of shape [B, max pages] "
+                              "with B = "
+                           << (ShapedType::isDynamic(out->b)
+                                   ? std::string("?")
+                                   : std::to_string(out->b))
+                           << ", got " << table;
+  }
 
   // Decode buffers: all four operands or none.
   int numBufferOperands = !!getKBuffer() + !!getKBufferScale() +
@@ -407,6 +525,9 @@ LogicalResult AttentionOp::verify() {
     if (failed(kb))
       return failure();
     bufferTokens = kb->n;
+    if (ShapedType::isDynamic(bufferTokens) || bufferTokens <= 0)
+      return emitOpError() << "expected a static, positive buffer size, got "
+                           << getKBuffer().getType();
     BHND expected{out->b, k->h, bufferTokens, out->d};
     if (failed(expectShape(*this, "key buffer", getKBuffer().getType(),
                            expected.shape())) ||
@@ -417,9 +538,23 @@ LogicalResult AttentionOp::verify() {
         failed(expectShape(*this, "value buffer scale",
                            getVBufferScale().getType(), {out->b, k->h})))
       return failure();
+    if (paged && bufferTokens != pageSize)
+      return emitOpError() << "expected the buffer (the tail page) to hold "
+                              "one page of "
+                           << pageSize << " tokens, got " << bufferTokens;
+    // With lengths a full buffer has been flushed: the cache ends at a
+    // whole number of buffers, so of blocks.
+    if (getKvLens())
+      for (Stage1Attr s1 : {getKStage1(), getVStage1()})
+        if (bufferTokens % s1.getBlock() != 0)
+          return emitOpError()
+                 << "expected the buffer size " << bufferTokens
+                 << " to be a multiple of the stage-1 block size "
+                 << s1.getBlock() << " with kv_lens";
   }
 
-  if (getCausal() && out->n > k->n + bufferTokens)
+  if (getCausal() && !getKvLens() && !ShapedType::isDynamic(k->n) &&
+      out->n > k->n + bufferTokens)
     return emitOpError() << "expected at most as many queries (" << out->n
                          << ") as keys (" << k->n + bufferTokens
                          << ") for causal attention";

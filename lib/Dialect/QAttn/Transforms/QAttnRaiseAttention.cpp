@@ -829,7 +829,8 @@ struct QAttnRaiseAttentionPass
     auto attn = AttentionOp::create(
         b, loc, m.root->getResult(0).getType(), q, qScales, k.data, k.scales,
         k.groupScales, k.zeros, v.data, v.scales, v.groupScales, v.zeros,
-        /*k_buffer=*/Value(), Value(), Value(), Value(), qStage1, stage1,
+        /*k_buffer=*/Value(), Value(), Value(), Value(), /*kv_lens=*/Value(),
+        /*page_table=*/Value(), qStage1, stage1,
         k.stage2, stage1, v.stage2, b.getF32FloatAttr(float(m.scale)),
         m.causal, /*softmax=*/SoftmaxAttr(), /*gpu_tiling=*/GpuTilingAttr());
     m.root->getResult(0).replaceAllUsesWith(attn.getResult());

@@ -155,9 +155,13 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       getOperation().emitError("qattn-tile: invalid options");
       return signalPassFailure();
     }
-    getOperation()->walk([&](AttentionOp op) {
+    WalkResult result = getOperation()->walk([&](AttentionOp op) {
+      if (op.isShapeGeneric()) {
+        op.emitOpError(kNoShapeGenericKernel);
+        return WalkResult::interrupt();
+      }
       if (op.getGpuTilingAttr())
-        return;
+        return WalkResult::advance();
       GpuKernel kernel = GpuKernel::rows;
       if (useMma && fitsMmaKernel(op))
         kernel = useWgmma ? GpuKernel::wgmma : GpuKernel::mma;
@@ -208,7 +212,10 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       }
       op.setGpuTilingAttr(GpuTilingAttr::get(&getContext(), w, s, keysPerStep,
                                              kernel, stages, pv, producer));
+      return WalkResult::advance();
     });
+    if (result.wasInterrupted())
+      signalPassFailure();
   }
 };
 } // namespace

@@ -14,8 +14,10 @@ include "mlir/IR/OpBase.td"
 class QAttn_Op<string mnemonic, list<Trait> traits = []>
     : Op<QAttn_Dialect, mnemonic, traits>;
 
-// Every tensor of the dialect is ranked and statically shaped: the format's
-// shapes derive from the sizes, and the GPU kernels are specialized on them.
+// Every tensor of the dialect is ranked. The format's shapes derive from the
+// sizes; qattn.attention, qattn.dequantize and qattn.progressive_dequantize
+// accept dynamic batch, token and page-pool sizes (`?`), the other ops take
+// static shapes.
 def QAttn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def QAttn_I8Tensor : RankedTensorOf<[I8]>;
 def QAttn_ScaleTensor : RankedTensorOf<[F32, F16]>;
@@ -249,10 +251,24 @@ def QAttn_AttentionOp : QAttn_Op<"attention", [Pure, AttrSizedOperandSegments]> 
       zeros (`k_stage1` + `k_stage2`), or stage-1 int8 `[B, Hkv, Nk, d]` with
       block scales (`k_stage1` alone); values likewise;
     * optionally int8 decode buffers `[B, Hkv, Nb, d]` with per-head scales
-      `[B, Hkv]`, whose tokens follow the cache's.
+      `[B, Hkv]`, whose tokens follow the cache's;
+    * optionally per-sequence lengths `kv_lens` (i32 `[B]`): sequence `b`
+      has `L = kv_lens[b]` keys, its first `L - L mod Nb` in the cache and
+      the last `L mod Nb` in buffer rows `0 ..` (all `L` in the cache
+      without buffers);
+    * optionally a page table `page_table` (i32 `[B, MP]`, with `kv_lens`):
+      the K/V operands are then a pool of pages of `P` tokens laid out as
+      the contiguous form with batch -> page and tokens -> `P` (codes
+      `[NP, P, R]`, scales `[NP, Hkv, P / block]`, ...), and key `j` of
+      sequence `b` is row `j mod P` of page `page_table[b, j / P]`. `P` is
+      a multiple of the stage-1 blocks; a buffer then holds `Nb = P` tokens
+      (the tail page).
 
     Query head `h` reads KV head `h / (Hq / Hkv)` (grouped-query attention).
-    With `causal`, query `i` sees keys `j <= i + (Nk + Nb - Nq)`. `scale`
+    With `causal`, query `i` sees keys `j <= i + (L - Nq)`, `L = Nk + Nb`
+    without `kv_lens`; a query that sees no key has output 0. Batch, cache
+    capacity, pool size and table width may be dynamic (`?`); heads, head
+    dimension, queries, `P` and `Nb` are static. `scale`
     defaults to `1 / sqrt(d)`; `softmax` to `#qattn.softmax<exact>`.
     `gpu_tiling`, set by `qattn-tile`, says how the GPU lowering maps the op
     onto a grid; it does not change the result.
@@ -276,6 +292,8 @@ def QAttn_AttentionOp : QAttn_Op<"attention", [Pure, AttrSizedOperandSegments]> 
     Optional<QAttn_I8Tensor>:$v_group_scales, Optional<QAttn_I8Tensor>:$v_zeros,
     Optional<QAttn_I8Tensor>:$k_buffer, Optional<RankedTensorOf<[F32]>>:$k_buffer_scale,
     Optional<QAttn_I8Tensor>:$v_buffer, Optional<RankedTensorOf<[F32]>>:$v_buffer_scale,
+    Optional<RankedTensorOf<[I32]>>:$kv_lens,
+    Optional<RankedTensorOf<[I32]>>:$page_table,
     OptionalAttr<QAttn_Stage1Attr>:$q_stage1,
     QAttn_Stage1Attr:$k_stage1, OptionalAttr<QAttn_Stage2Attr>:$k_stage2,
     QAttn_Stage1Attr:$v_stage1, OptionalAttr<QAttn_Stage2Attr>:$v_stage2,
@@ -288,6 +306,7 @@ def QAttn_AttentionOp : QAttn_Op<"attention", [Pure, AttrSizedOperandSegments]> 
     `keys` `(` $k `,` $k_scales (`,` $k_group_scales^ `,` $k_zeros)? `)`
     `values` `(` $v `,` $v_scales (`,` $v_group_scales^ `,` $v_zeros)? `)`
     (`buffers` `(` $k_buffer^ `,` $k_buffer_scale `,` $v_buffer `,` $v_buffer_scale `)`)?
+    (`lengths` `(` $kv_lens^ `)`)? (`pages` `(` $page_table^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -301,8 +320,12 @@ def QAttn_AttentionOp : QAttn_Op<"attention", [Pure, AttrSizedOperandSegments]> 
     int64_t getNumQueries() { return getResult().getType().getDimSize(2); }
     int64_t getHeadDim() { return getResult().getType().getDimSize(3); }
     int64_t getNumKVHeads();
-    /// Tokens in the cache operands, without the decode buffer.
+    /// Tokens in the cache operands, without the decode buffer (the page
+    /// size in the paged form; may be dynamic).
     int64_t getNumCacheKeys();
+    /// Whether the op has the shape-generic serving form the GPU kernels do
+    /// not take yet: per-sequence lengths, a page table or a dynamic size.
+    bool isShapeGeneric();
     /// Tokens in the decode buffer (0 without one).
     int64_t getNumBufferKeys();
     /// Why the tensor-core prefill kernel (`kernel = mma`) cannot run this
