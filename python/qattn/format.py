@@ -871,7 +871,8 @@ def paged_kv(
     ``kv_lens`` (integer ``[B]``, required with ``page_table``): sequence ``b`` has ``L_b`` keys,
     the first ``C_b = cached_tokens(L_b, Nb)`` in the cache, the last ``L_b - C_b`` in rows
     ``0 .. L_b - C_b - 1`` of the decode buffer ``buffer [B, Hkv, Nb, d]`` int8 (scale
-    ``buffer_scale [B, Hkv]`` f32; ``Nb = P`` when paged). Only the entries ``0 ..
+    ``buffer_scale [B, Hkv]`` f32; ``Nb`` a multiple of ``block``, ``Nb = P`` when paged).
+    Only the entries ``0 ..
     pages_read(L_b, P, Nb) - 1`` of a table row are read, and only the cache rows, blocks and
     groups that hold one of the first ``C_b`` keys; everything else may hold anything.
     Without ``kv_lens`` (contiguous form only) every sequence has the whole cache and the whole

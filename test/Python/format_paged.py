@@ -7,12 +7,16 @@ orders and anchors, block and channel scales, f16 scales; int8 only); the identi
 P = N equals the contiguous form; a decode buffer at several fill levels; every byte that is
 never read is garbage (NaN scales, random codes, bad table entries) and changing it changes
 nothing; ``varlen_attention`` against a plain loop (empty rows 0, causal alignment per sequence);
-and the ValueErrors for bad tables, lengths and shapes. Fresh data every run: the seed is printed
-(pass it as the first argument to repeat a run)."""
+the ValueErrors for bad tables, lengths and shapes; and make_paged.py + check_paged.py (the
+attention lit tests' scripts) end to end against the model, a corrupted page caught. Fresh data
+every run: the seed is printed (pass it as the first argument to repeat a run)."""
 
 import math
+import os
 import secrets
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
@@ -435,4 +439,32 @@ print("paged_kv / varlen_attention: ValueErrors for a read page id outside the p
       "few table entries, negative / missing / non-integer lengths, a page size off the block, a "
       "group not dividing the block, pool shapes, a buffer that is not one page, a contiguous "
       "length past N; unread -1 entries and shared pages accepted OK")
+# ---- the integration scripts end to end (test/Integration/Inputs, used by attention lit tests) -
+# make_paged.py writes a case, check_paged.py --selftest writes o from the model and checks it;
+# then one read K page's block scale is doubled and the check must fail, naming the sequence.
+here = os.path.dirname(os.path.abspath(__file__))
+inputs = os.path.join(here, "..", "Integration", "Inputs")
+with tempfile.TemporaryDirectory() as tmp:
+    case = os.path.join(tmp, "in")
+    out = os.path.join(tmp, "out")
+    make = [sys.executable, os.path.join(inputs, "make_paged.py"), "--seed", str(SEED % 1000),
+            "--batch-lens", "0,1,17,40", "--hq", "4", "--hkv", "2", "--nq", "2", "--d", "32",
+            "--k", "block=16,bits=4,group=8", "--v", "block=16,bits=2,group=8,order=msb,anchor=min",
+            "--page", "16", "--buffer", "--out", case]
+    subprocess.run(make, check=True, stdout=subprocess.DEVNULL)
+    check = [sys.executable, os.path.join(inputs, "check_paged.py"), "--case", "e2e", "--in", case,
+             "--out", out, "--k", "block=16,bits=4,group=8",
+             "--v", "block=16,bits=2,group=8,order=msb,anchor=min", "--causal",
+             "--max-rel-fro", "1", "--min-sqnr", "0"]
+    r = subprocess.run(check + ["--selftest"], capture_output=True, text=True)
+    assert r.returncode == 0 and "e2e: all checks passed" in r.stdout, r.stdout + r.stderr
+    table = np.load(os.path.join(case, "page_table.npy"))
+    ks1 = np.load(os.path.join(case, "k_scales.npy"))
+    ks1[table[3, 1]] *= 2  # sequence 3 (40 keys: pages 0, 1 and 8 buffer rows)
+    np.save(os.path.join(case, "k_scales.npy"), ks1)
+    r = subprocess.run(check, capture_output=True, text=True)
+    assert r.returncode == 1 and "dequantized operands (8 A + 64) u max|V'| FAIL" in r.stdout \
+        and "worst at sequence 3 (L=40)" in r.stdout, r.stdout + r.stderr
+print("make_paged.py + check_paged.py: a paged case with a buffer passes against the model "
+      "(--selftest); a doubled scale of one read page fails, naming the sequence OK")
 print("format_paged: PASS")
