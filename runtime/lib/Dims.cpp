@@ -65,8 +65,8 @@ void qattn::rt::bindSymbols(const TensorSpec &spec, const int64_t *shape,
   }
 }
 
-std::vector<std::string> qattn::rt::unboundSymbols(const TensorSpec &spec,
-                                                   const DimBindings &bindings) {
+std::vector<std::string>
+qattn::rt::unboundSymbols(const TensorSpec &spec, const DimBindings &bindings) {
   std::vector<std::string> unbound;
   for (const std::string &symbol : spec.symbols)
     if (!symbol.empty() && !bindings.find(symbol) &&
@@ -94,9 +94,10 @@ Shape qattn::rt::resolveShape(const TensorSpec &spec,
   return shape;
 }
 
-std::vector<Shape> qattn::rt::getResultShapes(const FunctionSpec &fn,
-                                              const std::vector<Shape> &argShapes,
-                                              DimBindings *bindings) {
+std::vector<Shape>
+qattn::rt::getResultShapes(const FunctionSpec &fn,
+                           const std::vector<Shape> &argShapes,
+                           DimBindings *bindings) {
   checkCount("argument", fn.args.size(), argShapes.size(), fn.name);
   DimBindings local;
   DimBindings &bound = bindings ? *bindings : local;

@@ -136,7 +136,8 @@ qattn::rt::expectedResults(const FunctionSpec &fn,
              formatShape(shape), " for these arguments; attention gives ",
              formatShape(expected));
     }
-    expectations.push_back({att.result, "float64 attention", std::move(values)});
+    expectations.push_back(
+        {att.result, "float64 attention", std::move(values)});
     break;
   }
   case Reference::Kind::Roundtrip:
