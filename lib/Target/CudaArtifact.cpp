@@ -119,6 +119,32 @@ static FailureOr<LaunchPlan> planLaunches(func::FuncOp host,
   return plan;
 }
 
+/// The kernels' launch grids and scratch buffers are sized at compile time,
+/// so a cuda artifact takes no dynamically shaped tensor (yet).
+static LogicalResult checkStaticSignatures(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func.isPublic() || func.isExternal())
+      continue;
+    auto check = [&](StringRef what, unsigned index,
+                     Type type) -> LogicalResult {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tensor || tensor.hasStaticShape())
+        return success();
+      return func.emitError()
+             << "cannot export " << what << " " << index << " of type " << type
+             << " for target cuda: dynamic sizes are not supported there yet "
+                "(its launch grids are static); target cpu takes them";
+    };
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
+      if (failed(check("arg", i, type)))
+        return failure();
+    for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
+      if (failed(check("result", i, type)))
+        return failure();
+  }
+  return success();
+}
+
 static std::string defaultToolkitPath() {
   for (const char *var : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
     if (std::optional<std::string> v = llvm::sys::Process::GetEnv(var))
@@ -147,7 +173,7 @@ LogicalResult mlir::qattn::emitCudaArtifact(ModuleOp module,
                                             const CudaArtifactOptions &options) {
   Location loc = module.getLoc();
   FailureOr<json::Array> functions = describeFunctions(module);
-  if (failed(functions))
+  if (failed(functions) || failed(checkStaticSignatures(module)))
     return failure();
   stripNameAttributes(module);
 

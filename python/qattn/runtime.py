@@ -10,6 +10,10 @@ repository's ``build/lib``, ``build-gpu/lib`` and ``build-runtime/lib``.
 >>> [a.name for a in f.args], f.results[0].shape
 >>> out, = f(q, k, v)                           # cpu artifacts: NumPy arrays in, NumPy arrays out
 
+A shape may name sizes by symbols (``TensorSpec.shape == ("B", 8, 1, 64)``, docs/ARTIFACT.md):
+the arguments of a call bind them, and the results are allocated with the shapes that follow
+(``Function.result_shapes``), so one function serves every batch and cache length.
+
 CPU artifacts run in place on NumPy arrays (no copies). CUDA artifacts run on device pointers
 on a given CUDA stream (``Function.launch``; ``qattn.torch_ops`` wraps it for torch tensors), or
 on NumPy arrays through the runtime's own device copies (``Function.run_host``).
@@ -105,6 +109,11 @@ def _library():
             P, ctypes.c_int64, ctypes.c_int32, ctypes.c_int64, ctypes.POINTER(ctypes.c_char_p),
             ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_int32),
             ctypes.POINTER(ctypes.POINTER(ctypes.c_int64))]),
+        "qattnRtGetTensorSymbol": (ctypes.c_char_p, [P, ctypes.c_int64, ctypes.c_int32,
+                                                     ctypes.c_int64, ctypes.c_int32]),
+        "qattnRtGetResultShapes": (ctypes.c_int, [P, ctypes.c_int64, ctypes.POINTER(_Tensor),
+                                                  ctypes.c_int64, ctypes.POINTER(ctypes.c_int64),
+                                                  ctypes.c_int64]),
         "qattnRtRun": (ctypes.c_int, [P, ctypes.c_int64, ctypes.POINTER(_Tensor), ctypes.c_int64,
                                       ctypes.POINTER(_Tensor), ctypes.c_int64, P]),
         "qattnRtRunHost": (ctypes.c_int, [P, ctypes.c_int64, ctypes.POINTER(_Tensor),
@@ -131,9 +140,14 @@ def cuda_built():
     return bool(_library().qattnRtIsCudaBuilt())
 
 
+def _format_shape(shape):
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
 @dataclass(frozen=True)
 class TensorSpec:
-    """One tensor of a function's signature, as the manifest gives it."""
+    """One tensor of a function's signature, as the manifest gives it: ``shape`` holds an int per
+    static size and the symbol (a str, e.g. ``"B"``) where a call binds the size."""
 
     name: str
     dtype: str  # manifest spelling: f32, bf16, i8, ...
@@ -144,11 +158,23 @@ class TensorSpec:
         return DTYPES[self.dtype][1]
 
     @property
+    def is_static(self):
+        return all(isinstance(s, int) for s in self.shape)
+
+    @property
     def nbytes(self):
+        """The size of a tensor of this spec in bytes; a spec with symbols has no fixed size."""
+        if not self.is_static:
+            raise ValueError(f"{self.name}: shape {_format_shape(self.shape)} has symbolic sizes")
         return int(np.prod(self.shape, dtype=np.int64)) * self.numpy_dtype.itemsize
 
+    def matches(self, shape):
+        """Whether ``shape`` has this spec's rank and static sizes (symbols match any size)."""
+        return len(shape) == len(self.shape) and all(
+            isinstance(s, str) or s == n for s, n in zip(self.shape, shape))
+
     def __str__(self):
-        return f"{self.name}: {self.dtype} {list(self.shape)}"
+        return f"{self.name}: {self.dtype} {_format_shape(self.shape)}"
 
 
 class Function:
@@ -176,8 +202,14 @@ class Function:
             if lib.qattnRtGetTensor(handle, self.index, kind, i, ctypes.byref(name),
                                     ctypes.byref(dtype), ctypes.byref(rank), ctypes.byref(shape)):
                 raise QAttnRuntimeError(_last_error(lib))
+            sizes = []
+            for j in range(rank.value):
+                symbol = lib.qattnRtGetTensorSymbol(handle, self.index, kind, i, j)
+                if symbol is None:
+                    raise QAttnRuntimeError(_last_error(lib))
+                sizes.append(symbol.decode() if symbol else shape[j])
             specs.append(TensorSpec(name.value.decode(), _CODE_NAMES[dtype.value],
-                                    tuple(shape[j] for j in range(rank.value))))
+                                    tuple(sizes)))
         return specs
 
     @property
@@ -194,6 +226,29 @@ class Function:
 
     # -- host (NumPy) calls --------------------------------------------------------------------
 
+    def result_shapes(self, *arg_shapes):
+        """The results' shapes (tuples) for arguments of shapes ``arg_shapes`` (in manifest
+        order): the arguments bind the symbols, which the runtime checks (every occurrence of a
+        symbol one size, at least 1; QAttnRuntimeError naming the argument and dimension)."""
+        keep = []
+        tensors = []
+        for shape in arg_shapes:
+            shp = (ctypes.c_int64 * max(1, len(shape)))(*(int(s) for s in shape))
+            keep.append(shp)
+            tensors.append(_Tensor(None, 0, len(shape), shp))
+        a = (_Tensor * max(1, len(tensors)))(*tensors)
+        ranks = [len(r.shape) for r in self.results]
+        out = (ctypes.c_int64 * max(1, sum(ranks)))()
+        lib = _library()
+        if lib.qattnRtGetResultShapes(self._artifact._handle, self.index, a, len(tensors), out,
+                                      sum(ranks)):
+            raise QAttnRuntimeError(_last_error(lib))
+        shapes, at = [], 0
+        for rank in ranks:
+            shapes.append(tuple(out[at:at + rank]))
+            at += rank
+        return shapes
+
     def _host_tensor(self, spec, array, kind, keep):
         if not isinstance(array, np.ndarray):
             raise TypeError(f"{kind} {spec.name!r} of {self.name}: expected a numpy.ndarray, "
@@ -202,29 +257,31 @@ class Function:
         if array.dtype != want and array.dtype not in _ALSO_ACCEPTED.get(spec.dtype, ()):
             raise TypeError(f"{kind} {spec.name!r} of {self.name}: expected dtype {want} "
                             f"(manifest {spec.dtype}), got {array.dtype}")
-        if tuple(array.shape) != spec.shape:
+        # The runtime checks that the symbols' sizes agree (QAttnRuntimeError).
+        if not spec.matches(array.shape):
             raise ValueError(f"{kind} {spec.name!r} of {self.name}: expected shape "
-                             f"{list(spec.shape)}, got {list(array.shape)}")
+                             f"{_format_shape(spec.shape)}, got {list(array.shape)}")
         if not array.flags.c_contiguous:
             raise ValueError(f"{kind} {spec.name!r} of {self.name}: the array is not C-contiguous "
                              "(numpy.ascontiguousarray makes it so)")
         if kind == "result" and not array.flags.writeable:
             raise ValueError(f"result {spec.name!r} of {self.name}: the array is read-only")
-        shape = (ctypes.c_int64 * max(1, len(spec.shape)))(*spec.shape)
+        shape = (ctypes.c_int64 * max(1, array.ndim))(*array.shape)
         keep.append(shape)
-        return _Tensor(array.ctypes.data, DTYPES[spec.dtype][0], len(spec.shape), shape)
+        return _Tensor(array.ctypes.data, DTYPES[spec.dtype][0], array.ndim, shape)
 
     def _host_call(self, entry, args, out):
         if len(args) != len(self.args):
             raise TypeError(f"{self.name} takes {len(self.args)} arguments "
                             f"({', '.join(a.name for a in self.args)}), got {len(args)}")
-        if out is None:
-            out = [np.empty(r.shape, r.numpy_dtype) for r in self.results]
-        elif len(out) != len(self.results):
-            raise TypeError(f"{self.name} has {len(self.results)} results, got {len(out)} outputs")
         keep = []
         a = (_Tensor * max(1, len(args)))(
             *[self._host_tensor(s, x, "argument", keep) for s, x in zip(self.args, args)])
+        if out is None:
+            shapes = self.result_shapes(*(x.shape for x in args))
+            out = [np.empty(shape, r.numpy_dtype) for r, shape in zip(self.results, shapes)]
+        elif len(out) != len(self.results):
+            raise TypeError(f"{self.name} has {len(self.results)} results, got {len(out)} outputs")
         r = (_Tensor * max(1, len(out)))(
             *[self._host_tensor(s, x, "result", keep) for s, x in zip(self.results, out)])
         lib = _library()

@@ -6,8 +6,6 @@
 
 #include "qattn/Runtime/Artifact.h"
 
-#include <algorithm>
-
 #include "qattn/Runtime/CpuArtifact.h"
 #include "qattn/Runtime/CudaArtifact.h"
 #include "qattn/Runtime/Error.h"
@@ -32,12 +30,12 @@ const TargetEntry kTargets[] = {
 
 void checkTensors(const char *kind, const std::vector<TensorSpec> &specs,
                   const std::vector<Tensor> &tensors,
-                  const std::string &function) {
+                  const std::string &function, DimBindings &bindings) {
   checkCount(kind, specs.size(), tensors.size(), function);
   for (size_t i = 0; i < specs.size(); ++i) {
     const Shape &shape = tensors[i].getShape();
     checkTensor(kind, specs[i], tensors[i].getDType(), shape.data(),
-                shape.size(), function);
+                shape.size(), function, bindings);
   }
 }
 } // namespace
@@ -51,21 +49,28 @@ void qattn::rt::checkCount(const char *kind, size_t expected, size_t got,
 
 void qattn::rt::checkTensor(const char *kind, const TensorSpec &spec,
                             DType dtype, const int64_t *shape, size_t rank,
-                            const std::string &function) {
-  if (spec.dtype == dtype && spec.shape.size() == rank &&
-      std::equal(spec.shape.begin(), spec.shape.end(), shape))
-    return;
-  fail(kind, " \"", spec.name, "\" of function \"", function, "\": expected ",
-       dtypeName(spec.dtype), " ", formatShape(spec.shape), ", got ",
-       dtypeName(dtype), " ", formatShape(Shape(shape, shape + rank)));
+                            const std::string &function,
+                            DimBindings &bindings) {
+  std::string what =
+      std::string(kind) + " \"" + spec.name + "\" of function \"" + function +
+      "\"";
+  if (spec.dtype != dtype || !matchesStaticSizes(spec, shape, rank))
+    fail(what, ": expected ", dtypeName(spec.dtype), " ", formatShape(spec),
+         ", got ", dtypeName(dtype), " ",
+         formatShape(Shape(shape, shape + rank)));
+  if (spec.hasSymbols())
+    bindSymbols(spec, shape, bindings, what,
+                std::string(kind) + " \"" + spec.name + "\"");
 }
 
 Function::~Function() = default;
 
 void Function::call(const std::vector<Tensor> &args,
                     std::vector<Tensor> &results) {
-  checkTensors("argument", spec.args, args, spec.name);
-  checkTensors("result", spec.results, results, spec.name);
+  // The arguments bind the symbols; the results' sizes must follow.
+  DimBindings bindings;
+  checkTensors("argument", spec.args, args, spec.name, bindings);
+  checkTensors("result", spec.results, results, spec.name, bindings);
   invoke(args, results);
 }
 

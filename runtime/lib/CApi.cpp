@@ -16,8 +16,10 @@
 #include "qattn/Runtime/Artifact.h"
 #include "qattn/Runtime/CpuArtifact.h"
 #include "qattn/Runtime/CudaArtifact.h"
+#include "qattn/Runtime/Dims.h"
 #include "qattn/Runtime/Error.h"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -189,6 +191,45 @@ int qattnRtGetTensor(const QAttnRtArtifact *artifact, int64_t function,
       *rank = int32_t(spec.shape.size());
     if (shape)
       *shape = spec.shape.data();
+    return 0;
+  });
+}
+
+const char *qattnRtGetTensorSymbol(const QAttnRtArtifact *artifact,
+                                   int64_t function, int32_t kind,
+                                   int64_t index, int32_t dim) {
+  return guarded<const char *>(nullptr, [&] {
+    const std::vector<TensorSpec> &tensors =
+        tensorsOf(functionAt(artifact, function), kind);
+    if (index < 0 || size_t(index) >= tensors.size())
+      fail("no tensor ", index, " of kind ", kind, " (there are ",
+           tensors.size(), ")");
+    const TensorSpec &spec = tensors[size_t(index)];
+    if (dim < 0 || size_t(dim) >= spec.shape.size())
+      fail("no dimension ", dim, " of \"", spec.name, "\" (its rank is ",
+           spec.shape.size(), ")");
+    return spec.getSymbol(size_t(dim)).c_str();
+  });
+}
+
+int qattnRtGetResultShapes(const QAttnRtArtifact *artifact, int64_t function,
+                           const QAttnRtTensor *args, int64_t numArgs,
+                           int64_t *resultShapes, int64_t numSizes) {
+  return guarded<int>(1, [&] {
+    const FunctionSpec &spec = functionAt(artifact, function);
+    checkList(args, numArgs, "argument");
+    int64_t total = 0;
+    for (const TensorSpec &result : spec.results)
+      total += int64_t(result.shape.size());
+    if (numSizes != total || (total > 0 && !resultShapes))
+      fail("function \"", spec.name, "\": its results have ", total,
+           " sizes in all, got room for ", numSizes);
+    std::vector<Shape> argShapes;
+    for (int64_t i = 0; i < numArgs; ++i)
+      argShapes.emplace_back(args[i].shape, args[i].shape + args[i].rank);
+    int64_t *out = resultShapes;
+    for (const Shape &shape : getResultShapes(spec, argShapes))
+      out = std::copy(shape.begin(), shape.end(), out);
     return 0;
   });
 }

@@ -103,8 +103,9 @@ public:
   void callInPlace(const std::vector<HostTensorRef> &args,
                    const std::vector<HostTensorRef> &results) override {
     std::vector<std::vector<int64_t>> descriptors;
-    check("argument", getSpec().args, args, descriptors);
-    check("result", getSpec().results, results, descriptors);
+    DimBindings bindings;
+    check("argument", getSpec().args, args, bindings, descriptors);
+    check("result", getSpec().results, results, bindings, descriptors);
     invokeDescriptors(descriptors);
   }
 
@@ -120,16 +121,16 @@ private:
   }
 
   /// Checks caller-owned buffers against `specs` as Function::call checks
-  /// tensors; appends their descriptors.
+  /// tensors; appends their descriptors, which carry the buffers' sizes.
   void check(const char *kind, const std::vector<TensorSpec> &specs,
-             const std::vector<HostTensorRef> &tensors,
+             const std::vector<HostTensorRef> &tensors, DimBindings &bindings,
              std::vector<std::vector<int64_t>> &descriptors) const {
     const std::string &name = getSpec().name;
     checkCount(kind, specs.size(), tensors.size(), name);
     for (size_t i = 0; i < specs.size(); ++i) {
       const HostTensorRef &tensor = tensors[i];
       checkTensor(kind, specs[i], tensor.dtype, tensor.shape, tensor.rank,
-                  name);
+                  name, bindings);
       if (!tensor.data)
         fail(kind, " \"", specs[i].name, "\" of function \"", name,
              "\": null pointer");

@@ -375,10 +375,11 @@ public:
                            unsigned runs, bool coldL2) override {
     const FunctionSpec &spec = getSpec();
     checkCount("argument", spec.args.size(), args.size(), spec.name);
+    DimBindings none; // The manifest reader refuses symbols for cuda.
     for (size_t i = 0; i < args.size(); ++i) {
       const Shape &shape = args[i].getShape();
       checkTensor("argument", spec.args[i], args[i].getDType(), shape.data(),
-                  shape.size(), spec.name);
+                  shape.size(), spec.name, none);
     }
     ScopedContext scope(state.context->get());
     stage(args);
@@ -430,10 +431,11 @@ private:
     const std::string &name = getSpec().name;
     checkCount(kind, specs.size(), tensors.size(), name);
     std::vector<CUdeviceptr> ptrs;
+    DimBindings none; // The manifest reader refuses symbols for cuda.
     for (size_t i = 0; i < specs.size(); ++i) {
       const DeviceTensorRef &tensor = tensors[i];
       checkTensor(kind, specs[i], tensor.dtype, tensor.shape, tensor.rank,
-                  name);
+                  name, none);
       if (tensor.data == 0)
         fail(kind, " \"", specs[i].name, "\" of function \"", name,
              "\": null device pointer");

@@ -12,6 +12,7 @@
 
 #include "Files.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <sstream>
@@ -175,6 +176,7 @@ private:
     if (isCuda && value.find("buffers"))
       fn.buffers = readTensors(value, path, "buffers");
     checkUniqueTensorNames(fn, path);
+    checkResultSymbols(fn, path);
     if (const Value *reference = value.find("reference"))
       fn.reference = readReference(*reference, member(path, "reference"), fn);
     if (isCuda)
@@ -276,7 +278,13 @@ private:
                           std::to_string(list.getArray().size()));
     std::array<uint32_t, 3> dims;
     for (size_t i = 0; i < 3; ++i) {
-      int64_t size = toInteger(list.getArray()[i], element(listPath, i));
+      const Value &entry = list.getArray()[i];
+      if (entry.is(Kind::String))
+        error(element(listPath, i),
+              "symbolic size \"" + entry.getString() +
+                  "\": launch sizes that depend on a call's sizes are not "
+                  "supported yet");
+      int64_t size = toInteger(entry, element(listPath, i));
       if (size <= 0 || size > limits[i])
         error(element(listPath, i), "expected a size in [1, " +
                                         std::to_string(limits[i]) + "], got " +
@@ -339,23 +347,85 @@ private:
                                        "\" (known: f64 f32 f16 bf16 i64 "
                                        "i32 i8)");
     tensor.dtype = *parsed;
-    tensor.shape = readShape(get(value, path, "shape"), member(path, "shape"));
+    readShape(get(value, path, "shape"), member(path, "shape"), tensor);
     return tensor;
   }
 
-  Shape readShape(const Value &value, const std::string &path) {
+  /// A letter or '_', then letters, digits or '_'.
+  static bool isSymbol(const std::string &text) {
+    if (text.empty() || std::isdigit((unsigned char)text[0]))
+      return false;
+    for (char c : text)
+      if (!std::isalnum((unsigned char)c) && c != '_')
+        return false;
+    return true;
+  }
+
+  /// Sizes are positive integers, or symbols that each call binds.
+  void readShape(const Value &value, const std::string &path,
+                 TensorSpec &tensor) {
     expectKind(value, Kind::Array, path);
-    Shape shape;
+    Shape &shape = tensor.shape;
+    std::vector<std::string> &symbols = tensor.symbols;
     for (size_t i = 0; i < value.getArray().size(); ++i) {
-      int64_t size = toInteger(value.getArray()[i], element(path, i));
+      const Value &entry = value.getArray()[i];
+      std::string entryPath = element(path, i);
+      if (entry.is(Kind::String)) {
+        const std::string &symbol = entry.getString();
+        if (!isSymbol(symbol))
+          error(entryPath, "\"" + symbol +
+                               "\" is not a size symbol (a letter or '_', "
+                               "then letters, digits or '_')");
+        // Its kernels' grids and scratch buffers are sized at compile time.
+        if (isCuda)
+          error(entryPath, "symbolic size \"" + symbol +
+                               "\": target cuda does not support symbolic "
+                               "sizes yet (its launch grids are static)");
+        shape.push_back(kSymbolicSize);
+        symbols.resize(i);
+        symbols.push_back(symbol);
+        continue;
+      }
+      if (!entry.is(Kind::Number))
+        error(entryPath, std::string("expected a size or a symbol, got ") +
+                             json::describe(entry.getKind()));
+      int64_t size = toInteger(entry, entryPath);
       if (size <= 0)
-        error(element(path, i),
+        error(entryPath,
               "sizes must be positive, got " + std::to_string(size));
       shape.push_back(size);
     }
-    if (!numElements(shape))
-      error(path, formatShape(shape) + " has too many elements");
-    return shape;
+    if (!symbols.empty())
+      symbols.resize(shape.size());
+    // At least this many elements, whatever the symbols bind.
+    Shape smallest = shape;
+    std::replace(smallest.begin(), smallest.end(), kSymbolicSize, int64_t(1));
+    if (!numElements(smallest))
+      error(path, formatShape(tensor) + " has too many elements");
+  }
+
+  /// The caller allocates the results, so their sizes must follow from the
+  /// arguments'.
+  void checkResultSymbols(const FunctionSpec &fn,
+                          const std::string &path) const {
+    for (size_t r = 0; r < fn.results.size(); ++r) {
+      const TensorSpec &result = fn.results[r];
+      for (size_t d = 0; d < result.symbols.size(); ++d) {
+        const std::string &symbol = result.symbols[d];
+        if (symbol.empty())
+          continue;
+        bool bound = false;
+        for (const TensorSpec &arg : fn.args)
+          bound |= std::find(arg.symbols.begin(), arg.symbols.end(),
+                             symbol) != arg.symbols.end();
+        if (!bound)
+          error(element(member(element(member(path, "results"), r), "shape"),
+                        d),
+                "symbol \"" + symbol +
+                    "\" is bound by no argument: the caller allocates the "
+                    "results, so their sizes must follow from the arguments'");
+      }
+    }
   }
 
   void checkUniqueTensorNames(const FunctionSpec &fn,
@@ -441,10 +511,22 @@ private:
                         dtypeName(operand->dtype) + "; it must be a float");
     const Shape &q = fn.args[ref.q].shape, &k = fn.args[ref.k].shape,
                 &v = fn.args[ref.v].shape;
+    const TensorSpec &result = fn.results[ref.result];
+    bool symbolic = false;
+    for (const TensorSpec *operand : operands)
+      symbolic |= operand->hasSymbols();
+    if (symbolic) {
+      // The sizes are known at a call; expectedResults checks them there.
+      for (const TensorSpec *operand : operands)
+        if (operand->shape.size() != 4)
+          error(path, "attention operand \"" + operand->name + "\" has shape " +
+                          formatShape(*operand) +
+                          "; attention takes rank-4 [B, H, N, d] tensors");
+      return ref;
+    }
     std::string shapeError = attentionShapeError(q, k, v, ref.causal);
     if (!shapeError.empty())
       error(path, shapeError);
-    const TensorSpec &result = fn.results[ref.result];
     if (result.shape != attentionResultShape(q, v))
       error(path, "result \"" + result.name + "\" has shape " +
                       formatShape(result.shape) + ", attention gives " +
@@ -471,10 +553,11 @@ private:
           getIndex(entry, entryPath, "result", fn.results.size(), "result");
       const TensorSpec &arg = fn.args[pair.arg];
       const TensorSpec &result = fn.results[pair.result];
-      if (arg.shape != result.shape)
+      // Symbols included: equal specs give equal shapes at every call.
+      if (arg.shape != result.shape || arg.symbols != result.symbols)
         error(entryPath, "argument \"" + arg.name + "\" " +
-                             formatShape(arg.shape) + " and result \"" +
-                             result.name + "\" " + formatShape(result.shape) +
+                             formatShape(arg) + " and result \"" +
+                             result.name + "\" " + formatShape(result) +
                              " differ in shape");
       pairs.push_back(pair);
     }

@@ -6,6 +6,7 @@
 
 #include "qattn/Runtime/Reference.h"
 
+#include "qattn/Runtime/Dims.h"
 #include "qattn/Runtime/Error.h"
 
 #include <algorithm>
@@ -120,9 +121,23 @@ qattn::rt::expectedResults(const FunctionSpec &fn,
     break;
   case Reference::Kind::Attention: {
     const AttentionReference &att = ref.attention;
-    expectations.push_back({att.result, "float64 attention",
-                            attention(args[att.q], args[att.k], args[att.v],
-                                      att.causal, att.scale)});
+    const Tensor &q = args[att.q], &k = args[att.k], &v = args[att.v];
+    std::vector<double> values = attention(q, k, v, att.causal, att.scale);
+    // The manifest reader checked static shapes; symbolic ones only now
+    // have sizes.
+    if (fn.results[att.result].hasSymbols()) {
+      std::vector<Shape> argShapes;
+      for (const Tensor &arg : args)
+        argShapes.push_back(arg.getShape());
+      Shape shape = getResultShapes(fn, argShapes)[att.result];
+      Shape expected = attentionResultShape(q.getShape(), v.getShape());
+      if (shape != expected)
+        fail("result \"", fn.results[att.result].name, "\" has shape ",
+             formatShape(shape), " for these arguments; attention gives ",
+             formatShape(expected));
+    }
+    expectations.push_back(
+        {att.result, "float64 attention", std::move(values)});
     break;
   }
   case Reference::Kind::Roundtrip:

@@ -75,3 +75,26 @@ std::string qattn::rt::formatShape(const Shape &shape) {
   }
   return text + "]";
 }
+
+bool TensorSpec::hasSymbols() const {
+  for (const std::string &symbol : symbols)
+    if (!symbol.empty())
+      return true;
+  return false;
+}
+
+const std::string &TensorSpec::getSymbol(size_t dim) const {
+  static const std::string kStatic;
+  return dim < symbols.size() ? symbols[dim] : kStatic;
+}
+
+std::string qattn::rt::formatShape(const TensorSpec &spec) {
+  std::string text = "[";
+  for (size_t i = 0; i < spec.shape.size(); ++i) {
+    if (i)
+      text += ", ";
+    const std::string &symbol = spec.getSymbol(i);
+    text += symbol.empty() ? std::to_string(spec.shape[i]) : symbol;
+  }
+  return text + "]";
+}

@@ -4,7 +4,7 @@
 // RUN: echo "func.func private @f()" > %t.decl.mlir
 // RUN: not qattn-compile %t.decl.mlir -o %t 2>&1 | FileCheck %s --check-prefix=EMPTY
 
-// CHECK: cpu-artifact-errors.mlir:[[@LINE+1]]:1: error: cannot export arg 1 of type 'index': artifacts take statically shaped tensors of f64/f32/f16/bf16/i64/i32/i8
+// CHECK: cpu-artifact-errors.mlir:[[@LINE+1]]:1: error: cannot export arg 1 of type 'index': artifacts take ranked tensors of f64/f32/f16/bf16/i64/i32/i8
 func.func @f(%x: tensor<4xf32>, %i: index) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }

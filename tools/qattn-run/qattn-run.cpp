@@ -13,6 +13,7 @@
 
 #include "qattn/Runtime/Artifact.h"
 #include "qattn/Runtime/CudaArtifact.h"
+#include "qattn/Runtime/Dims.h"
 #include "qattn/Runtime/Error.h"
 #include "qattn/Runtime/Metrics.h"
 #include "qattn/Runtime/Npy.h"
@@ -59,6 +60,9 @@ Options:
                          also accepts <f8 and <f4 files, which are rounded
                          to the argument's dtype (to nearest even)
   --random NAME=DIST     generate float argument NAME from DIST (repeatable)
+  --dim SYM=N            bind the size symbol SYM of the function's shapes
+                         to N >= 1 (repeatable), for generated arguments;
+                         arguments from files bind their symbols themselves
   --dist DIST            distribution of the other generated arguments
                          (default: normal)
   --seed N               seed of the generated data (default: 0); argument i
@@ -83,7 +87,9 @@ Options:
   --help                 print this help
 
 Arguments without --input get seeded random data; integer arguments have no
-generator and must be given with --input. Distributions:
+generator and must be given with --input. A shape may name sizes by symbols
+("shape": ["B", 8]): files bind them, --dim gives the others, and every
+occurrence of a symbol must have the one size. Distributions:
   normal   mean 0, standard deviation 1
   uniform  uniform in [-1, 1)
   outlier  normal, then max(1, C/8) seeded channels of the last axis (C
@@ -112,6 +118,7 @@ struct Options {
   std::optional<std::string> function;
   std::map<std::string, std::string> inputs;
   std::map<std::string, Distribution> distributions;
+  std::map<std::string, int64_t> dims;
   Distribution defaultDistribution = Distribution::Normal;
   uint64_t seed = 0;
   std::optional<std::string> outputDir;
@@ -200,6 +207,14 @@ const ValuedOption kValuedOptions[] = {
        auto [arg, dist] = splitAssignment(value, "--random", "DIST");
        addNamed(opts.distributions, {arg, parseDist(dist, "--random")},
                 "--random");
+     }},
+    {"dim",
+     [](Options &opts, const std::string &value) {
+       auto [symbol, size] = splitAssignment(value, "--dim", "N");
+       uint64_t n = parseCount(size, "--dim");
+       if (n < 1 || n > uint64_t(kMaxElements))
+         usageError("--dim " + value + ": a size must be in [1, 2^48]");
+       addNamed(opts.dims, {symbol, int64_t(n)}, "--dim");
      }},
     {"dist",
      [](Options &opts, const std::string &value) {
@@ -301,8 +316,9 @@ struct ArgOrigin {
   std::string description;
 };
 
-std::string describeSpec(const TensorSpec &spec) {
-  return std::string(dtypeName(spec.dtype)) + " " + formatShape(spec.shape);
+std::string describeTensor(const Tensor &tensor) {
+  return std::string(dtypeName(tensor.getDType())) + " " +
+         formatShape(tensor.getShape());
 }
 
 std::string describeNpy(DType dtype) {
@@ -329,8 +345,26 @@ Function &selectFunction(Artifact &artifact, const Options &opts) {
              names + "); choose one with --function");
 }
 
-/// Rejects --input and --random entries that name no argument, or one
-/// argument twice, before any file is read.
+/// The size symbols of `fn`'s arguments, in order, each once.
+std::vector<std::string> argumentSymbols(const FunctionSpec &fn) {
+  std::vector<std::string> symbols;
+  for (const TensorSpec &arg : fn.args)
+    for (const std::string &symbol : arg.symbols)
+      if (!symbol.empty() &&
+          std::find(symbols.begin(), symbols.end(), symbol) == symbols.end())
+        symbols.push_back(symbol);
+  return symbols;
+}
+
+std::string joined(const std::vector<std::string> &names) {
+  std::string text;
+  for (const std::string &name : names)
+    text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+/// Rejects --input, --random and --dim entries that name no argument or
+/// symbol, or one argument twice, before any file is read.
 void checkArgumentOptions(const FunctionSpec &fn, const Options &opts) {
   auto isArg = [&](const std::string &name) {
     return std::any_of(fn.args.begin(), fn.args.end(),
@@ -349,6 +383,14 @@ void checkArgumentOptions(const FunctionSpec &fn, const Options &opts) {
     if (opts.inputs.count(name))
       usageError("argument \"" + name + "\" has both --input and --random");
   }
+  std::vector<std::string> symbols = argumentSymbols(fn);
+  for (const auto &[symbol, size] : opts.dims)
+    if (std::find(symbols.begin(), symbols.end(), symbol) == symbols.end())
+      usageError("--dim " + symbol + "=" + std::to_string(size) +
+                 ": function \"" + fn.name + "\" has no size symbol \"" +
+                 symbol + "\"" +
+                 (symbols.empty() ? " (its shapes are static)"
+                                  : " (it has " + joined(symbols) + ")"));
 }
 
 /// What a .npy file for an argument of `dtype` may hold, for messages.
@@ -372,8 +414,10 @@ Tensor readArgumentFile(const TensorSpec &spec, const std::string &path) {
   }
 }
 
+/// Reads argument `spec` from `path`; the file's sizes bind the spec's
+/// symbols, or must match their bindings.
 Tensor loadArgument(const TensorSpec &spec, const std::string &path,
-                    ArgOrigin &origin) {
+                    ArgOrigin &origin, DimBindings &bindings) {
   Tensor tensor = readArgumentFile(spec, path);
   DType dtype = tensor.getDType();
   bool convertible =
@@ -381,10 +425,13 @@ Tensor loadArgument(const TensorSpec &spec, const std::string &path,
   if (dtype != spec.dtype && !convertible)
     fail("argument \"", spec.name, "\": ", path, " holds ", describeNpy(dtype),
          ", expected ", acceptedNpy(spec.dtype));
-  if (tensor.getShape() != spec.shape)
+  const Shape &shape = tensor.getShape();
+  if (!matchesStaticSizes(spec, shape.data(), shape.size()))
     fail("argument \"", spec.name, "\": ", path, " has shape ",
-         formatShape(tensor.getShape()), ", expected ",
-         formatShape(spec.shape));
+         formatShape(shape), ", expected ", formatShape(spec));
+  bindSymbols(spec, shape.data(), bindings,
+              "argument \"" + spec.name + "\": " + path,
+              "argument \"" + spec.name + "\" (" + path + ")");
   origin.description = "from " + path;
   if (dtype == spec.dtype)
     return tensor;
@@ -394,33 +441,54 @@ Tensor loadArgument(const TensorSpec &spec, const std::string &path,
 }
 
 Tensor generateArgument(const TensorSpec &spec, size_t index,
-                        const Options &opts, ArgOrigin &origin) {
+                        const Options &opts, const DimBindings &bindings,
+                        ArgOrigin &origin) {
   if (!isFloat(spec.dtype))
     fail("argument \"", spec.name, "\" is ", dtypeName(spec.dtype),
          ": integer arguments are not generated; give it with --input ",
          spec.name, "=FILE.npy");
+  std::vector<std::string> unbound = unboundSymbols(spec, bindings);
+  if (!unbound.empty())
+    fail("argument \"", spec.name, "\" ", formatShape(spec),
+         " is generated, but nothing gives the size of ", joined(unbound),
+         ": bind ", unbound.size() == 1 ? "it" : "them", " with --dim ",
+         unbound[0], "=SIZE", unbound.size() == 1 ? "" : " ...",
+         ", or give an argument that has ",
+         unbound.size() == 1 ? "it" : "them", " with --input");
+  Shape shape =
+      resolveShape(spec, bindings, "argument \"" + spec.name + "\"");
   auto chosen = opts.distributions.find(spec.name);
   Distribution dist = chosen == opts.distributions.end()
                           ? opts.defaultDistribution
                           : chosen->second;
   origin.generated = true;
   origin.description = std::string("random ") + distributionName(dist);
-  return randomTensor(spec.dtype, spec.shape, dist,
-                      deriveSeed(opts.seed, index));
+  return randomTensor(spec.dtype, shape, dist, deriveSeed(opts.seed, index));
 }
 
+/// The function's arguments: first those from files, which bind their
+/// symbols (after --dim), then the generated ones, which take the bound
+/// sizes. Fills `bindings`.
 std::vector<Tensor> prepareArguments(const FunctionSpec &fn,
                                      const Options &opts,
-                                     std::vector<ArgOrigin> &origins) {
-  std::vector<Tensor> args;
+                                     std::vector<ArgOrigin> &origins,
+                                     DimBindings &bindings) {
+  for (const auto &[symbol, size] : opts.dims)
+    bindings.bind(symbol, size,
+                  "--dim " + symbol + "=" + std::to_string(size));
+  std::vector<std::optional<Tensor>> loaded(fn.args.size());
   origins.assign(fn.args.size(), ArgOrigin());
   for (size_t i = 0; i < fn.args.size(); ++i) {
     auto input = opts.inputs.find(fn.args[i].name);
     if (input != opts.inputs.end())
-      args.push_back(loadArgument(fn.args[i], input->second, origins[i]));
-    else
-      args.push_back(generateArgument(fn.args[i], i, opts, origins[i]));
+      loaded[i] =
+          loadArgument(fn.args[i], input->second, origins[i], bindings);
   }
+  std::vector<Tensor> args;
+  for (size_t i = 0; i < fn.args.size(); ++i)
+    args.push_back(loaded[i] ? std::move(*loaded[i])
+                             : generateArgument(fn.args[i], i, opts, bindings,
+                                                origins[i]));
   return args;
 }
 
@@ -435,10 +503,13 @@ void poison(Tensor &tensor) {
     tensor.setDouble(i, std::numeric_limits<double>::quiet_NaN());
 }
 
-std::vector<Tensor> allocateResults(const FunctionSpec &fn) {
+std::vector<Tensor> allocateResults(const FunctionSpec &fn,
+                                    const DimBindings &bindings) {
   std::vector<Tensor> results;
   for (const TensorSpec &spec : fn.results) {
-    results.emplace_back(spec.dtype, spec.shape);
+    results.emplace_back(spec.dtype,
+                         resolveShape(spec, bindings,
+                                      "result \"" + spec.name + "\""));
     poison(results.back());
   }
   return results;
@@ -539,10 +610,11 @@ bool reportNaNs(const FunctionSpec &fn, const std::vector<Tensor> &results) {
 
 /// Prints one line per expectation and a FAIL line per violated threshold;
 /// returns whether any threshold is violated.
-bool reportChecks(const FunctionSpec &fn, const std::vector<Tensor> &args,
+bool reportChecks(const FunctionSpec &fn,
+                  const std::vector<Expectation> &expectations,
                   const std::vector<Tensor> &results, const Options &opts) {
   bool failed = false;
-  for (const Expectation &expected : expectedResults(fn, args)) {
+  for (const Expectation &expected : expectations) {
     ErrorMetrics metrics =
         compare(results[expected.result].toDoubles(), expected.values);
     std::string what =
@@ -565,17 +637,22 @@ bool reportChecks(const FunctionSpec &fn, const std::vector<Tensor> &args,
 
 void printHeader(const Options &opts, const Manifest &manifest,
                  const std::string &where, const FunctionSpec &fn,
-                 const std::vector<ArgOrigin> &origins) {
+                 const std::vector<Tensor> &args,
+                 const std::vector<ArgOrigin> &origins,
+                 const std::vector<Tensor> &results,
+                 const DimBindings &bindings) {
   std::cout << "artifact " << opts.artifactDir << " (target " << manifest.target
             << "), function " << fn.name << ", seed " << opts.seed << "\n";
   if (!where.empty())
     std::cout << "  " << where << "\n";
+  if (!bindings.empty())
+    std::cout << "  dims " << bindings.format() << "\n";
   for (size_t i = 0; i < fn.args.size(); ++i)
-    std::cout << "  arg " << fn.args[i].name << ": " << describeSpec(fn.args[i])
+    std::cout << "  arg " << fn.args[i].name << ": " << describeTensor(args[i])
               << ", " << origins[i].description << "\n";
-  for (const TensorSpec &result : fn.results)
-    std::cout << "  result " << result.name << ": " << describeSpec(result)
-              << "\n";
+  for (size_t i = 0; i < fn.results.size(); ++i)
+    std::cout << "  result " << fn.results[i].name << ": "
+              << describeTensor(results[i]) << "\n";
 }
 
 int run(const Options &opts) {
@@ -593,11 +670,15 @@ int run(const Options &opts) {
                "against");
 
   std::vector<ArgOrigin> origins;
-  std::vector<Tensor> args = prepareArguments(spec, opts, origins);
-  std::vector<Tensor> results = allocateResults(spec);
+  DimBindings bindings;
+  std::vector<Tensor> args = prepareArguments(spec, opts, origins, bindings);
+  std::vector<Tensor> results = allocateResults(spec, bindings);
+  // Before the call: with symbolic sizes, the reference's shape rules are
+  // checked only here, and a violation should stop the run.
+  std::vector<Expectation> expectations = expectedResults(spec, args);
   if (!opts.quiet)
-    printHeader(opts, artifact->getManifest(), artifact->describe(), spec,
-                origins);
+    printHeader(opts, artifact->getManifest(), artifact->describe(), spec, args,
+                origins, results, bindings);
 
   // A cpu function is timed by calling it, and the checks use the last
   // call. A cuda function is called once for the checks, then timed on the
@@ -614,7 +695,7 @@ int run(const Options &opts) {
     writeOutputs(*opts.outputDir, spec, args, origins, results, opts.quiet);
 
   bool failed = reportNaNs(spec, results);
-  failed = reportChecks(spec, args, results, opts) || failed;
+  failed = reportChecks(spec, expectations, results, opts) || failed;
   if (opts.repeat)
     std::cout << time << "\n";
   return failed ? kExitCheckFailed : kExitOk;

@@ -20,16 +20,18 @@
 namespace mlir::qattn {
 
 /// Describes every public function of a tensor-level module for the manifest:
-/// names, argument/result dtypes and shapes, and what the function computes
-/// (`reference`). Emits an error at the offending function and fails on
-/// anything the calling convention cannot express.
+/// names, argument/result dtypes and shapes (a dynamic size as the symbol
+/// that the tensor's `qattn.dims` attribute gives it), and what the function
+/// computes (`reference`). Emits an error at each function that has anything
+/// the calling convention cannot express (its first such problem), and then
+/// fails.
 FailureOr<llvm::json::Array> describeFunctions(ModuleOp module);
 
 /// The manifest's name of an element type ("f32", "i8", ...), if it has one.
 std::optional<StringRef> getDtypeName(Type type);
 
-/// Drops the `qattn.name` argument/result attributes, once the manifest has
-/// them: the lowerings have no use for them.
+/// Drops the `qattn.name` and `qattn.dims` argument/result attributes, once
+/// the manifest has them: the lowerings have no use for them.
 void stripNameAttributes(ModuleOp module);
 
 /// Creates the artifact directory `dir` (and its parents).

@@ -110,16 +110,44 @@ QATTN_RT_EXPORT int64_t qattnRtFindFunction(const QAttnRtArtifact *artifact,
 QATTN_RT_EXPORT int64_t qattnRtGetNumTensors(const QAttnRtArtifact *artifact,
                                              int64_t function, int32_t kind);
 /* Tensor `index` of `kind`: its name, dtype, rank and shape (pointers valid
- * until qattnRtClose). Returns 0, or 1 on a bad index. */
+ * until qattnRtClose). A size that the manifest names by a symbol is -1 in
+ * `shape`; qattnRtGetTensorSymbol gives the symbol, qattnRtGetResultShapes
+ * the results' sizes for given arguments. Returns 0, or 1 on a bad index. */
 QATTN_RT_EXPORT int qattnRtGetTensor(const QAttnRtArtifact *artifact,
                                      int64_t function, int32_t kind,
                                      int64_t index, const char **name,
                                      int32_t *dtype, int32_t *rank,
                                      const int64_t **shape);
 
+/* The symbol that names the size of dimension `dim` of tensor `index` of
+ * `kind` ("B"), or "" if that size is static (valid until qattnRtClose).
+ * NULL on a bad index. */
+QATTN_RT_EXPORT const char *qattnRtGetTensorSymbol(
+    const QAttnRtArtifact *artifact, int64_t function, int32_t kind,
+    int64_t index, int32_t dim);
+
+/* The shapes of function `function`'s results for arguments of the given
+ * shapes: each symbol binds to the size of the argument dimension where it
+ * first occurs, and every other occurrence must have that size (at least
+ * 1). Reads the `rank` and `shape` of each argument, not its `data` or
+ * `dtype`. Writes the results' shapes one after another, in manifest order,
+ * to `resultShapes[0..numSizes)`; `numSizes` must be the sum of the results'
+ * ranks. Allocate the results with these shapes, then call qattnRtRun or
+ * qattnRtRunHost; for a function without symbols they are the manifest's.
+ * Returns 0, or 1 (nothing written) with the reason in
+ * qattnRtGetLastError(): a wrong count, rank or static size, or a symbol
+ * given two sizes (naming the argument, the dimension and both sizes). */
+QATTN_RT_EXPORT int qattnRtGetResultShapes(const QAttnRtArtifact *artifact,
+                                           int64_t function,
+                                           const QAttnRtTensor *args,
+                                           int64_t numArgs,
+                                           int64_t *resultShapes,
+                                           int64_t numSizes);
+
 /* Runs function `function` on the caller's buffers, arguments then results
  * in manifest order. Checks the counts, dtypes, shapes and pointers first and
- * runs nothing if one is wrong.
+ * runs nothing if one is wrong; the arguments bind the symbols, and the
+ * results must have the shapes qattnRtGetResultShapes gives.
  *   cpu:  host pointers; returns when the results are written; `stream`
  *         must be NULL.
  *   cuda: device pointers of the artifact's device; enqueues the launches on

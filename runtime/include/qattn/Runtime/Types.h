@@ -48,12 +48,28 @@ std::optional<int64_t> numElements(const Shape &shape);
 /// Formats a shape as "[1, 8, 16, 64]".
 std::string formatShape(const Shape &shape);
 
+/// The entry of TensorSpec::shape for a size that a symbol names.
+constexpr int64_t kSymbolicSize = -1;
+
 /// A named tensor of an artifact function's signature.
 struct TensorSpec {
   std::string name;
   DType dtype;
+  /// The sizes, kSymbolicSize where `symbols` names the size instead.
   Shape shape;
+  /// Per dimension, the symbol that names its size ("B", "N"), "" for a
+  /// static size; or empty, when every size is static. A call binds each
+  /// symbol to the size its arguments have there (qattn/Runtime/Dims.h).
+  std::vector<std::string> symbols;
+
+  /// Whether some size is a symbol.
+  bool hasSymbols() const;
+  /// The symbol of dimension `dim`; "" for a static size.
+  const std::string &getSymbol(size_t dim) const;
 };
+
+/// Formats a spec's shape as the manifest writes it: "[B, 8, 1, 64]".
+std::string formatShape(const TensorSpec &spec);
 
 } // namespace qattn::rt
 
