@@ -181,7 +181,8 @@ static json::Object describeReference(func::FuncOp func,
       std::optional<unsigned> q = sourceArgument(attn.getQ()),
                               k = sourceArgument(attn.getK()),
                               v = sourceArgument(attn.getV());
-      if (q && k && v && !attn.getKBuffer() && isFloatArgument(func, *q) &&
+      if (q && k && v && !attn.getKBuffer() && !attn.getKvLens() &&
+          !attn.getPageTable() && isFloatArgument(func, *q) &&
           isFloatArgument(func, *k) && isFloatArgument(func, *v))
         return json::Object{{"kind", "attention"},
                             {"q", *q},

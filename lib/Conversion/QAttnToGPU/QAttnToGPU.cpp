@@ -620,6 +620,10 @@ private:
 static FailureOr<AttentionShape> getShape(AttentionOp op) {
   if (op.isShapeGeneric())
     return op.emitOpError(kNoShapeGenericKernel);
+  if (op.getBatch() < 1)
+    return op.emitOpError() << "expected a batch of at least 1 for the GPU "
+                               "kernels, got "
+                            << op.getBatch();
   GpuTilingAttr tiling = op.getGpuTilingAttr();
   if (!tiling)
     return op.emitOpError("has no #qattn.gpu_tiling: run qattn-tile first");

@@ -162,6 +162,12 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       }
       if (op.getGpuTilingAttr())
         return WalkResult::advance();
+      if (op.getBatch() < 1) {
+        op.emitOpError() << "expected a batch of at least 1 for the GPU "
+                            "kernels, got "
+                         << op.getBatch();
+        return WalkResult::interrupt();
+      }
       GpuKernel kernel = GpuKernel::rows;
       if (useMma && fitsMmaKernel(op))
         kernel = useWgmma ? GpuKernel::wgmma : GpuKernel::mma;
