@@ -9,7 +9,7 @@
 // qattn-run also prints its own float64 comparison, and checks --max-rel-error / --min-sqnr on
 // one case.
 //
-// Covered: 4-bit, 2-bit, 3-bit, per-head mixed and int8-only K/V (K and V independently), float
+// Covered: 4-bit, 2-bit, 3-bit (also min-anchored), per-head mixed and int8-only K/V (K and V independently), float
 // (f32, f16) and int8 Q (block and channel scales), d = 64 and 128, Hq/Hkv = 4/1, 4/4, 1/1,
 // causal and not, ragged Nq < Nk (1..64 queries, 100 / 301 keys), exact and SAS softmax, f32,
 // f16 and bf16 output, the default and an explicit softmax scale.
@@ -29,6 +29,8 @@
 // RUN: qattn-run %t/art --function a42_d128_int8q --seed 36 --dist outlier --random q=normal --random v=normal --output-dir %t/a42_d128_int8q | FileCheck %s --check-prefix=RUN5
 // RUN: %python %S/Inputs/check_attention.py --case a42_d128_int8q --art %t/art --function a42_d128_int8q --out %t/a42_d128_int8q --q 'block=64,gran=channel' --k block=64,bits=4,group=16 --v block=64,bits=2,group=16 --causal --max-rel-fro 0.5 --min-sqnr 6.0 | FileCheck %s --check-prefix=CHECK5
 
+// RUN: qattn-run %t/art --function a3min_decode --seed 37 --dist normal --output-dir %t/a3min_decode | FileCheck %s --check-prefix=RUN6
+// RUN: %python %S/Inputs/check_attention.py --case a3min_decode --art %t/art --function a3min_decode --out %t/a3min_decode --q '' --k block=32,bits=3,group=8,anchor=min --v block=32,bits=2,group=16,order=msb,anchor=min --max-rel-fro 0.5 --min-sqnr 6.0 | FileCheck %s --check-prefix=CHECK6
 // a4_d64_gqa: B=1 Hq=4 Hkv=1 Nq=37 Nk=301 d=64, Q f32, K block=64,bits=4,group=16, V block=64,bits=4,group=16, causal, softmax exact, f32 output, data normal
 // RUN0: result o vs float64 attention: max_abs={{.*}} rel_fro={{.*}} sqnr={{.*}} dB
 // RUN0-NOT: FAIL
@@ -135,4 +137,21 @@ func.func @a42_d128_int8q(%q: tensor<1x4x64x128xf32> {qattn.name = "q"}, %k: ten
       {q_stage1 = #qattn.stage1<block = 64, granularity = channel>, k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [2], group = 16>, causal}
       : (tensor<1x4x64x128xi8>, tensor<1x4x1x128xf32>, tensor<1x100x256xi8>, tensor<1x4x2xf32>, tensor<1x4x7x128xi8>, tensor<1x4x7x128xi8>, tensor<1x100x128xi8>, tensor<1x4x2xf32>, tensor<1x4x7x128xi8>, tensor<1x4x7x128xi8>) -> tensor<1x4x64x128xf32>
   return %o : tensor<1x4x64x128xf32>
+}
+
+// a3min_decode: B=1 Hq=2 Hkv=1 Nq=1 Nk=301 d=64, Q f32, K block=32,bits=3,group=8,anchor=min, V block=32,bits=2,group=16,order=msb,anchor=min (the min-anchored grid through the checker's model), not causal, softmax exact, f32 output, data normal
+// RUN6: result o vs float64 attention: max_abs={{.*}} rel_fro={{.*}} sqnr={{.*}} dB
+// RUN6-NOT: FAIL
+// CHECK6: a3min_decode: vs model on dequantized operands {{.*}} OK
+// CHECK6: a3min_decode: all checks passed
+func.func @a3min_decode(%q: tensor<1x2x1x64xf32> {qattn.name = "q"}, %k: tensor<1x1x301x64xf32> {qattn.name = "k"},
+    %v: tensor<1x1x301x64xf32> {qattn.name = "v"}) -> (tensor<1x2x1x64xf32> {qattn.name = "o"}) {
+  %k8, %ks = qattn.quantize %k {scheme = #qattn.stage1<block = 32>} : tensor<1x1x301x64xf32> -> tensor<1x1x301x64xi8>, tensor<1x1x10xf32>
+  %kp, %ks2, %kz2 = qattn.progressive_quantize %k8 {scheme = #qattn.stage2<bits = [3], group = 8, anchor = min>} : tensor<1x1x301x64xi8> -> tensor<1x301x24xi8>, tensor<1x1x38x64xi8>, tensor<1x1x38x64xi8>
+  %v8, %vs = qattn.quantize %v {scheme = #qattn.stage1<block = 32>} : tensor<1x1x301x64xf32> -> tensor<1x1x301x64xi8>, tensor<1x1x10xf32>
+  %vp, %vs2, %vz2 = qattn.progressive_quantize %v8 {scheme = #qattn.stage2<bits = [2], group = 16, order = msb_first, anchor = min>} : tensor<1x1x301x64xi8> -> tensor<1x301x16xi8>, tensor<1x1x19x64xi8>, tensor<1x1x19x64xi8>
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%vp, %vs, %vs2, %vz2)
+      {k_stage1 = #qattn.stage1<block = 32>, k_stage2 = #qattn.stage2<bits = [3], group = 8, anchor = min>, v_stage1 = #qattn.stage1<block = 32>, v_stage2 = #qattn.stage2<bits = [2], group = 16, order = msb_first, anchor = min>}
+      : (tensor<1x2x1x64xf32>, tensor<1x301x24xi8>, tensor<1x1x10xf32>, tensor<1x1x38x64xi8>, tensor<1x1x38x64xi8>, tensor<1x301x16xi8>, tensor<1x1x10xf32>, tensor<1x1x19x64xi8>, tensor<1x1x19x64xi8>) -> tensor<1x2x1x64xf32>
+  return %o : tensor<1x2x1x64xf32>
 }

@@ -89,9 +89,11 @@ def kv_operand(x, text, buf=None, buf_scale=None):
     s1 = qcheck.stage1_spec(spec)
     x8, xs = F.stage1_quantize(x, s1["block"], s1["scale_dtype"], s1["granularity"])
     if "bits" in spec:
-        packed, s2, z2 = F.stage2_quantize(x8, spec["bits"], spec["group"], qcheck.order_name(spec))
+        anchor = spec.get("anchor", "zero")
+        packed, s2, z2 = F.stage2_quantize(x8, spec["bits"], spec["group"], qcheck.order_name(spec),
+                                           anchor=anchor)
         extra = dict(packed=packed, s2=s2, z2=z2, bits=spec["bits"], group=spec["group"],
-                     order=qcheck.order_name(spec))
+                     order=qcheck.order_name(spec), anchor=anchor)
     else:
         extra = dict(q8=x8)
     return F.dequantized_kv(xs, s1["block"], buffer=buf, buffer_scale=buf_scale, **extra)
