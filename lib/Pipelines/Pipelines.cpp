@@ -16,10 +16,12 @@ using namespace mlir;
 // on an mlir-opt command line.
 static constexpr const char *kReferenceToLLVM =
     "qattn-lower-reference,canonicalize,cse,"
-    "one-shot-bufferize{bufferize-function-boundaries "
+    "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
     // The artifact's calling convention: results are caller-owned buffers.
     "buffer-results-to-out-params{hoist-static-allocs=true modify-public-functions=true},"
+    // A tiled program's grid runs as a loop nest on the CPU.
+    "scf-forall-to-for,"
     "buffer-deallocation-pipeline,canonicalize,"
     "convert-linalg-to-loops,expand-strided-metadata,lower-affine,"
     "convert-scf-to-cf,arith-expand{include-bf16=true},convert-math-to-llvm,"

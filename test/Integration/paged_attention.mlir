@@ -27,11 +27,32 @@
 // RUN: qattn-run %t/art --function varlen_int8 --input q=%t/c-in/q.npy --input k_data=%t/c-in/k_data.npy --input k_scales=%t/c-in/k_scales.npy --input v_data=%t/c-in/v_data.npy --input v_scales=%t/c-in/v_scales.npy --input kv_lens=%t/c-in/kv_lens.npy --output-dir %t/c
 // RUN: %python %S/Inputs/check_paged.py --case varlen_int8 --art %t/art --function varlen_int8 --in %t/c-in --out %t/c --k block=32,gran=channel --v block=32 --max-rel-fro 0.025 --min-sqnr 32 | FileCheck %s --check-prefix=C
 
+// The same functions through the tile layer: qattn-tile's decode grid (4 key splits, 16-key tiles,
+// the combine), software-pipelined 3 deep by qattn-pipeline, then lowered to the CPU; and with 7
+// splits and the default 2 stages.
+// RUN: qattn-opt %s --qattn-tile --qattn-pipeline=num-stages=3 -o %t/tiled.mlir
+// RUN: qattn-compile %t/tiled.mlir -o %t/art-tiled
+// RUN: qattn-run %t/art-tiled --function paged_int4 --input q=%t/a-in/q.npy --input k_codes=%t/a-in/k_codes.npy --input k_scales=%t/a-in/k_scales.npy --input k_group_scales=%t/a-in/k_group_scales.npy --input k_zeros=%t/a-in/k_zeros.npy --input v_codes=%t/a-in/v_codes.npy --input v_scales=%t/a-in/v_scales.npy --input v_group_scales=%t/a-in/v_group_scales.npy --input v_zeros=%t/a-in/v_zeros.npy --input k_buffer=%t/a-in/k_buffer.npy --input k_buffer_scale=%t/a-in/k_buffer_scale.npy --input v_buffer=%t/a-in/v_buffer.npy --input v_buffer_scale=%t/a-in/v_buffer_scale.npy --input kv_lens=%t/a-in/kv_lens.npy --input page_table=%t/a-in/page_table.npy --output-dir %t/ta
+// RUN: %python %S/Inputs/check_paged.py --case tiled_int4 --art %t/art-tiled --function paged_int4 --in %t/a-in --out %t/ta --k block=64,bits=4,group=16 --v block=64,bits=4,group=16 --max-rel-fro 0.2 --min-sqnr 14 | FileCheck %s --check-prefix=TA
+// RUN: qattn-run %t/art-tiled --function paged_int2_causal --input q=%t/b-in/q.npy --input k_codes=%t/b-in/k_codes.npy --input k_scales=%t/b-in/k_scales.npy --input k_group_scales=%t/b-in/k_group_scales.npy --input k_zeros=%t/b-in/k_zeros.npy --input v_codes=%t/b-in/v_codes.npy --input v_scales=%t/b-in/v_scales.npy --input v_group_scales=%t/b-in/v_group_scales.npy --input v_zeros=%t/b-in/v_zeros.npy --input kv_lens=%t/b-in/kv_lens.npy --input page_table=%t/b-in/page_table.npy --output-dir %t/tb
+// RUN: %python %S/Inputs/check_paged.py --case tiled_int2_causal --art %t/art-tiled --function paged_int2_causal --in %t/b-in --out %t/tb --k block=64,bits=2,group=16,order=msb,anchor=min --v block=64,bits=2,group=16,order=msb,anchor=min --causal --max-rel-fro 0.6 --min-sqnr 4.5 | FileCheck %s --check-prefix=TB
+// RUN: qattn-run %t/art-tiled --function varlen_int8 --input q=%t/c-in/q.npy --input k_data=%t/c-in/k_data.npy --input k_scales=%t/c-in/k_scales.npy --input v_data=%t/c-in/v_data.npy --input v_scales=%t/c-in/v_scales.npy --input kv_lens=%t/c-in/kv_lens.npy --output-dir %t/tc
+// RUN: %python %S/Inputs/check_paged.py --case tiled_int8 --art %t/art-tiled --function varlen_int8 --in %t/c-in --out %t/tc --k block=32,gran=channel --v block=32 --max-rel-fro 0.025 --min-sqnr 32 | FileCheck %s --check-prefix=TC
+// RUN: qattn-opt %s --qattn-tile=splits=7 --qattn-pipeline -o %t/tiled7.mlir
+// RUN: qattn-compile %t/tiled7.mlir -o %t/art-tiled7
+// RUN: qattn-run %t/art-tiled7 --function paged_int4 --input q=%t/a2-in/q.npy --input k_codes=%t/a2-in/k_codes.npy --input k_scales=%t/a2-in/k_scales.npy --input k_group_scales=%t/a2-in/k_group_scales.npy --input k_zeros=%t/a2-in/k_zeros.npy --input v_codes=%t/a2-in/v_codes.npy --input v_scales=%t/a2-in/v_scales.npy --input v_group_scales=%t/a2-in/v_group_scales.npy --input v_zeros=%t/a2-in/v_zeros.npy --input k_buffer=%t/a2-in/k_buffer.npy --input k_buffer_scale=%t/a2-in/k_buffer_scale.npy --input v_buffer=%t/a2-in/v_buffer.npy --input v_buffer_scale=%t/a2-in/v_buffer_scale.npy --input kv_lens=%t/a2-in/kv_lens.npy --input page_table=%t/a2-in/page_table.npy --output-dir %t/ta2
+// RUN: %python %S/Inputs/check_paged.py --case tiled7_int4_b3 --art %t/art-tiled7 --function paged_int4 --in %t/a2-in --out %t/ta2 --k block=64,bits=4,group=16 --v block=64,bits=4,group=16 --max-rel-fro 0.2 --min-sqnr 14 | FileCheck %s --check-prefix=TA2
+
 // A: paged_int4: {{.*}} OK
 // A: paged_int4: all checks passed
 // A2: paged_int4_b3: all checks passed
 // B: paged_int2_causal: all checks passed
 // C: varlen_int8: all checks passed
+// TA: tiled_int4: all checks passed
+// TB: tiled_int2_causal: rows that see no key are 0 OK (32 rows)
+// TB: tiled_int2_causal: all checks passed
+// TC: tiled_int8: all checks passed
+// TA2: tiled7_int4_b3: all checks passed
 
 func.func @paged_int4(
     %q: tensor<?x8x1x64xf32> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},

@@ -1,20 +1,20 @@
 // RUN: qattn-opt %s -split-input-file -verify-diagnostics --qattn-tile
 
-// A dynamic batch (once a division by zero in the split heuristic).
-func.func @dynamic_batch(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x128x64xi8>, %ks: tensor<?x2x2xf32>) -> tensor<?x8x1x64xf16> {
-  // expected-error@+1 {{with per-sequence lengths, a page table or dynamic sizes has no GPU kernel yet (the CPU reference lowers it)}}
-  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
-      : (tensor<?x8x1x64xf16>, tensor<?x2x128x64xi8>, tensor<?x2x2xf32>, tensor<?x2x128x64xi8>, tensor<?x2x2xf32>) -> tensor<?x8x1x64xf16>
+// SAS defines its terms against each row's final max, which a key loop
+// does not have.
+func.func @sas(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x128x64xi8>, %ks: tensor<?x2x2xf32>, %l: tensor<?xi32>) -> tensor<?x8x1x64xf16> {
+  // expected-error@+1 {{with per-sequence lengths, a page table or dynamic sizes needs the tile layer, which cannot express it yet: expected the exact softmax (SAS needs each row's final max)}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%l) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, softmax = #qattn.softmax<sas, threshold = -6.0, degree = 2>}
+      : (tensor<?x8x1x64xf16>, tensor<?x2x128x64xi8>, tensor<?x2x2xf32>, tensor<?x2x128x64xi8>, tensor<?x2x2xf32>, tensor<?xi32>) -> tensor<?x8x1x64xf16>
   return %o : tensor<?x8x1x64xf16>
 }
 
 // -----
 
-func.func @lengths(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xi8>, %ks: tensor<2x2x2xf32>, %l: tensor<2xi32>) -> tensor<2x8x1x64xf16> {
-  // expected-error@+1 {{has no GPU kernel yet}}
-  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%l) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
-      : (tensor<2x8x1x64xf16>, tensor<2x2x128x64xi8>, tensor<2x2x2xf32>, tensor<2x2x128x64xi8>, tensor<2x2x2xf32>, tensor<2xi32>) -> tensor<2x8x1x64xf16>
-  return %o : tensor<2x8x1x64xf16>
+func.func @short_buffer(%q: tensor<?x2x1x16xf32>, %k: tensor<?x2x?x16xi8>, %ks: tensor<?x2x?xf32>, %b: tensor<?x2x8x16xi8>, %bs: tensor<?x2xf32>, %l: tensor<?xi32>) -> tensor<?x2x1x16xf32> {
+  // expected-error@+1 {{cannot express it yet: expected a buffer of a multiple of 16 keys}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) buffers(%b, %bs, %b, %bs) lengths(%l) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<?x2x1x16xf32>, tensor<?x2x?x16xi8>, tensor<?x2x?xf32>, tensor<?x2x?x16xi8>, tensor<?x2x?xf32>, tensor<?x2x8x16xi8>, tensor<?x2xf32>, tensor<?x2x8x16xi8>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2x1x16xf32>
+  return %o : tensor<?x2x1x16xf32>
 }
 
 // -----

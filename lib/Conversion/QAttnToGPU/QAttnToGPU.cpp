@@ -977,6 +977,12 @@ struct QAttnConvertToGPUPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     WalkResult unsupported = module.walk([](Operation *op) {
+      if (isa<LoadQueryTileOp, LoadKVTileOp, DequantizeTileOp, TileScoresOp,
+              SoftmaxUpdateOp, WaitTilesOp, CombineSplitsOp>(op)) {
+        op->emitOpError("of the tile layer has no GPU lowering yet; the "
+                        "tiled program runs on the CPU (qattn-lower-reference)");
+        return WalkResult::interrupt();
+      }
       if (isa<QAttnDialect>(op->getDialect()) && !isa<AttentionOp>(op)) {
         op->emitOpError("is not supported by the GPU lowering yet; quantize "
                         "on the host (the CPU artifact) and pass the "

@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TileToReference.h"
+
 #include "qattn/Conversion/FormatMath.h"
 #include "qattn/Conversion/LoweringUtils.h"
 #include "qattn/Conversion/Passes.h"
@@ -743,6 +745,7 @@ struct QAttnLowerReferencePass
                  LowerProgressiveQuantize,
                  LowerProgressiveDequantize, LowerBufferAppend,
                  LowerBufferFlush, LowerAttention>(&getContext());
+    populateTileToReferencePatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     WalkResult left = getOperation()->walk([](Operation *op) {

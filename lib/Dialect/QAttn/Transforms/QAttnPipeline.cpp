@@ -7,6 +7,10 @@
 #include "qattn/Dialect/QAttn/IR/QAttnOps.h"
 #include "qattn/Dialect/QAttn/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
 namespace mlir::qattn {
 #define GEN_PASS_DEF_QATTNPIPELINE
 #include "qattn/Dialect/QAttn/Transforms/Passes.h.inc"
@@ -14,6 +18,106 @@ namespace mlir::qattn {
 
 using namespace mlir;
 using namespace mlir::qattn;
+
+// qattn-tile's decode key loops take 2 stages unless told otherwise: each
+// tile's loads in flight while the previous tile is scored.
+static constexpr int64_t kKeyLoopStages = 2;
+
+/// Software-pipelines a tile-layer key loop `stages` deep: the tile loads of
+/// step `it + stages - 1` are issued in step `it` and carried to their use
+/// through the loop's iteration arguments (a ring of `stages - 1` tiles in
+/// flight besides the one in use), the first `stages - 1` before the loop;
+/// a qattn.wait_tiles marks where a tile must have arrived. Loads past the
+/// loop's end read nothing (their `bound`), so no epilogue is needed.
+static void pipelineKeyLoop(scf::ForOp loop, int64_t stages) {
+  Block *body = loop.getBody();
+  // The loads and what they compute their operands from, in body order.
+  SmallVector<Operation *> loads;
+  llvm::SetVector<Operation *> slice;
+  for (Operation &op : body->without_terminator())
+    if (isa<LoadKVTileOp>(op))
+      loads.push_back(&op);
+  if (loads.empty())
+    return;
+  std::function<bool(Value)> collect = [&](Value v) -> bool {
+    if (llvm::is_contained(loop.getRegionIterArgs(), v))
+      return false; // depends on the loop's state: cannot run ahead
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != body || slice.contains(def))
+      return true;
+    for (Value operand : def->getOperands())
+      if (!collect(operand))
+        return false;
+    slice.insert(def);
+    return true;
+  };
+  for (Operation *load : loads)
+    if (!collect(load->getResult(0)))
+      return;
+  SmallVector<Operation *> ahead;
+  for (Operation &op : body->without_terminator())
+    if (slice.contains(&op))
+      ahead.push_back(&op);
+
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  Value lb = loop.getLowerBound(), step = loop.getStep();
+  // The loads' results for the step at `iv`, cloned at b's insertion point.
+  auto loadsAt = [&](Value iv) {
+    IRMapping map;
+    map.map(loop.getInductionVar(), iv);
+    for (Operation *op : ahead)
+      b.clone(*op, map);
+    SmallVector<Value> tiles;
+    for (Operation *load : loads)
+      for (Value r : load->getResults())
+        tiles.push_back(map.lookup(r));
+    return tiles;
+  };
+  auto stepOffset = [&](Value iv, int64_t k) -> Value {
+    if (k == 0)
+      return iv;
+    Value kConst = arith::ConstantIndexOp::create(b, loc, k);
+    return arith::AddIOp::create(b, loc, iv,
+                                 arith::MulIOp::create(b, loc, step, kConst));
+  };
+  SmallVector<Value> inits(loop.getInitArgs());
+  size_t state = inits.size(), perStep = 0;
+  for (int64_t k = 0; k + 1 < stages; ++k) {
+    SmallVector<Value> tiles = loadsAt(stepOffset(lb, k));
+    perStep = tiles.size();
+    llvm::append_range(inits, tiles);
+  }
+  auto piped = scf::ForOp::create(b, loc, lb, loop.getUpperBound(), step, inits);
+  piped->setAttrs(loop->getAttrs());
+  piped->setAttr("qattn.pipeline_stages", b.getI64IntegerAttr(stages));
+  b.setInsertionPointToStart(piped.getBody());
+  Value iv = piped.getInductionVar();
+  ValueRange args = piped.getRegionIterArgs();
+  SmallVector<Value> next = loadsAt(stepOffset(iv, stages - 1));
+  ValueRange current = args.slice(state, perStep);
+  auto wait = WaitTilesOp::create(b, loc, current.getTypes(), current,
+                                  b.getI64IntegerAttr(stages - 2));
+  IRMapping map;
+  map.map(loop.getInductionVar(), iv);
+  for (auto [old, arg] : llvm::zip(loop.getRegionIterArgs(), args.take_front(state)))
+    map.map(old, arg);
+  size_t at = 0;
+  for (Operation *load : loads)
+    for (Value r : load->getResults())
+      map.map(r, wait.getResult(at++));
+  for (Operation &op : body->without_terminator())
+    if (!slice.contains(&op) && !isa<LoadKVTileOp>(op))
+      b.clone(op, map);
+  SmallVector<Value> yields;
+  for (Value v : body->getTerminator()->getOperands())
+    yields.push_back(map.lookupOrDefault(v));
+  llvm::append_range(yields, args.drop_front(state + perStep));
+  llvm::append_range(yields, next);
+  scf::YieldOp::create(b, loc, yields);
+  loop.replaceAllUsesWith(piped.getResults().take_front(state));
+  loop.erase();
+}
 
 namespace {
 struct QAttnPipelinePass : qattn::impl::QAttnPipelineBase<QAttnPipelinePass> {
@@ -40,7 +144,24 @@ struct QAttnPipelinePass : qattn::impl::QAttnPipelineBase<QAttnPipelinePass> {
       return WalkResult::advance();
     });
     if (result.wasInterrupted())
-      signalPassFailure();
+      return signalPassFailure();
+    // The tile layer's key loops (qattn-tile's decode grids).
+    int64_t stages = numStages > 0 ? int64_t(numStages) : kKeyLoopStages;
+    if (stages > 4) {
+      getOperation().emitError() << "qattn-pipeline: expected 1 to 4 stages "
+                                    "for a tile-layer key loop, got "
+                                 << stages;
+      return signalPassFailure();
+    }
+    SmallVector<scf::ForOp> loops;
+    getOperation()->walk([&](scf::ForOp loop) {
+      if (loop->hasAttr("qattn.key_loop") &&
+          !loop->hasAttr("qattn.pipeline_stages"))
+        loops.push_back(loop);
+    });
+    if (stages > 1)
+      for (scf::ForOp loop : loops)
+        pipelineKeyLoop(loop, stages);
   }
 };
 } // namespace

@@ -4,9 +4,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TileDecode.h"
+
 #include "qattn/Dialect/QAttn/IR/QAttnOps.h"
 #include "qattn/Dialect/QAttn/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "qattn-tile"
@@ -32,6 +38,9 @@ constexpr int64_t kDecodeDeepRingStages = 4, kDecodeDeepRingWarps = 4;
 // Decode key slices below this many keys (8 steps of 16) cost more in the
 // combine than they gain in parallelism.
 constexpr int64_t kShortestSplit = 128;
+// Key splits of a shape-generic decode grid, whose lengths are known only at
+// run time (so no split heuristic can see them yet).
+constexpr int64_t kShapeGenericSplits = 4;
 
 struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   using QAttnTileBase::QAttnTileBase;
@@ -155,11 +164,25 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       getOperation().emitError("qattn-tile: invalid options");
       return signalPassFailure();
     }
-    WalkResult result = getOperation()->walk([&](AttentionOp op) {
-      if (op.isShapeGeneric()) {
-        op.emitOpError(kNoShapeGenericKernel);
-        return WalkResult::interrupt();
+    // The serving form (lengths, pages, dynamic sizes) goes through the
+    // tile layer.
+    SmallVector<AttentionOp> generic;
+    getOperation()->walk([&](AttentionOp op) {
+      if (op.isShapeGeneric())
+        generic.push_back(op);
+    });
+    for (AttentionOp op : generic) {
+      if (std::string why = whyNotDecodeTiles(op); !why.empty()) {
+        op.emitOpError() << "with per-sequence lengths, a page table or "
+                            "dynamic sizes needs the tile layer, which "
+                            "cannot express it yet: "
+                         << why;
+        return signalPassFailure();
       }
+      tileDecodeAttention(op, splits > 0 ? int64_t(splits)
+                                         : kShapeGenericSplits);
+    }
+    WalkResult result = getOperation()->walk([&](AttentionOp op) {
       if (op.getGpuTilingAttr())
         return WalkResult::advance();
       if (op.getBatch() < 1) {

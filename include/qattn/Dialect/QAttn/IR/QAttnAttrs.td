@@ -75,6 +75,14 @@ def QAttn_SoftmaxMode : I32EnumAttr<"SoftmaxMode", "softmax evaluation", [
   let genSpecializedAttr = 0;
 }
 
+def QAttn_FragmentLayout : I32EnumAttr<"FragmentLayout",
+    "how a tile's elements sit in the registers of a warp", [
+    I32EnumAttrCase<"row_major", 0>, I32EnumAttrCase<"mma_keys_a", 1>,
+    I32EnumAttrCase<"mma_values_a", 2>, I32EnumAttrCase<"mma_queries_b", 3>]> {
+  let cppNamespace = "::mlir::qattn";
+  let genSpecializedAttr = 0;
+}
+
 class QAttn_DefaultEnumParameter<EnumAttrInfo info, string value>
     : EnumParameter<info> {
   let defaultValue = info.cppNamespace # "::" # info.className # "::" # value;
@@ -173,6 +181,27 @@ def QAttn_Stage2FitAttr : EnumAttr<QAttn_Dialect, QAttn_Stage2Fit, "fit"> {
 
     ```mlir
     #qattn.fit<mse>
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def QAttn_FragmentLayoutAttr : EnumAttr<QAttn_Dialect, QAttn_FragmentLayout,
+                                         "fragment"> {
+  let summary = "register-fragment layout of a tile-layer value";
+  let description = [{
+    Names the distribution of a tile over a warp's registers that the GPU
+    lowering gives it; it does not change the tile's values, and the CPU
+    reference ignores it. `mma_keys_a`: a key tile as the A operand of
+    `S^T = K Q^T` (mma.sync m16n8k16: lane `4g + t` holds channels
+    `[t d/4, (t+1) d/4)` of keys `g` and `8 + g`); `mma_values_a`: a value
+    tile as the A operand of `O^T += V^T P^T` (lane `g` holds channels
+    `[g d/8, (g+1) d/8)` of keys `2t, 2t+1, 2t+8, 2t+9`); `mma_queries_b`:
+    query rows as the B operand (row `8n + g` of the tile in lane `g`'s
+    column); `row_major`: no distribution.
+
+    ```mlir
+    #qattn.fragment<mma_keys_a>
     ```
   }];
   let assemblyFormat = "`<` $value `>`";

@@ -340,4 +340,6 @@ def QAttn_AttentionOp : QAttn_Op<"attention", [Pure, AttrSizedOperandSegments]> 
   }];
 }
 
+include "qattn/Dialect/QAttn/IR/QAttnTileOps.td"
+
 #endif // QATTN_DIALECT_QATTN_IR_QATTNOPS_TD

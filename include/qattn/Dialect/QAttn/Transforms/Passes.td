@@ -31,7 +31,23 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     `splits = 0` the
     pass picks the split count so that the grid reaches `ctas-per-sm` CTAs
     per SM without slices shorter than `min-keys-per-split` keys.
+
+    An attention in the serving form (`kv_lens`, a page table or dynamic
+    sizes) is materialized instead as a grid of tile programs over the tile
+    layer: an `scf.forall` over (batch, KV head, 16-row tile, key split),
+    each loading its query rows (`qattn.load_query_tile`), walking its slice
+    of the sequence's keys in 16-key tiles with an `scf.for` whose bounds
+    come from `kv_lens` (`qattn.load_kv_tile`, `qattn.dequantize_tile`,
+    `qattn.tile_scores`, `qattn.softmax_update`; the cache's keys, then the
+    int8 tail's) and writing its partial rows, which `qattn.combine_splits`
+    merges. `splits` key splits (4 when 0: the lengths are known only at
+    run time). The tile layer runs on the CPU (`qattn-lower-reference`); it
+    has no GPU lowering yet. Exact softmax, stage-2 groups and pages of
+    multiples of 16 keys (or groups dividing 16), buffers of multiples of
+    16 keys; anything else in this form is an error.
   }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::gpu::GPUDialect",
+                           "mlir::scf::SCFDialect", "mlir::tensor::TensorDialect"];
   let options = [
     Option<"warps", "warps", "int64_t", /*default=*/"4",
            "Warps per CTA (each serves one query of a KV head's query heads)">,
@@ -93,7 +109,18 @@ def QAttnPipeline : Pass<"qattn-pipeline", "mlir::ModuleOp"> {
     prefill tensor-core kernels (`kernel = mma`, `wgmma`) with their 64-key tiles: a ring
     of `stages` shared-memory slots filled by cp.async `stages - 1` tiles
     ahead. Ops without a tiling are an error.
+
+    The tile layer's key loops (`qattn.key_loop`, written by `qattn-tile`)
+    are software-pipelined in the IR, `num-stages` deep (2 when 0, at most
+    4): the tile loads of the first `num-stages - 1` steps move before the
+    loop, each step issues the loads of the step `num-stages - 1` ahead and
+    carries the ring of loaded tiles through the loop's iteration
+    arguments, and a `qattn.wait_tiles` with `pending = num-stages - 2`
+    stands before the tiles' first use. Loads past the loop's end read
+    nothing, so the loop needs no epilogue. With 1 the loops stay as they
+    are.
   }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
   let options = [
     // qattn-tile's defaults: 1 for the warp kernel (on the H200 two stages
     // measured slower at the reference decode shape, 729 us against 646 us,

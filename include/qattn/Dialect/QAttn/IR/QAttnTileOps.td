@@ -1,0 +1,232 @@
+//===- QAttnTileOps.td - the tile layer of qattn ------------*- tablegen -*-===//
+//
+// Part of the qattn project.
+//
+// The tile layer: what one program instance of a decode grid does with small
+// tiles of the operands (load a tile of the cache, dequantize it, score it,
+// update the online softmax) and how the grid's partial rows merge. qattn-tile
+// writes these ops inside an scf.forall (the grid) and an scf.for over keys
+// with SSA bounds; qattn-pipeline software-pipelines that loop. Each op has
+// a reference semantics on tensors (qattn-lower-reference), so the tiled
+// program runs on the CPU; the GPU lowering maps each op to its instructions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QATTN_DIALECT_QATTN_IR_QATTNTILEOPS_TD
+#define QATTN_DIALECT_QATTN_IR_QATTNTILEOPS_TD
+
+def QAttn_TileTensor : RankedTensorOf<[F32, I8]>;
+
+def QAttn_LoadQueryTileOp : QAttn_Op<"load_query_tile", [Pure]> {
+  let summary = "the query rows of one row tile of a KV head, as f32";
+  let description = [{
+    Row `r` of the result `[R, d]` is the (query, query head) pair
+    `p = rt * R + r` of KV head `hk` in batch entry `b`: query `i = p / G`,
+    head `hk * G + p mod G` (`G = Hq / Hkv`, given as `group`), dequantized
+    to f32 (int8 queries with `q_scales` and `q_stage1`). Rows with
+    `p >= G * Nq` are 0.
+
+    ```mlir
+    %qt = qattn.load_query_tile %q[%b, %hk, %rt] {group = 4}
+        : tensor<?x8x1x64xf16> -> tensor<16x64xf32>
+    ```
+  }];
+  let arguments = (ins QAttn_AnyTensor:$q, Optional<QAttn_ScaleTensor>:$q_scales,
+                       Index:$batch, Index:$kv_head, Index:$row_tile,
+                       I64Attr:$group, OptionalAttr<QAttn_Stage1Attr>:$q_stage1,
+                       OptionalAttr<QAttn_FragmentLayoutAttr>:$layout);
+  let results = (outs RankedTensorOf<[F32]>:$tile);
+  let assemblyFormat = [{
+    $q (`scales` `(` $q_scales^ `)`)? `[` $batch `,` $kv_head `,` $row_tile `]`
+    attr-dict `:` type($q) (`,` type($q_scales)^)? `->` type($tile)
+  }];
+  let hasVerifier = 1;
+}
+
+def QAttn_LoadKVTileOp : QAttn_Op<"load_kv_tile", [Pure, AttrSizedOperandSegments]> {
+  let summary = "the stored bytes and constants of T keys of one KV head";
+  let description = [{
+    Reads keys `first .. first + T - 1` (`T` = `keys`) of KV head `hk` of
+    sequence `b` as they are stored, one of three forms:
+
+    * stage 2 (`stage2` given): `sources` are the codes, stage-1 scales,
+      group scales and zeros of `qattn.attention`; results are the head's
+      code bytes `[T, Rmax]` (`Rmax` the widest head's bytes per token, the
+      rest 0), its group scales and zeros `[Gt, d]` for the `Gt = max(1, T /
+      g)` groups the tile touches, and the stage-1 scales `[T]` (`[T, d]`
+      with channel granularity);
+    * stage 1 (`stage1` alone): `sources` are the int8 data and scales;
+      results the int8 tile `[T, d]` and the scales;
+    * the int8 decode buffer (neither): `sources` are the buffer `[B, Hkv,
+      Nb, d]` and its scale `[B, Hkv]`; key `j` is buffer row `j`; results
+      the int8 tile and its scale per key `[T]`.
+
+    With `page_table`, key `j` is row `j mod P` of page `page_table[b, j /
+    P]` (`P` the cache operands' token size, a multiple of `T`; `first` is
+    then a multiple of `T`); else row `j` of batch entry `b`. Keys at or
+    past `bound` are not read: their bytes and scales are 0 (so a tile may
+    run past a sequence's end, as a pipelined prologue does).
+
+    ```mlir
+    %c, %s2, %z2, %s1 = qattn.load_kv_tile %kp, %ks, %ks2, %kz2
+        [%b, %hk, %j] bound %end pages(%table : tensor<?x?xi32>)
+        {keys = 16, stage1 = #qattn.stage1<block = 64>,
+         stage2 = #qattn.stage2<bits = [4], group = 16>}
+        : (tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x4x64xi8>,
+           tensor<?x2x4x64xi8>)
+        -> (tensor<16x32xi8>, tensor<1x64xi8>, tensor<1x64xi8>, tensor<16xf32>)
+    ```
+  }];
+  let arguments = (ins Variadic<RankedTensorOf<[F32, F16, I8]>>:$sources,
+                       Optional<RankedTensorOf<[I32]>>:$page_table,
+                       Index:$batch, Index:$kv_head, Index:$first, Index:$bound,
+                       I64Attr:$keys, OptionalAttr<QAttn_Stage1Attr>:$stage1,
+                       OptionalAttr<QAttn_Stage2Attr>:$stage2);
+  let results = (outs Variadic<RankedTensorOf<[F32, I8]>>:$tile);
+  let assemblyFormat = [{
+    $sources `[` $batch `,` $kv_head `,` $first `]` `bound` $bound
+    (`pages` `(` $page_table^ `:` type($page_table) `)`)? attr-dict `:`
+    `(` type($sources) `)` `->` `(` type($tile) `)`
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The cache operands' tokens per batch entry or page.
+    int64_t getTokensPerEntry();
+  }];
+}
+
+def QAttn_DequantizeTileOp : QAttn_Op<"dequantize_tile", [Pure, AttrSizedOperandSegments]> {
+  let summary = "a loaded K/V tile as f32 values";
+  let description = [{
+    The values `f32(q8') * s1` `[T, d]` of a tile that `qattn.load_kv_tile`
+    loaded, taking its results in order: with `stage2`, `q8' = (q - z2) * s2`
+    of the codes unpacked as KV head `hk`'s width and bit order (hk is
+    needed only for per-head widths), in integers as docs/FORMAT.md says;
+    else the int8 tile itself. `layout` names the register fragments the GPU
+    lowering produces.
+
+    ```mlir
+    %k = qattn.dequantize_tile %c, %s2, %z2, %s1 head(%hk)
+        {stage2 = #qattn.stage2<bits = [4], group = 16>,
+         layout = #qattn.fragment<mma_keys_a>}
+        : tensor<16x32xi8>, tensor<1x64xi8>, tensor<1x64xi8>, tensor<16xf32>
+          -> tensor<16x64xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<QAttn_TileTensor>:$parts,
+                       Optional<Index>:$kv_head,
+                       OptionalAttr<QAttn_Stage2Attr>:$stage2,
+                       OptionalAttr<QAttn_FragmentLayoutAttr>:$layout);
+  let results = (outs RankedTensorOf<[F32]>:$values);
+  let assemblyFormat = [{
+    $parts (`head` `(` $kv_head^ `)`)? attr-dict `:` type($parts) `->` type($values)
+  }];
+  let hasVerifier = 1;
+}
+
+def QAttn_TileScoresOp : QAttn_Op<"tile_scores", [Pure]> {
+  let summary = "masked scores of a row tile against a key tile";
+  let description = [{
+    `S[r, t] = scale * sum_c Q[r, c] K[t, c]` for the rows of row tile `rt`
+    (as `qattn.load_query_tile` numbers them, `group` pairs per query, `queries`
+    queries per sequence) and keys `first + t`; `-inf` where the key is not
+    visible: `first + t >= bound`, a row past the tile's pairs, or, with
+    `causal`, `first + t > i + length - queries` (each sequence's last query
+    sees its last key; `length` is the sequence's keys).
+
+    ```mlir
+    %s = qattn.tile_scores %qt, %k [%rt, %j] bound %end length %len
+        {scale = 0.125 : f32, group = 4, queries = 1}
+        : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x16xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$queries_tile,
+                       RankedTensorOf<[F32]>:$keys_tile,
+                       Index:$row_tile, Index:$first, Index:$bound,
+                       Index:$length, F32Attr:$scale, I64Attr:$group,
+                       I64Attr:$queries, UnitAttr:$causal);
+  let results = (outs RankedTensorOf<[F32]>:$scores);
+  let assemblyFormat = [{
+    $queries_tile `,` $keys_tile `[` $row_tile `,` $first `]` `bound` $bound
+    `length` $length attr-dict `:` type($queries_tile) `,` type($keys_tile)
+    `->` type($scores)
+  }];
+  let hasVerifier = 1;
+}
+
+def QAttn_SoftmaxUpdateOp : QAttn_Op<"softmax_update", [Pure,
+    AllTypesMatch<["max", "new_max"]>, AllTypesMatch<["sum", "new_sum"]>,
+    AllTypesMatch<["acc", "new_acc"]>]> {
+  let summary = "one online-softmax step: fold a score tile and its values in";
+  let description = [{
+    Per row `r`: `m' = max(m, max_t S[r, t])`, with `ref = m'` (0 while
+    `m'` is `-inf`) `c = exp(m - ref)`, `p_t = exp(S[r, t] - ref)`,
+    `l' = l c + sum_t p_t` and `acc' = acc c + sum_t p_t V[t, :]` (exact
+    softmax, f32). A row that has seen no key keeps `-inf`, 0 and 0.
+
+    ```mlir
+    %m1, %l1, %o1 = qattn.softmax_update %s, %v, %m, %l, %o
+        : tensor<16x16xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>,
+          tensor<16x64xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$scores,
+                       RankedTensorOf<[F32]>:$values,
+                       RankedTensorOf<[F32]>:$max, RankedTensorOf<[F32]>:$sum,
+                       RankedTensorOf<[F32]>:$acc);
+  let results = (outs RankedTensorOf<[F32]>:$new_max,
+                      RankedTensorOf<[F32]>:$new_sum,
+                      RankedTensorOf<[F32]>:$new_acc);
+  let assemblyFormat = [{
+    $scores `,` $values `,` $max `,` $sum `,` $acc attr-dict `:` type($scores)
+    `,` type($values) `,` type($max) `,` type($sum) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def QAttn_WaitTilesOp : QAttn_Op<"wait_tiles", [AllTypesMatch<["tiles", "ready"]>]> {
+  let summary = "wait until tiles loaded ahead have arrived";
+  let description = [{
+    Returns its operands once the asynchronous loads that produced them are
+    complete, leaving at most `pending` later tile loads in flight (on the
+    GPU `cp.async.wait_group pending`; on the CPU loads are synchronous and
+    this is the identity). qattn-pipeline puts one before each use of a
+    tile it loads ahead.
+
+    ```mlir
+    %k = qattn.wait_tiles %k0 {pending = 1} : tensor<16x32xi8>
+    ```
+  }];
+  let arguments = (ins Variadic<QAttn_TileTensor>:$tiles, I64Attr:$pending);
+  let results = (outs Variadic<QAttn_TileTensor>:$ready);
+  let assemblyFormat = "$tiles attr-dict `:` type($tiles)";
+}
+
+def QAttn_CombineSplitsOp : QAttn_Op<"combine_splits", [Pure]> {
+  let summary = "merge the key splits' partial rows into the attention output";
+  let description = [{
+    `acc` `[B, Hkv, RT, S, R, d]`, `max` and `sum` `[B, Hkv, RT, S, R]` hold
+    each grid point's unnormalized accumulators, running max and sum for the
+    `R` rows of row tile `rt` over key split `s`. Output `[B, Hq, Nq, d]`:
+    for query `i` of head `h` (pair `p = i G + h mod G` of KV head `h / G`,
+    row tile `p / R`, row `p mod R`), with `M` the largest split max,
+    `sum_s e^(m_s - M) acc_s / sum_s e^(m_s - M) l_s`, or 0 where no split
+    saw a key (`M = -inf`).
+
+    ```mlir
+    %o = qattn.combine_splits %acc, %m, %l {group = 4}
+        : tensor<?x2x1x8x16x64xf32>, tensor<?x2x1x8x16xf32>, tensor<?x2x1x8x16xf32>
+          -> tensor<?x8x1x64xf16>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$acc, RankedTensorOf<[F32]>:$max,
+                       RankedTensorOf<[F32]>:$sum, I64Attr:$group);
+  let results = (outs QAttn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $acc `,` $max `,` $sum attr-dict `:` type($acc) `,` type($max) `,`
+    type($sum) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // QATTN_DIALECT_QATTN_IR_QATTNTILEOPS_TD

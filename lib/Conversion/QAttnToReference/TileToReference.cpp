@@ -1,0 +1,437 @@
+//===- TileToReference.cpp - the tile layer as plain loops ----------------===//
+//
+// Part of the qattn project.
+//
+// The reference semantics of the tile-layer ops (QAttnTileOps.td): loops over
+// buffers doing what each op's description says, element by element, so a
+// tiled and pipelined decode program runs on the CPU and can be checked
+// against the executable specification. Layout attributes are ignored here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileToReference.h"
+
+#include "qattn/Conversion/FormatMath.h"
+#include "qattn/Conversion/LoweringUtils.h"
+#include "qattn/Dialect/QAttn/IR/QAttnOps.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::qattn;
+using namespace mlir::qattn::format;
+
+namespace {
+Value cmp(ImplicitLocOpBuilder &b, arith::CmpIPredicate p, Value x, Value y) {
+  return arith::CmpIOp::create(b, p, x, y);
+}
+Value minU(ImplicitLocOpBuilder &b, Value x, Value y) {
+  return arith::MinUIOp::create(b, x, y);
+}
+Value select(ImplicitLocOpBuilder &b, Value c, Value x, Value y) {
+  return arith::SelectOp::create(b, c, x, y);
+}
+/// Runs `then` where `cond` holds.
+void ifThen(ImplicitLocOpBuilder &b, Value cond, function_ref<void()> then) {
+  auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op.thenBlock()->getTerminator());
+  then();
+}
+/// A fresh tile buffer of `type` filled with `fill`.
+Value filledTile(ImplicitLocOpBuilder &b, Type type, Value fill) {
+  Value buffer = allocFor(b, type);
+  forEachIndex(b, cast<RankedTensorType>(type).getShape(),
+               [&](ValueRange ivs) { store(b, fill, buffer, ivs); });
+  return buffer;
+}
+Value zeroOf(ImplicitLocOpBuilder &b, Type elt) {
+  return arith::ConstantOp::create(b, b.getZeroAttr(elt));
+}
+/// The reference of a row's exponentials: its max, or 0 while it is -inf.
+Value finiteRef(ImplicitLocOpBuilder &b, Value max) {
+  Value isInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, max,
+                                      f32Const(b, -INFINITY));
+  return select(b, isInf, f32Const(b, 0.0), max);
+}
+/// A per-head constant selected by `hk` at run time.
+Value perHead(ImplicitLocOpBuilder &b, Value hk, int64_t heads,
+              function_ref<int64_t(int64_t)> value) {
+  Value v = indexConst(b, value(0));
+  for (int64_t h = 1; h < heads; ++h)
+    v = select(b, cmp(b, arith::CmpIPredicate::eq, hk, indexConst(b, h)),
+               indexConst(b, value(h)), v);
+  return v;
+}
+
+//===----------------------------------------------------------------------===//
+// Loads
+//===----------------------------------------------------------------------===//
+
+struct LowerLoadQueryTile : OpRewritePattern<LoadQueryTileOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LoadQueryTileOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RankedTensorType type = op.getTile().getType();
+    int64_t rows = type.getDimSize(0), d = type.getDimSize(1);
+    int64_t group = op.getGroup(), pairs = group * op.getQ().getType().getDimSize(2);
+    Value q = toBuffer(b, op.getQ());
+    Value scales = op.getQScales() ? toBuffer(b, op.getQScales()) : Value();
+    Value out = allocFor(b, type);
+    forEachIndex(b, {rows, d}, [&](ValueRange ivs) {
+      Value p = addIdx(b, mulIdx(b, op.getRowTile(), rows), ivs[0]);
+      Value valid = cmp(b, arith::CmpIPredicate::ult, p, indexConst(b, pairs));
+      Value pc = minU(b, p, indexConst(b, pairs - 1));
+      Value i = divIdx(b, pc, group);
+      Value h = addIdx(b, mulIdx(b, op.getKvHead(), group), remIdx(b, pc, group));
+      Value x = load(b, q, {op.getBatch(), h, i, ivs[1]});
+      Value v;
+      if (scales)
+        v = arith::MulFOp::create(
+            b, arith::SIToFPOp::create(b, b.getF32Type(), x),
+            stage1ScaleAt(b, scales, *op.getQStage1(), op.getBatch(), h, i, ivs[1]));
+      else
+        v = toF32(b, x);
+      store(b, select(b, valid, v, f32Const(b, 0.0)), out, ivs);
+    });
+    rewriter.replaceOp(op, toTensor(b, out, type));
+    return success();
+  }
+};
+
+struct LowerLoadKVTile : OpRewritePattern<LoadKVTileOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LoadKVTileOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    int64_t keys = op.getKeys();
+    Stage1Attr s1 = op.getStage1Attr();
+    Stage2Attr s2 = op.getStage2Attr();
+    SmallVector<Value> src;
+    for (Value v : op.getSources())
+      src.push_back(toBuffer(b, v));
+    Value table = op.getPageTable() ? toBuffer(b, op.getPageTable()) : Value();
+    int64_t page = op.getTokensPerEntry();
+    SmallVector<Value> tiles;
+    for (Value t : op.getTile())
+      tiles.push_back(filledTile(
+          b, t.getType(),
+          zeroOf(b, cast<RankedTensorType>(t.getType()).getElementType())));
+    Value bi = op.getBatch(), hk = op.getKvHead();
+    // Key j's batch entry or page, and its row there (only for j < bound).
+    auto locate = [&](Value j) -> std::pair<Value, Value> {
+      if (!table)
+        return {bi, j};
+      Value entry = load(b, table, {bi, divIdx(b, j, page)});
+      return {arith::IndexCastUIOp::create(b, b.getIndexType(), entry),
+              remIdx(b, j, page)};
+    };
+    // Channels of an int8 tile (the stage-2 tile holds bytes instead).
+    int64_t d = s2 ? 0
+                   : cast<RankedTensorType>(op.getTile()[0].getType()).getDimSize(1);
+    Value scaleTile = tiles.back();
+    bool channel = s1 && s1.getGranularity() == Granularity::channel;
+    forRange(b, indexConst(b, 0), indexConst(b, keys), [&](Value t) {
+      Value j = addIdx(b, op.getFirst(), t);
+      ifThen(b, cmp(b, arith::CmpIPredicate::ult, j, op.getBound()), [&] {
+        auto [entry, row] = locate(j);
+        if (!s1) { // the decode buffer: row j, one scale per head
+          forRange(b, indexConst(b, 0), indexConst(b, d), [&](Value c) {
+            store(b, load(b, src[0], {bi, hk, j, c}), tiles[0], {t, c});
+          });
+          store(b, load(b, src[1], {bi, hk}), scaleTile, {t});
+          return;
+        }
+        if (channel) {
+          int64_t dd = cast<RankedTensorType>(scaleTile.getType()).getDimSize(1);
+          forRange(b, indexConst(b, 0), indexConst(b, dd), [&](Value c) {
+            store(b, stage1ScaleAt(b, src[1], s1, entry, hk, row, c), scaleTile,
+                  {t, c});
+          });
+        } else {
+          store(b, stage1ScaleAt(b, src[1], s1, entry, hk, row, Value()),
+                scaleTile, {t});
+        }
+        if (!s2) {
+          forRange(b, indexConst(b, 0), indexConst(b, d), [&](Value c) {
+            store(b, load(b, src[0], {entry, hk, row, c}), tiles[0], {t, c});
+          });
+          return;
+        }
+        // The head's code bytes (per-head widths: offset and width by hk).
+        int64_t heads = cast<MemRefType>(src[1].getType()).getDimSize(1);
+        int64_t hd = cast<MemRefType>(src[2].getType()).getDimSize(3);
+        Value offset = perHead(b, hk, heads, [&](int64_t h) {
+          return s2.getHeadByteOffset(h, hd);
+        });
+        Value width = perHead(b, hk, heads, [&](int64_t h) {
+          return hd * s2.getBitsOfHead(h) / 8;
+        });
+        forRange(b, indexConst(b, 0), width, [&](Value x) {
+          store(b, load(b, src[0], {entry, row, addIdx(b, offset, x)}), tiles[0],
+                {t, x});
+        });
+      });
+    });
+    if (s2) {
+      // Group constants: tile group u covers keys from u * g (one group when
+      // the group is longer than the tile).
+      int64_t g = s2.getGroup();
+      int64_t groups = cast<RankedTensorType>(op.getTile()[1].getType()).getDimSize(0);
+      int64_t hd = cast<RankedTensorType>(op.getTile()[1].getType()).getDimSize(1);
+      forRange(b, indexConst(b, 0), indexConst(b, groups), [&](Value u) {
+        Value j = addIdx(b, op.getFirst(), mulIdx(b, u, std::min(g, keys)));
+        ifThen(b, cmp(b, arith::CmpIPredicate::ult, j, op.getBound()), [&] {
+          auto [entry, row] = locate(j);
+          Value gi = divIdx(b, row, g);
+          forRange(b, indexConst(b, 0), indexConst(b, hd), [&](Value c) {
+            store(b, load(b, src[2], {entry, hk, gi, c}), tiles[1], {u, c});
+            store(b, load(b, src[3], {entry, hk, gi, c}), tiles[2], {u, c});
+          });
+        });
+      });
+    }
+    SmallVector<Value> results;
+    for (auto [buffer, result] : llvm::zip(tiles, op.getTile()))
+      results.push_back(toTensor(b, buffer, result.getType()));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Dequantization, scores, the online softmax
+//===----------------------------------------------------------------------===//
+
+struct LowerDequantizeTile : OpRewritePattern<DequantizeTileOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DequantizeTileOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RankedTensorType type = op.getValues().getType();
+    int64_t keys = type.getDimSize(0), d = type.getDimSize(1);
+    SmallVector<Value> parts;
+    for (Value v : op.getParts())
+      parts.push_back(toBuffer(b, v));
+    Value scales = parts.back();
+    bool channel = cast<MemRefType>(scales.getType()).getRank() == 2;
+    Value out = allocFor(b, type);
+    auto scaleAt = [&](Value t, Value c) {
+      return channel ? load(b, scales, {t, c}) : load(b, scales, {t});
+    };
+    Stage2Attr s2 = op.getStage2Attr();
+    if (!s2) {
+      forEachIndex(b, {keys, d}, [&](ValueRange ivs) {
+        Value q8 = arith::SIToFPOp::create(b, b.getF32Type(),
+                                           load(b, parts[0], ivs));
+        store(b, arith::MulFOp::create(b, q8, scaleAt(ivs[0], ivs[1])), out, ivs);
+      });
+      rewriter.replaceOp(op, toTensor(b, out, type));
+      return success();
+    }
+    int64_t g = s2.getGroup();
+    auto decodeWith = [&](int64_t bits) {
+      forEachIndex(b, {keys, d}, [&](ValueRange ivs) {
+        Value t = ivs[0], c = ivs[1];
+        Value u = g < keys ? divIdx(b, t, g) : indexConst(b, 0);
+        Value code = unpackCode(b, c, bits, s2.getOrder(), [&](Value byte) {
+          return arith::ExtUIOp::create(b, b.getI32Type(),
+                                        load(b, parts[0], {t, byte}));
+        });
+        Value sc = arith::ExtUIOp::create(b, b.getI32Type(), load(b, parts[1], {u, c}));
+        Value z = arith::ExtSIOp::create(b, b.getI32Type(), load(b, parts[2], {u, c}));
+        Value q8 = arith::TruncIOp::create(
+            b, b.getI8Type(), stage2Decode(b, code, sc, z, s2.getAnchor()));
+        Value x = arith::SIToFPOp::create(b, b.getF32Type(), q8);
+        store(b, arith::MulFOp::create(b, x, scaleAt(t, c)), out, ivs);
+      });
+    };
+    ArrayRef<int64_t> bits = s2.getBits();
+    if (bits.size() == 1) {
+      decodeWith(bits.front());
+    } else {
+      // Per-head widths: one decode per width, taken by the head's.
+      Value width = perHead(b, op.getKvHead(), bits.size(),
+                            [&](int64_t h) { return bits[h]; });
+      SmallVector<int64_t> widths(bits);
+      llvm::sort(widths);
+      widths.erase(llvm::unique(widths), widths.end());
+      for (int64_t w : widths)
+        ifThen(b, cmp(b, arith::CmpIPredicate::eq, width, indexConst(b, w)),
+               [&] { decodeWith(w); });
+    }
+    rewriter.replaceOp(op, toTensor(b, out, type));
+    return success();
+  }
+};
+
+struct LowerTileScores : OpRewritePattern<TileScoresOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TileScoresOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RankedTensorType type = op.getScores().getType();
+    int64_t rows = type.getDimSize(0), keys = type.getDimSize(1);
+    int64_t d = op.getQueriesTile().getType().getDimSize(1);
+    int64_t group = op.getGroup(), queries = op.getQueries();
+    Value q = toBuffer(b, op.getQueriesTile());
+    Value k = toBuffer(b, op.getKeysTile());
+    Value out = allocFor(b, type);
+    Value scale = f32Const(b, op.getScale().convertToFloat());
+    forEachIndex(b, {rows, keys}, [&](ValueRange ivs) {
+      Value r = ivs[0], t = ivs[1];
+      Value p = addIdx(b, mulIdx(b, op.getRowTile(), rows), r);
+      Value key = addIdx(b, op.getFirst(), t);
+      Value visible = arith::AndIOp::create(
+          b, cmp(b, arith::CmpIPredicate::ult, p, indexConst(b, group * queries)),
+          cmp(b, arith::CmpIPredicate::ult, key, op.getBound()));
+      if (op.getCausal()) { // key <= i + length - queries
+        Value i = divIdx(b, p, group);
+        visible = arith::AndIOp::create(
+            b, visible,
+            cmp(b, arith::CmpIPredicate::ule, addIdx(b, key, indexConst(b, queries)),
+                addIdx(b, i, op.getLength())));
+      }
+      Value dot = reduceRange1(b, indexConst(b, 0), indexConst(b, d),
+                               f32Const(b, 0.0), [&](Value c, Value sum) {
+        Value prod = arith::MulFOp::create(b, load(b, q, {r, c}), load(b, k, {t, c}));
+        return arith::AddFOp::create(b, sum, prod);
+      });
+      store(b,
+            select(b, visible, arith::MulFOp::create(b, scale, dot),
+                   f32Const(b, -INFINITY)),
+            out, ivs);
+    });
+    rewriter.replaceOp(op, toTensor(b, out, type));
+    return success();
+  }
+};
+
+struct LowerSoftmaxUpdate : OpRewritePattern<SoftmaxUpdateOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftmaxUpdateOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    auto scoresType = op.getScores().getType();
+    int64_t rows = scoresType.getDimSize(0), keys = scoresType.getDimSize(1);
+    int64_t d = op.getValues().getType().getDimSize(1);
+    Value s = toBuffer(b, op.getScores()), v = toBuffer(b, op.getValues());
+    Value m = toBuffer(b, op.getMax()), l = toBuffer(b, op.getSum());
+    Value acc = toBuffer(b, op.getAcc());
+    Value mOut = allocFor(b, op.getMax().getType());
+    Value lOut = allocFor(b, op.getSum().getType());
+    Value accOut = allocFor(b, op.getAcc().getType());
+    Value zero = indexConst(b, 0), nk = indexConst(b, keys);
+    forRange(b, zero, indexConst(b, rows), [&](Value r) {
+      Value old = load(b, m, {r});
+      Value mx = reduceRange1(b, zero, nk, old, [&](Value t, Value x) {
+        return arith::MaximumFOp::create(b, x, load(b, s, {r, t}));
+      });
+      Value ref = finiteRef(b, mx);
+      auto term = [&](Value x) {
+        return math::ExpOp::create(b, arith::SubFOp::create(b, x, ref));
+      };
+      Value corr = term(old);
+      Value sum = reduceRange1(
+          b, zero, nk, arith::MulFOp::create(b, load(b, l, {r}), corr),
+          [&](Value t, Value x) {
+            return arith::AddFOp::create(b, x, term(load(b, s, {r, t})));
+          });
+      store(b, mx, mOut, {r});
+      store(b, sum, lOut, {r});
+      forRange(b, zero, indexConst(b, d), [&](Value c) {
+        Value a = reduceRange1(
+            b, zero, nk, arith::MulFOp::create(b, load(b, acc, {r, c}), corr),
+            [&](Value t, Value x) {
+              Value pv = arith::MulFOp::create(b, term(load(b, s, {r, t})),
+                                               load(b, v, {t, c}));
+              return arith::AddFOp::create(b, x, pv);
+            });
+        store(b, a, accOut, {r, c});
+      });
+    });
+    rewriter.replaceOp(op, {toTensor(b, mOut, op.getMax().getType()),
+                            toTensor(b, lOut, op.getSum().getType()),
+                            toTensor(b, accOut, op.getAcc().getType())});
+    return success();
+  }
+};
+
+struct LowerWaitTiles : OpRewritePattern<WaitTilesOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(WaitTilesOp op,
+                                PatternRewriter &rewriter) const override {
+    // Loads are synchronous here.
+    rewriter.replaceOp(op, op.getTiles());
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// The split combine
+//===----------------------------------------------------------------------===//
+
+struct LowerCombineSplits : OpRewritePattern<CombineSplitsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CombineSplitsOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RankedTensorType outType = op.getResult().getType();
+    auto accType = op.getAcc().getType();
+    int64_t splits = accType.getDimSize(3), rows = accType.getDimSize(4);
+    int64_t group = op.getGroup(), d = outType.getDimSize(3);
+    Value acc = toBuffer(b, op.getAcc()), mx = toBuffer(b, op.getMax());
+    Value sm = toBuffer(b, op.getSum());
+    SmallVector<Value> sizes = sizesOf(b, acc);
+    Value out = allocFor(b, outType, {sizes[0], Value(), Value(), Value()});
+    Value zero = indexConst(b, 0), ns = indexConst(b, splits);
+    forEachIndex(b, ValueRange{sizes[0], indexConst(b, outType.getDimSize(1)),
+                               indexConst(b, outType.getDimSize(2))},
+                 [&](ValueRange ivs) {
+      Value bi = ivs[0], h = ivs[1], i = ivs[2];
+      Value hk = divIdx(b, h, group);
+      Value p = addIdx(b, mulIdx(b, i, group), remIdx(b, h, group));
+      Value rt = divIdx(b, p, rows), r = remIdx(b, p, rows);
+      auto row = [&](Value s) { return SmallVector<Value>{bi, hk, rt, s, r}; };
+      Value top = reduceRange1(b, zero, ns, f32Const(b, -INFINITY),
+                               [&](Value s, Value x) {
+        return arith::MaximumFOp::create(b, x, load(b, mx, row(s)));
+      });
+      Value ref = finiteRef(b, top);
+      auto weight = [&](Value s) {
+        return math::ExpOp::create(
+            b, arith::SubFOp::create(b, load(b, mx, row(s)), ref));
+      };
+      Value den = reduceRange1(b, zero, ns, f32Const(b, 0.0), [&](Value s, Value x) {
+        return arith::AddFOp::create(
+            b, x, arith::MulFOp::create(b, weight(s), load(b, sm, row(s))));
+      });
+      Value seen = arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, top,
+                                         f32Const(b, -INFINITY));
+      forRange(b, zero, indexConst(b, d), [&](Value c) {
+        Value num = reduceRange1(b, zero, ns, f32Const(b, 0.0), [&](Value s, Value x) {
+          SmallVector<Value> idx = row(s);
+          idx.push_back(c);
+          return arith::AddFOp::create(
+              b, x, arith::MulFOp::create(b, weight(s), load(b, acc, idx)));
+        });
+        Value o = select(b, seen, arith::DivFOp::create(b, num, den),
+                         f32Const(b, 0.0));
+        store(b, fromF32(b, o, outType.getElementType()), out, {bi, h, i, c});
+      });
+    });
+    rewriter.replaceOp(op, toTensor(b, out, outType));
+    return success();
+  }
+};
+} // namespace
+
+void mlir::qattn::populateTileToReferencePatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerLoadQueryTile, LowerLoadKVTile, LowerDequantizeTile,
+               LowerTileScores, LowerSoftmaxUpdate, LowerWaitTiles,
+               LowerCombineSplits>(patterns.getContext());
+}

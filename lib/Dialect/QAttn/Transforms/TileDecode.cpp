@@ -1,0 +1,272 @@
+//===- TileDecode.cpp - decode attention as a grid of tile programs -------===//
+//
+// Part of the qattn project.
+//
+// qattn-tile's materialization of a shape-generic decode attention (per-
+// sequence lengths, a page table, dynamic sizes): an scf.forall grid over
+// (batch, KV head, row tile, key split), each point loading its query rows,
+// then walking its slice of the sequence's keys in tiles of 16 with an
+// scf.for whose bounds come from kv_lens (the cache's keys, then the int8
+// tail's), and writing partial rows that qattn.combine_splits merges.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileDecode.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::qattn;
+
+namespace {
+// Keys per tile and rows per row tile: the m16n8k16 fragments of the decode
+// kernel (16 keys on the m side, up to 16 (query, head) rows on the n side).
+constexpr int64_t kTileKeys = 16, kTileRows = 16;
+
+/// The K or V operands of the op, by role.
+struct KVSources {
+  SmallVector<Value> cache; // codes, scales, group scales, zeros | data, scales
+  Value buffer, bufferScale;
+  Stage1Attr stage1;
+  Stage2Attr stage2;
+};
+
+class DecodeTiler {
+public:
+  DecodeTiler(AttentionOp op, int64_t splits)
+      : op(op), b(op.getLoc(), op), splits(splits) {}
+
+  Value materialize();
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value divU(Value x, Value y) { return arith::DivUIOp::create(b, x, y); }
+  Value minU(Value x, Value y) { return arith::MinUIOp::create(b, x, y); }
+  Value maxU(Value x, Value y) { return arith::MaxUIOp::create(b, x, y); }
+  Value splat(RankedTensorType type, double v) {
+    return arith::ConstantOp::create(
+        b, DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), v)));
+  }
+
+  int64_t group() { return op.getNumQueryHeads() / op.getNumKVHeads(); }
+  int64_t rowTiles() {
+    return llvm::divideCeilSigned(group() * op.getNumQueries(), kTileRows);
+  }
+  /// The tile loaded from `kv` at key `first` of the cache (or the buffer).
+  SmallVector<Value> loadTile(const KVSources &kv, bool fromBuffer, Value bi,
+                              Value hk, Value first, Value bound);
+  Value dequantize(const KVSources &kv, bool fromBuffer, ValueRange tile,
+                   Value hk, FragmentLayout layout);
+  /// One key loop over [lo, hi) (cache keys, or buffer keys from `cacheEnd`).
+  SmallVector<Value> keyLoop(bool fromBuffer, Value lo, Value hi,
+                             Value cacheEnd, Value length, Value bi, Value hk,
+                             Value rt, Value queryTile, ValueRange state);
+
+  AttentionOp op;
+  ImplicitLocOpBuilder b;
+  int64_t splits;
+  KVSources k, v;
+};
+} // namespace
+
+SmallVector<Value> DecodeTiler::loadTile(const KVSources &kv, bool fromBuffer,
+                                         Value bi, Value hk, Value first,
+                                         Value bound) {
+  int64_t d = op.getHeadDim();
+  SmallVector<Value> sources =
+      fromBuffer ? SmallVector<Value>{kv.buffer, kv.bufferScale} : kv.cache;
+  Stage1Attr s1 = fromBuffer ? Stage1Attr() : kv.stage1;
+  Stage2Attr s2 = fromBuffer ? Stage2Attr() : kv.stage2;
+  Type i8 = b.getI8Type(), f32 = b.getF32Type();
+  SmallVector<int64_t> s1Shape = {kTileKeys};
+  if (s1 && s1.getGranularity() == Granularity::channel)
+    s1Shape.push_back(d);
+  SmallVector<Type> types;
+  if (s2) {
+    int64_t widest = 0;
+    for (int64_t h = 0, e = op.getNumKVHeads(); h < e; ++h)
+      widest = std::max(widest, d * s2.getBitsOfHead(h) / 8);
+    int64_t groups = std::max<int64_t>(1, kTileKeys / s2.getGroup());
+    types = {RankedTensorType::get({kTileKeys, widest}, i8),
+             RankedTensorType::get({groups, d}, i8),
+             RankedTensorType::get({groups, d}, i8)};
+  } else {
+    types = {RankedTensorType::get({kTileKeys, d}, i8)};
+  }
+  types.push_back(RankedTensorType::get(s1Shape, f32));
+  Value table = fromBuffer ? Value() : op.getPageTable();
+  auto load = LoadKVTileOp::create(b, types, sources, table, bi, hk, first,
+                                   bound, b.getI64IntegerAttr(kTileKeys), s1, s2);
+  return SmallVector<Value>(load.getResults());
+}
+
+Value DecodeTiler::dequantize(const KVSources &kv, bool fromBuffer,
+                              ValueRange tile, Value hk,
+                              FragmentLayout layout) {
+  Stage2Attr s2 = fromBuffer ? Stage2Attr() : kv.stage2;
+  bool mixed = s2 && s2.getBits().size() > 1;
+  auto type = RankedTensorType::get({kTileKeys, op.getHeadDim()}, b.getF32Type());
+  return DequantizeTileOp::create(
+      b, type, tile, mixed ? hk : Value(), s2,
+      FragmentLayoutAttr::get(b.getContext(), layout));
+}
+
+SmallVector<Value> DecodeTiler::keyLoop(bool fromBuffer, Value lo, Value hi,
+                                        Value cacheEnd, Value length, Value bi,
+                                        Value hk, Value rt, Value queryTile,
+                                        ValueRange state) {
+  auto loop = scf::ForOp::create(b, lo, hi, idx(kTileKeys), state);
+  // qattn-pipeline software-pipelines the loops that carry this mark.
+  loop->setAttr("qattn.key_loop", b.getUnitAttr());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value j = loop.getInductionVar();
+  // Buffer rows count from the cache's end.
+  Value first = fromBuffer ? sub(j, cacheEnd) : j;
+  Value bound = fromBuffer ? sub(hi, cacheEnd) : hi;
+  SmallVector<Value> kTile = loadTile(k, fromBuffer, bi, hk, first, bound);
+  SmallVector<Value> vTile = loadTile(v, fromBuffer, bi, hk, first, bound);
+  Value keys = dequantize(k, fromBuffer, kTile, hk, FragmentLayout::mma_keys_a);
+  auto scoresType = RankedTensorType::get({kTileRows, kTileKeys}, b.getF32Type());
+  Value scores = TileScoresOp::create(
+      b, scoresType, queryTile, keys, rt, j, hi, length,
+      b.getF32FloatAttr(op.getSoftmaxScale()), b.getI64IntegerAttr(group()),
+      b.getI64IntegerAttr(op.getNumQueries()),
+      op.getCausal() ? b.getUnitAttr() : UnitAttr());
+  Value values = dequantize(v, fromBuffer, vTile, hk, FragmentLayout::mma_values_a);
+  ValueRange args = loop.getRegionIterArgs();
+  auto update = SoftmaxUpdateOp::create(b, args[0].getType(), args[1].getType(),
+                                        args[2].getType(), scores, values,
+                                        args[0], args[1], args[2]);
+  scf::YieldOp::create(b, update.getResults());
+  return SmallVector<Value>(loop.getResults());
+}
+
+Value DecodeTiler::materialize() {
+  k = {{op.getK(), op.getKScales()}, op.getKBuffer(), op.getKBufferScale(),
+       op.getKStage1(), op.getKStage2Attr()};
+  v = {{op.getV(), op.getVScales()}, op.getVBuffer(), op.getVBufferScale(),
+       op.getVStage1(), op.getVStage2Attr()};
+  if (k.stage2)
+    k.cache.append({op.getKGroupScales(), op.getKZeros()});
+  if (v.stage2)
+    v.cache.append({op.getVGroupScales(), op.getVZeros()});
+  int64_t hkv = op.getNumKVHeads(), d = op.getHeadDim(), rts = rowTiles();
+  int64_t bufferKeys = op.getNumBufferKeys();
+  Type f32 = b.getF32Type();
+  Value batch = tensor::DimOp::create(b, op.getQ(), 0);
+  int64_t dyn = ShapedType::kDynamic;
+  auto accType = RankedTensorType::get({dyn, hkv, rts, splits, kTileRows, d}, f32);
+  auto rowType = RankedTensorType::get({dyn, hkv, rts, splits, kTileRows}, f32);
+  // Per grid point and row: the running max, sum and accumulators.
+  SmallVector<Value> outs = {
+      tensor::EmptyOp::create(b, rowType.getShape(), f32, ValueRange{batch}),
+      tensor::EmptyOp::create(b, rowType.getShape(), f32, ValueRange{batch}),
+      tensor::EmptyOp::create(b, accType.getShape(), f32, ValueRange{batch})};
+  // One program per (batch, KV head, row tile, key split): a CTA of the
+  // grid on the GPU.
+  SmallVector<OpFoldResult> ubs = {batch, b.getIndexAttr(hkv),
+                                   b.getIndexAttr(rts), b.getIndexAttr(splits)};
+  MLIRContext *ctx = b.getContext();
+  auto dim = [&](gpu::MappingId id) {
+    return gpu::GPUBlockMappingAttr::get(ctx, id);
+  };
+  ArrayAttr mapping = b.getArrayAttr(
+      {dim(gpu::MappingId::LinearDim3), dim(gpu::MappingId::LinearDim2),
+       dim(gpu::MappingId::LinearDim1), dim(gpu::MappingId::LinearDim0)});
+  auto grid = scf::ForallOp::create(b, ubs, outs, mapping);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(grid.getBody());
+    ValueRange ivs = grid.getInductionVars();
+    Value bi = ivs[0], hk = ivs[1], rt = ivs[2], s = ivs[3];
+    // The sequence's keys: kv_lens[b], else the whole cache and buffer; the
+    // last L mod Nb of them in the buffer.
+    Value tokens = tensor::DimOp::create(b, op.getK(), k.stage2 ? 1 : 2);
+    Value length, cacheEnd;
+    if (Value lens = op.getKvLens()) {
+      Value len = tensor::ExtractOp::create(b, lens, ValueRange{bi});
+      length = arith::IndexCastOp::create(b, b.getIndexType(), len);
+      cacheEnd = bufferKeys
+                     ? sub(length, arith::RemUIOp::create(b, length, idx(bufferKeys)))
+                     : length;
+    } else {
+      cacheEnd = tokens;
+      length = add(tokens, idx(bufferKeys));
+    }
+    // This split's keys: whole tiles of the sequence, in `splits` slices.
+    Value perSplit = divU(add(length, idx(splits - 1)), idx(splits));
+    perSplit = mul(divU(add(perSplit, idx(kTileKeys - 1)), idx(kTileKeys)),
+                   idx(kTileKeys));
+    Value lo = minU(mul(s, perSplit), length);
+    Value hi = minU(add(lo, perSplit), length);
+
+    auto qType = RankedTensorType::get({kTileRows, d}, f32);
+    Value queryTile = LoadQueryTileOp::create(
+        b, qType, op.getQ(), op.getQScales(), bi, hk, rt,
+        b.getI64IntegerAttr(group()), op.getQStage1Attr(),
+        FragmentLayoutAttr::get(ctx, FragmentLayout::mma_queries_b));
+    auto rows = RankedTensorType::get({kTileRows}, f32);
+    SmallVector<Value> state = {splat(rows, -INFINITY), splat(rows, 0.0),
+                                splat(RankedTensorType::get({kTileRows, d}, f32), 0.0)};
+    Value cacheHi = minU(hi, cacheEnd);
+    state = keyLoop(/*fromBuffer=*/false, minU(lo, cacheHi), cacheHi, cacheEnd,
+                    length, bi, hk, rt, queryTile, state);
+    if (bufferKeys)
+      state = keyLoop(/*fromBuffer=*/true, maxU(lo, cacheEnd), maxU(hi, cacheEnd),
+                      cacheEnd, length, bi, hk, rt, queryTile, state);
+
+    // The partial rows of this grid point.
+    b.setInsertionPointToStart(grid.getTerminator().getBody());
+    auto unit = [&](ArrayRef<int64_t> tail) {
+      SmallVector<OpFoldResult> sizes(4, b.getIndexAttr(1));
+      for (int64_t t : tail)
+        sizes.push_back(b.getIndexAttr(t));
+      return sizes;
+    };
+    auto outArgs = grid.getRegionIterArgs();
+    SmallVector<SmallVector<int64_t>> tails = {{kTileRows}, {kTileRows},
+                                               {kTileRows, d}};
+    for (auto [value, dest, tail] : llvm::zip(state, outArgs, tails)) {
+      SmallVector<OpFoldResult> offsets = {bi, hk, rt, s};
+      offsets.append(tail.size(), b.getIndexAttr(0));
+      SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
+      tensor::ParallelInsertSliceOp::create(b, value, dest, offsets, unit(tail),
+                                            strides);
+    }
+  }
+  return CombineSplitsOp::create(b, op.getResult().getType(), grid.getResult(2),
+                                 grid.getResult(0), grid.getResult(1),
+                                 b.getI64IntegerAttr(group()));
+}
+
+std::string mlir::qattn::whyNotDecodeTiles(AttentionOp op) {
+  if (op.getSoftmaxOrDefault().getMode() != SoftmaxMode::exact)
+    return "expected the exact softmax (SAS needs each row's final max)";
+  for (Stage2Attr s2 : {op.getKStage2Attr(), op.getVStage2Attr()})
+    if (s2 && s2.getGroup() % kTileKeys != 0 && kTileKeys % s2.getGroup() != 0)
+      return "expected stage-2 groups that divide or are multiples of " +
+             std::to_string(kTileKeys) + " keys";
+  if (op.getPageTable() && op.getNumCacheKeys() % kTileKeys != 0)
+    return "expected a page size that is a multiple of " +
+           std::to_string(kTileKeys) + " keys";
+  if (op.getKBuffer() && op.getNumBufferKeys() % kTileKeys != 0)
+    return "expected a buffer of a multiple of " + std::to_string(kTileKeys) +
+           " keys";
+  return "";
+}
+
+void mlir::qattn::tileDecodeAttention(AttentionOp op, int64_t splits) {
+  Value out = DecodeTiler(op, splits).materialize();
+  op.getResult().replaceAllUsesWith(out);
+  op.erase();
+}
