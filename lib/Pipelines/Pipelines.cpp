@@ -37,8 +37,10 @@ LogicalResult
 mlir::qattn::buildQAttnToGPUPipeline(OpPassManager &pm,
                                      const GpuPipelineOptions &options) {
   std::string pipeline =
-      std::string(options.pvE4m3 ? "qattn-tile{pv-e4m3=true}," : "qattn-tile,") +
-      "qattn-pipeline,qattn-convert-to-gpu,canonicalize,"
+      "qattn-tile{chip=" + options.chip +
+      (options.pvE4m3 ? " pv-e4m3=true}," : "},") +
+      "qattn-pipeline,qattn-convert-to-gpu{chip=" + options.chip + "},"
+      "canonicalize,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-results-to-out-params{hoist-static-allocs=true "

@@ -11,6 +11,7 @@
 
 #include "qattn/Conversion/Passes.h"
 #include "qattn/Target/Artifact.h"
+#include "qattn/Target/Chip.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -172,6 +173,11 @@ static FailureOr<std::string> serialize(ModuleOp module, StringRef format,
 LogicalResult mlir::qattn::emitCudaArtifact(ModuleOp module,
                                             const CudaArtifactOptions &options) {
   Location loc = module.getLoc();
+  // Checked here: the chip also goes to upstream's NVVM target, which does
+  // not check it.
+  if (!lookupChip(options.gpu.chip))
+    return emitError(loc) << "unknown chip '" << options.gpu.chip
+                          << "'; qattn has kernels for " << knownChips();
   FailureOr<json::Array> functions = describeFunctions(module);
   if (failed(functions) || failed(checkStaticSignatures(module)))
     return failure();

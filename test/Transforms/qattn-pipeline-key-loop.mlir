@@ -4,8 +4,8 @@
 // qattn-pipeline on a tile-layer key loop, 3 stages: the tiles of the first
 // two steps load before the loop; each step loads the tiles of the step two
 // ahead (bounded by the loop's end, so past it they read nothing), waits for
-// its own with one load group left in flight, and hands the ring on through
-// the loop's iteration arguments.
+// its own with the two later steps' loads left in flight, and hands the ring
+// on through the loop's iteration arguments.
 // CHECK-LABEL: func.func @varlen_decode
 // CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
@@ -18,7 +18,7 @@
 // CHECK:   %[[AHEAD:.*]] = arith.addi %[[J]], %[[C32]] : index
 // CHECK:   %[[KN:.*]]:2 = qattn.load_kv_tile %{{.*}}[%{{.*}}, %{{.*}}, %[[AHEAD]]] bound %[[HI]]
 // CHECK:   %[[VN:.*]]:2 = qattn.load_kv_tile %{{.*}}[%{{.*}}, %{{.*}}, %[[AHEAD]]] bound %[[HI]]
-// CHECK:   %[[W:.*]]:4 = qattn.wait_tiles %[[R0]], %[[R1]], %[[R2]], %[[R3]] {pending = 1 : i64}
+// CHECK:   %[[W:.*]]:4 = qattn.wait_tiles %[[R0]], %[[R1]], %[[R2]], %[[R3]] {pending = 2 : i64}
 // CHECK:   qattn.dequantize_tile %[[W]]#0, %[[W]]#1
 // CHECK:   qattn.tile_scores %{{.*}}, %{{.*}}[%{{.*}}, %[[J]]]
 // CHECK:   qattn.dequantize_tile %[[W]]#2, %[[W]]#3

@@ -70,6 +70,11 @@ def QAttnConvertToGPU : Pass<"qattn-convert-to-gpu", "mlir::ModuleOp"> {
     Global addresses for inline PTX are then read from the memref
     descriptors as 64-bit pointers.
   }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "The GPU (NVVM chip name) whose limits (shared memory, registers) "
+           "the kernels are sized by">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::DLTIDialect", "::mlir::gpu::GPUDialect", "::mlir::math::MathDialect",

@@ -48,7 +48,6 @@ using namespace mlir::qattn;
 using namespace mlir::qattn::kernels;
 
 static constexpr int64_t kTileRows = 16;
-static constexpr int64_t kRegistersPerSM = 65536;
 static constexpr int64_t kRegistersOneBlock = 128, kRegistersTwoBlocks = 168;
 static constexpr int64_t kStepKeys = 16;
 // f16 has unit steps in [1024, 2048): or'ed onto bits b (< 1024) the
@@ -143,7 +142,7 @@ public:
     // unasked), 168 with two (their accumulators need them).
     int64_t budget = rowBlocks == 1 ? kRegistersOneBlock : kRegistersTwoBlocks;
     int64_t ctas = std::max<int64_t>(
-        1, kRegistersPerSM / (shape.warps * kThreadsPerWarp * budget));
+        1, shape.chip.registersPerSM / (shape.warps * kThreadsPerWarp * budget));
     kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                     b.getI32IntegerAttr(ctas));
     Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);

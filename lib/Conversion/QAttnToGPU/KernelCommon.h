@@ -14,6 +14,7 @@
 #include "qattn/Conversion/FormatMath.h"
 #include "qattn/Conversion/LoweringUtils.h"
 #include "qattn/Dialect/QAttn/IR/QAttnOps.h"
+#include "qattn/Target/Chip.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -270,6 +271,8 @@ struct AttentionShape {
   /// Its CTAs' extra warpgroup that only moves tiles (producer =
   /// warpgroup); `warps` then counts the others.
   bool producer = false;
+  /// The limits of the GPU the kernels are built for.
+  ChipInfo chip = kSm90a;
   int64_t keys() const { return cacheKeys + bufferKeys; }
   /// Warps of a CTA of the main kernel: `warps`, plus the producer's.
   int64_t ctaWarps() const {
@@ -430,13 +433,6 @@ int64_t decodeSlotBytes(int64_t headDim, Stage2Attr k, Stage2Attr v,
 /// its slots and its converted group constants.
 int64_t decodeWarpSharedBytes(const AttentionShape &shape, Stage2Attr k,
                               Stage2Attr v);
-/// Static shared memory a kernel may declare without opting in to more.
-inline constexpr int64_t kStaticSharedBytes = 48 * 1024;
-/// Shared memory a CTA may opt in to on sm_90 (227 KiB).
-inline constexpr int64_t kMaxSharedBytes = 227 * 1024;
-/// Shared memory of an sm_90 SM, and what each resident CTA holds back of it.
-inline constexpr int64_t kSharedBytesPerSM = 228 * 1024;
-inline constexpr int64_t kSharedBytesReservedPerCta = 1024;
 
 /// Gives every workgroup buffer of `kernel` 16-byte alignment (vector and
 /// cp.async accesses need it; the default is the element's).

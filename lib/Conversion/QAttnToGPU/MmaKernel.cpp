@@ -168,7 +168,8 @@ int64_t mlir::qattn::kernels::mmaMinCtasPerSM(const AttentionShape &shape) {
   if (shape.producer)
     return 1;
   int64_t bySharedMemory =
-      kSharedBytesPerSM / (mmaSharedBytes(shape) + kSharedBytesReservedPerCta);
+      shape.chip.sharedBytesPerSM /
+      (mmaSharedBytes(shape) + shape.chip.sharedBytesReservedPerCta);
   return std::max<int64_t>(1, std::min(16 / shape.warps, bySharedMemory));
 }
 

@@ -617,7 +617,8 @@ private:
 // Kernel creation and the host side
 //===----------------------------------------------------------------------===//
 
-static FailureOr<AttentionShape> getShape(AttentionOp op) {
+static FailureOr<AttentionShape> getShape(AttentionOp op,
+                                          const ChipInfo &chip) {
   if (op.isShapeGeneric())
     return op.emitOpError(kNoShapeGenericKernel);
   if (op.getBatch() < 1)
@@ -651,7 +652,8 @@ static FailureOr<AttentionShape> getShape(AttentionOp op) {
                         op.getSoftmaxScale(),
                         tiling.getKernel() == GpuKernel::wgmma,
                         tiling.getPv() == PvOperands::e4m3,
-                        tiling.getProducer() == TileProducer::warpgroup};
+                        tiling.getProducer() == TileProducer::warpgroup,
+                        chip};
 }
 
 static gpu::KernelDim3 dims(ImplicitLocOpBuilder &b, int64_t x, int64_t y) {
@@ -743,11 +745,12 @@ static LogicalResult lowerMmaAttention(AttentionOp op, gpu::GPUModuleOp kernels,
     return op.emitOpError() << "tensor-core prefill kernel (kernel = " << kind
                             << "): " << why;
   int64_t sharedBytes = mmaSharedBytes(shape);
-  if (sharedBytes > kMaxSharedBytes)
+  if (sharedBytes > shape.chip.maxSharedBytesPerCta)
     return op.emitOpError() << "tensor-core prefill kernel: " << shape.stages
                             << " stages need " << sharedBytes
                             << " bytes of shared memory, more than "
-                            << kMaxSharedBytes << "; use fewer stages";
+                            << shape.chip.maxSharedBytesPerCta
+                            << "; use fewer stages";
   OpBuilder builder(op);
   ImplicitLocOpBuilder b(op.getLoc(), builder);
   RankedTensorType outType = op.getResult().getType();
@@ -822,13 +825,13 @@ static LogicalResult lowerAttention(AttentionOp op, const AttentionShape &shape,
       shape.stages > 1) {
     int64_t perWarp =
         decodeWarpSharedBytes(shape, op.getKStage2Attr(), op.getVStage2Attr());
-    if (shape.warps * perWarp > kStaticSharedBytes)
+    if (shape.warps * perWarp > shape.chip.staticSharedBytes)
       return op.emitOpError()
              << "decode kernel: " << shape.warps << " warps x " << perWarp
              << " bytes (" << shape.stages
              << " ring stages and group constants) of shared "
                 "memory exceed "
-             << kStaticSharedBytes << "; use fewer warps or stages";
+             << shape.chip.staticSharedBytes << "; use fewer warps or stages";
   }
 
   SmallVector<Value> mainArgs(operands);
@@ -974,8 +977,16 @@ static void narrowKernelIndices(gpu::GPUModuleOp kernels) {
 namespace {
 struct QAttnConvertToGPUPass
     : qattn::impl::QAttnConvertToGPUBase<QAttnConvertToGPUPass> {
+  using QAttnConvertToGPUBase::QAttnConvertToGPUBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    std::optional<ChipInfo> info = lookupChip(chip);
+    if (!info) {
+      emitError(module.getLoc()) << "qattn-convert-to-gpu: unknown chip '" << chip
+                         << "'; qattn has kernels for " << knownChips();
+      return signalPassFailure();
+    }
     WalkResult unsupported = module.walk([](Operation *op) {
       if (isa<LoadQueryTileOp, LoadKVTileOp, DequantizeTileOp, TileScoresOp,
               SoftmaxUpdateOp, WaitTilesOp, CombineSplitsOp>(op)) {
@@ -1001,7 +1012,7 @@ struct QAttnConvertToGPUPass
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(module);
     bool narrow = true;
     for (AttentionOp op : ops) {
-      FailureOr<AttentionShape> shape = getShape(op);
+      FailureOr<AttentionShape> shape = getShape(op, *info);
       if (failed(shape))
         return signalPassFailure();
       narrow &= prefersNarrowIndices(op, *shape);

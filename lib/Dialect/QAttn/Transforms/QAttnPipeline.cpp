@@ -27,8 +27,10 @@ static constexpr int64_t kKeyLoopStages = 2;
 /// step `it + stages - 1` are issued in step `it` and carried to their use
 /// through the loop's iteration arguments (a ring of `stages - 1` tiles in
 /// flight besides the one in use), the first `stages - 1` before the loop;
-/// a qattn.wait_tiles marks where a tile must have arrived. Loads past the
-/// loop's end read nothing (their `bound`), so no epilogue is needed.
+/// a qattn.wait_tiles after the step's own loads marks where this step's
+/// tiles must have arrived, leaving the `stages - 1` later steps' loads in
+/// flight. Loads past the loop's end read nothing (their `bound`), so no
+/// epilogue is needed.
 static void pipelineKeyLoop(scf::ForOp loop, int64_t stages) {
   Block *body = loop.getBody();
   // The loads and what they compute their operands from, in body order.
@@ -97,7 +99,7 @@ static void pipelineKeyLoop(scf::ForOp loop, int64_t stages) {
   SmallVector<Value> next = loadsAt(stepOffset(iv, stages - 1));
   ValueRange current = args.slice(state, perStep);
   auto wait = WaitTilesOp::create(b, loc, current.getTypes(), current,
-                                  b.getI64IntegerAttr(stages - 2));
+                                  b.getI64IntegerAttr(stages - 1));
   IRMapping map;
   map.map(loop.getInductionVar(), iv);
   for (auto [old, arg] : llvm::zip(loop.getRegionIterArgs(), args.take_front(state)))

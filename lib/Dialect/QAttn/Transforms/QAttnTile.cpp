@@ -8,6 +8,7 @@
 
 #include "qattn/Dialect/QAttn/IR/QAttnOps.h"
 #include "qattn/Dialect/QAttn/Transforms/Passes.h"
+#include "qattn/Target/Chip.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -93,7 +94,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     int64_t keys = op.getNumCacheKeys();
     // At most one wave: a second, partial one would leave most SMs idle
     // while it runs (B32 N8K: 9 slices, 2304 warps for 2112 places).
-    int64_t wanted = int64_t(numSMs) * int64_t(decodeWarpsPerSM) / tasks;
+    int64_t wanted = sms * int64_t(decodeWarpsPerSM) / tasks;
     int64_t affordable = std::max<int64_t>(1, keys / decodeMinKeysPerSplit);
     int64_t s = std::max<int64_t>(1, std::min(wanted, affordable));
     if (tasks * s < decodeMinWarps)
@@ -124,7 +125,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       return false;
     int64_t ctas = op.getBatch() * op.getNumQueryHeads() *
                    llvm::divideCeilSigned(op.getNumQueries(), int64_t(128));
-    return ctas >= 2 * int64_t(numSMs);
+    return ctas >= 2 * sms;
   }
 
   /// Whether the wgmma kernel with f16 P.V at d = 128 takes a producer
@@ -148,17 +149,28 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     int64_t ctas = llvm::divideCeilSigned(tasks, int64_t(warps));
     int64_t keys = op.getNumCacheKeys() + op.getNumBufferKeys();
     int64_t wanted =
-        llvm::divideCeilSigned(int64_t(numSMs * ctasPerSM), ctas);
+        llvm::divideCeilSigned(sms * int64_t(ctasPerSM), ctas);
     int64_t affordable = std::max<int64_t>(1, keys / minKeysPerSplit);
     return std::max<int64_t>(1, std::min(wanted, affordable));
   }
 
+  /// The SMs the heuristics fill: num-sms, or the chip's.
+  int64_t sms = 0;
+
   void runOnOperation() override {
+    std::optional<ChipInfo> info = lookupChip(chip);
+    if (!info) {
+      emitError(getOperation().getLoc()) << "qattn-tile: unknown chip '" << chip
+                                 << "'; qattn has kernels for "
+                                 << knownChips();
+      return signalPassFailure();
+    }
+    sms = numSMs > 0 ? int64_t(numSMs) : info->numSMs;
     if (failed(GpuTilingAttr::verifyInvariants(
             [&] { return getOperation().emitError("qattn-tile: "); }, warps,
             splits > 0 ? int64_t(splits) : 1, keysPerStep, GpuKernel::rows,
             /*stages=*/1, PvOperands::f16, TileProducer::none)) ||
-        numSMs < 1 || ctasPerSM < 1 || minKeysPerSplit < 1 ||
+        numSMs < 0 || ctasPerSM < 1 || minKeysPerSplit < 1 ||
         decodeWarpsPerSM < 1 || decodeMinKeysPerSplit < 1 ||
         decodeMinWarps < 0) {
       getOperation().emitError("qattn-tile: invalid options");
@@ -231,7 +243,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       // rings gain at most 1% and lose up to 7%: 2-bit, d = 64). 4 warps x 4
       // stages take 45 KB at d = 128, within 48 KB of static shared memory.
       if (kernel == GpuKernel::decode && w <= kDecodeDeepRingWarps &&
-          s * llvm::divideCeilSigned(decodeTasks(op), w) < int64_t(numSMs))
+          s * llvm::divideCeilSigned(decodeTasks(op), w) < sms)
         stages = kDecodeDeepRingStages;
       TileProducer producer = TileProducer::none;
       if (producerWarpgroup(op, kernel, pv)) {

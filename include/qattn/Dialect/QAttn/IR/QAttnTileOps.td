@@ -188,13 +188,14 @@ def QAttn_WaitTilesOp : QAttn_Op<"wait_tiles", [AllTypesMatch<["tiles", "ready"]
   let summary = "wait until tiles loaded ahead have arrived";
   let description = [{
     Returns its operands once the asynchronous loads that produced them are
-    complete, leaving at most `pending` later tile loads in flight (on the
-    GPU `cp.async.wait_group pending`; on the CPU loads are synchronous and
-    this is the identity). qattn-pipeline puts one before each use of a
-    tile it loads ahead.
+    complete, leaving the loads of at most `pending` later steps in flight
+    (one commit group per step; on the GPU `cp.async.wait_group pending`;
+    on the CPU loads are synchronous and this is the identity).
+    qattn-pipeline puts one, after the step's own look-ahead loads, before
+    each use of a tile it loads ahead.
 
     ```mlir
-    %k = qattn.wait_tiles %k0 {pending = 1} : tensor<16x32xi8>
+    %k = qattn.wait_tiles %k0 {pending = 2} : tensor<16x32xi8>
     ```
   }];
   let arguments = (ins Variadic<QAttn_TileTensor>:$tiles, I64Attr:$pending);

@@ -53,8 +53,11 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            "Warps per CTA (each serves one query of a KV head's query heads)">,
     Option<"splits", "splits", "int64_t", /*default=*/"0",
            "Key splits per row; 0 picks them from the shape">,
-    Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
-           "Streaming multiprocessors of the target (H100/H200 SXM: 132)">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "The GPU (NVVM chip name) whose limits the heuristics use">,
+    Option<"numSMs", "num-sms", "int64_t", /*default=*/"0",
+           "Streaming multiprocessors the heuristics fill; 0: the chip's "
+           "(sm_90a: 132, H100/H200 SXM)">,
     Option<"ctasPerSM", "ctas-per-sm", "int64_t", /*default=*/"8",
            "CTAs per SM the split heuristic aims for">,
     Option<"minKeysPerSplit", "min-keys-per-split", "int64_t",
@@ -115,8 +118,9 @@ def QAttnPipeline : Pass<"qattn-pipeline", "mlir::ModuleOp"> {
     4): the tile loads of the first `num-stages - 1` steps move before the
     loop, each step issues the loads of the step `num-stages - 1` ahead and
     carries the ring of loaded tiles through the loop's iteration
-    arguments, and a `qattn.wait_tiles` with `pending = num-stages - 2`
-    stands before the tiles' first use. Loads past the loop's end read
+    arguments, and a `qattn.wait_tiles` with `pending = num-stages - 1`
+    (the later steps' loads stay in flight) stands before the tiles' first
+    use. Loads past the loop's end read
     nothing, so the loop needs no epilogue. With 1 the loops stay as they
     are.
   }];
