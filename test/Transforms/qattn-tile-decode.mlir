@@ -1,5 +1,6 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile --canonicalize | FileCheck %s
 // RUN: qattn-opt %s -split-input-file --qattn-tile=splits=2 --canonicalize | FileCheck %s --check-prefix=SPLITS
+// RUN: qattn-opt %s -split-input-file --qattn-tile=tile-layer=true --canonicalize | FileCheck %s --check-prefix=LAYER
 
 // A paged decode with the int8 tail page becomes a grid of tile programs:
 // one per (batch, KV head, row tile, key split); each walks its slice of
@@ -44,9 +45,17 @@ func.func @paged_decode(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>, %ks: 
 
 // -----
 
-// Static shapes without lengths keep the GPU kernels' tiling attribute.
+// Static shapes without lengths keep the GPU kernels' tiling attribute;
+// with tile-layer they take the tile layer too, with the decode kernel's
+// split heuristic (B1 Hkv2 N128: one split), the whole cache as the length.
 // CHECK-LABEL: func.func @static_decode
 // CHECK: qattn.attention {{.*}}gpu_tiling = #qattn.gpu_tiling<
+// LAYER-LABEL: func.func @static_decode
+// LAYER: scf.forall ({{.*}}) in (1, 2, 1, 1)
+// LAYER: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// LAYER: qattn.load_kv_tile {{.*}} bound
+// LAYER: qattn.combine_splits {{.*}} -> tensor<1x8x1x64xf16>
+// LAYER-NOT: qattn.attention
 func.func @static_decode(%q: tensor<1x8x1x64xf16>, %k: tensor<1x2x128x64xi8>, %ks: tensor<1x2x2xf32>) -> tensor<1x8x1x64xf16> {
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
       : (tensor<1x8x1x64xf16>, tensor<1x2x128x64xi8>, tensor<1x2x2xf32>, tensor<1x2x128x64xi8>, tensor<1x2x2xf32>) -> tensor<1x8x1x64xf16>

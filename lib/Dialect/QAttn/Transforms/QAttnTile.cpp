@@ -177,13 +177,15 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       return signalPassFailure();
     }
     // The serving form (lengths, pages, dynamic sizes) goes through the
-    // tile layer.
-    SmallVector<AttentionOp> generic;
+    // tile layer; with tile-layer, static attentions it can express too.
+    SmallVector<AttentionOp> tiled;
     getOperation()->walk([&](AttentionOp op) {
-      if (op.isShapeGeneric())
-        generic.push_back(op);
+      if (op.isShapeGeneric() ||
+          (tileLayer && !op.getGpuTilingAttr() && op.getBatch() >= 1 &&
+           whyNotDecodeTiles(op).empty()))
+        tiled.push_back(op);
     });
-    for (AttentionOp op : generic) {
+    for (AttentionOp op : tiled) {
       if (std::string why = whyNotDecodeTiles(op); !why.empty()) {
         op.emitOpError() << "with per-sequence lengths, a page table or "
                             "dynamic sizes needs the tile layer, which "
@@ -191,8 +193,10 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
                          << why;
         return signalPassFailure();
       }
-      tileDecodeAttention(op, splits > 0 ? int64_t(splits)
-                                         : kShapeGenericSplits);
+      int64_t s = splits;
+      if (s <= 0)
+        s = op.isShapeGeneric() ? kShapeGenericSplits : chooseDecodeSplits(op);
+      tileDecodeAttention(op, s);
     }
     WalkResult result = getOperation()->walk([&](AttentionOp op) {
       if (op.getGpuTilingAttr())

@@ -191,7 +191,6 @@ Value DecodeTiler::materialize() {
     Value bi = ivs[0], hk = ivs[1], rt = ivs[2], s = ivs[3];
     // The sequence's keys: kv_lens[b], else the whole cache and buffer; the
     // last L mod Nb of them in the buffer.
-    Value tokens = tensor::DimOp::create(b, op.getK(), k.stage2 ? 1 : 2);
     Value length, cacheEnd;
     if (Value lens = op.getKvLens()) {
       Value len = tensor::ExtractOp::create(b, lens, ValueRange{bi});
@@ -200,8 +199,8 @@ Value DecodeTiler::materialize() {
                      ? sub(length, arith::RemUIOp::create(b, length, idx(bufferKeys)))
                      : length;
     } else {
-      cacheEnd = tokens;
-      length = add(tokens, idx(bufferKeys));
+      cacheEnd = tensor::DimOp::create(b, op.getK(), k.stage2 ? 1 : 2);
+      length = add(cacheEnd, idx(bufferKeys));
     }
     // This split's keys: whole tiles of the sequence, in `splits` slices.
     Value perSplit = divU(add(length, idx(splits - 1)), idx(splits));

@@ -41,8 +41,10 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     `qattn.tile_scores`, `qattn.softmax_update`; the cache's keys, then the
     int8 tail's) and writing its partial rows, which `qattn.combine_splits`
     merges. `splits` key splits (4 when 0: the lengths are known only at
-    run time). The tile layer runs on the CPU (`qattn-lower-reference`); it
-    has no GPU lowering yet. Exact softmax, stage-2 groups and pages of
+    run time; with static shapes the decode kernel's split heuristic). With
+    `tile-layer` static attentions that the tile layer can express take it
+    too. The tile layer runs on the CPU (`qattn-lower-reference`); it has no
+    GPU lowering yet. Exact softmax, stage-2 groups and pages of
     multiples of 16 keys (or groups dividing 16), buffers of multiples of
     16 keys; anything else in this form is an error.
   }];
@@ -64,6 +66,11 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            /*default=*/"128", "Shortest key slice worth a CTA">,
     Option<"keysPerStep", "keys-per-step", "int64_t", /*default=*/"8",
            "Keys a warp loads before reducing their scores">,
+    Option<"tileLayer", "tile-layer", "bool", /*default=*/"false",
+           "Materialize every attention the tile layer can express as tile "
+           "programs, static shapes too (those it cannot express keep the "
+           "kernels' tiling); the tiled program runs on the CPU, the tile "
+           "layer has no GPU lowering yet">,
     Option<"useDecode", "decode-kernel", "bool", /*default=*/"true",
            "Use the tensor-core decode kernel where it applies (packed 2/4-bit "
            "K/V, block scales, no decode buffer, exact softmax)">,

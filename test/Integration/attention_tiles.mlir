@@ -1,0 +1,30 @@
+// attention.mlir's exact-softmax functions through the tile layer with static shapes
+// (qattn-tile=tile-layer=true: the decode grid over 16-row tiles of (query, head) pairs, up to 10
+// row tiles of a 37-query causal prefill here, the split heuristic's key splits, 2-stage
+// pipelined key loops), lowered to the CPU and checked against the NumPy model with the same
+// seeds and bounds as attention.mlir. Its SAS functions keep the kernels' tiling (the tile layer
+// cannot express SAS), which the check below also pins.
+
+// REQUIRES: numpy
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: qattn-opt %S/attention.mlir --qattn-tile=tile-layer=true --qattn-pipeline=num-stages=2 -o %t/tiled.mlir
+// RUN: FileCheck %s --check-prefix=IR --input-file=%t/tiled.mlir
+// RUN: qattn-compile %t/tiled.mlir -o %t/art
+// RUN: qattn-run %t/art --function a4_d64_gqa --seed 31 --dist normal --output-dir %t/a4_d64_gqa
+// RUN: %python %S/Inputs/check_attention.py --case tiled_a4_d64_gqa --art %t/art --function a4_d64_gqa --out %t/a4_d64_gqa --q '' --k block=64,bits=4,group=16 --v block=64,bits=4,group=16 --causal --max-rel-fro 0.15 --min-sqnr 16.5 | FileCheck %s --check-prefix=OK
+// RUN: qattn-run %t/art --function a8_d128_bf16 --seed 34 --dist normal --output-dir %t/a8_d128_bf16
+// RUN: %python %S/Inputs/check_attention.py --case tiled_a8_d128_bf16 --art %t/art --function a8_d128_bf16 --out %t/a8_d128_bf16 --q 'block=16,scale=f16' --k block=16,gran=channel --v block=32 --causal --max-rel-fro 0.02 --min-sqnr 34 | FileCheck %s --check-prefix=OK
+// RUN: qattn-run %t/art --function a4k8v_decode --seed 35 --dist uniform --output-dir %t/a4k8v_decode
+// RUN: %python %S/Inputs/check_attention.py --case tiled_a4k8v_decode --art %t/art --function a4k8v_decode --out %t/a4k8v_decode --q '' --k block=32,bits=4,group=8 --v block=32 --max-rel-fro 0.03 --min-sqnr 30.4 | FileCheck %s --check-prefix=OK
+// RUN: qattn-run %t/art --function a42_d128_int8q --seed 36 --dist outlier --random q=normal --random v=normal --output-dir %t/a42_d128_int8q
+// RUN: %python %S/Inputs/check_attention.py --case tiled_a42_d128_int8q --art %t/art --function a42_d128_int8q --out %t/a42_d128_int8q --q 'block=64,gran=channel' --k block=64,bits=4,group=16 --v block=64,bits=2,group=16 --causal --max-rel-fro 0.5 --min-sqnr 6.0 | FileCheck %s --check-prefix=OK
+// RUN: qattn-run %t/art --function a3min_decode --seed 37 --dist normal --output-dir %t/a3min_decode
+// RUN: %python %S/Inputs/check_attention.py --case tiled_a3min_decode --art %t/art --function a3min_decode --out %t/a3min_decode --q '' --k block=32,bits=3,group=8,anchor=min --v block=32,bits=2,group=16,order=msb,anchor=min --max-rel-fro 0.5 --min-sqnr 6.0 | FileCheck %s --check-prefix=OK
+
+// IR-LABEL: func.func @a4_d64_gqa
+// IR: scf.forall ({{.*}}) in (%{{.*}}, 1, 10, {{[0-9]+}})
+// IR: qattn.combine_splits
+// IR-LABEL: func.func @a2_d128_sas_f16
+// IR: qattn.attention {{.*}}gpu_tiling
+// OK: all checks passed
+
