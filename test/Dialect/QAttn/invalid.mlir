@@ -560,3 +560,21 @@ func.func @f(%q8: tensor<?x2x8x?xi8>, %s: tensor<?x2x1xf32>) {
   %x = qattn.dequantize %q8, %s {scheme = #qattn.stage1<block = 8>} : tensor<?x2x8x?xi8>, tensor<?x2x1xf32> -> tensor<?x2x8x?xf32>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<1x2x4x16xf32>, %s: tensor<1x2xf32>, %b: tensor<1x2x16x16xi8>) {
+  %pos = arith.constant 13 : index
+  // expected-error@+1 {{expected a position in [0, 12] for 4 tokens into a buffer of 16, got 13}}
+  %r = qattn.buffer_append %x, %s into %b[%pos] : tensor<1x2x4x16xf32>, tensor<1x2xf32> into tensor<1x2x16x16xi8>
+  return
+}
+
+// -----
+
+func.func @f(%b: tensor<1x2x16x16xi8>, %s: tensor<1x2xf32>, %p: tensor<1x64x16xi8>, %s1: tensor<1x2x4xf32>, %s2: tensor<1x2x8x16xi8>) {
+  %pos = arith.constant 24 : index
+  // expected-error@+1 {{expected a position that is a multiple of the stage-1 block 16 in [0, 48] for a buffer of 16 tokens into a cache of 64, got 24}}
+  %r:4 = qattn.buffer_flush %b, %s into %p, %s1, %s2, %s2[%pos] {stage1 = #qattn.stage1<block = 16>, stage2 = #qattn.stage2<bits = [4], group = 8>} : tensor<1x2x16x16xi8>, tensor<1x2xf32> into tensor<1x64x16xi8>, tensor<1x2x4xf32>, tensor<1x2x8x16xi8>, tensor<1x2x8x16xi8>
+  return
+}

@@ -7,6 +7,7 @@
 #include "qattn/Dialect/QAttn/IR/QAttnOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 
 #include <cmath>
@@ -269,6 +270,13 @@ LogicalResult BufferAppendOp::verify() {
   if (in->n > buf->n)
     return emitOpError() << "expected at most " << buf->n
                          << " new tokens (the buffer size), got " << in->n;
+  // A constant position is checked here rather than at run time.
+  APInt pos;
+  if (matchPattern(getPosition(), m_ConstantInt(&pos)) &&
+      (pos.isNegative() || pos.getSExtValue() > buf->n - in->n))
+    return emitOpError() << "expected a position in [0, " << buf->n - in->n
+                         << "] for " << in->n << " tokens into a buffer of "
+                         << buf->n << ", got " << pos.getSExtValue();
   return expectShape(*this, "scale", getScale().getType(), {buf->b, buf->h});
 }
 
@@ -299,6 +307,17 @@ LogicalResult BufferFlushOp::verify() {
   if (failed(verifyStage2Tensors(*this, s2, cache, codes,
                                  getScales().getType(), getZeros().getType())))
     return failure();
+  APInt pos;
+  if (matchPattern(getPosition(), m_ConstantInt(&pos))) {
+    int64_t p = pos.getSExtValue();
+    if (pos.isNegative() || p > cache.n - buf->n || p % s1.getBlock() != 0)
+      return emitOpError() << "expected a position that is a multiple of the "
+                              "stage-1 block "
+                           << s1.getBlock() << " in [0, " << cache.n - buf->n
+                           << "] for a buffer of " << buf->n
+                           << " tokens into a cache of " << cache.n
+                           << ", got " << p;
+  }
   return verifyStage1Scales(*this, "block scales", getBlockScales().getType(),
                             s1, cache);
 }
