@@ -15,48 +15,59 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
 
+// Only these show in --help: LLVM's and MLIR's own options (backend flags,
+// pass registrations) are hidden, since qattn-compile takes none of them.
+static llvm::cl::OptionCategory compileOptions("qattn-compile options");
+
 static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
                                             llvm::cl::desc("<input .mlir>"),
-                                            llvm::cl::Required);
+                                            llvm::cl::Required,
+                                            llvm::cl::cat(compileOptions));
 static llvm::cl::opt<std::string>
     outputDir("o", llvm::cl::desc("Artifact directory to write"),
-              llvm::cl::value_desc("dir"), llvm::cl::Required);
+              llvm::cl::value_desc("dir"), llvm::cl::Required,
+              llvm::cl::cat(compileOptions));
 static llvm::cl::opt<std::string>
     target("target",
-           llvm::cl::desc("What to compile for: cpu (the reference lowering, a "
-                          "shared library) or cuda (PTX/cubin for the GPU)"),
-           llvm::cl::init("cpu"));
+           llvm::cl::desc(
+               "What to compile for: cpu (the reference lowering, a "
+               "shared library, the default) or cuda (PTX/cubin for the GPU)"),
+           llvm::cl::init("cpu"), llvm::cl::cat(compileOptions));
 static llvm::cl::opt<std::string>
-    chip("chip", llvm::cl::desc("GPU architecture for --target=cuda"),
-         llvm::cl::init("sm_90a"));
+    chip("chip",
+         llvm::cl::desc("GPU architecture for --target=cuda (default "
+                        "sm_90a, the one qattn has kernels for)"),
+         llvm::cl::init("sm_90a"), llvm::cl::cat(compileOptions));
 static llvm::cl::opt<bool>
     noCubin("no-cubin",
             llvm::cl::desc("--target=cuda: write PTX only, skip ptxas"),
-            llvm::cl::init(false));
+            llvm::cl::init(false), llvm::cl::cat(compileOptions));
 static llvm::cl::opt<bool>
     pvE4m3("pv-e4m3",
            llvm::cl::desc("--target=cuda: run the wgmma prefill kernel's P.V "
                           "on fp8 (e4m3 P and V codes) where V has one stage-1 "
                           "scale per 64-key tile; faster, relative rounding up "
                           "to 2^-4 per operand (docs/PERF.md)"),
-           llvm::cl::init(false));
+           llvm::cl::init(false), llvm::cl::cat(compileOptions));
 static llvm::cl::opt<bool> emitLLVM("emit-llvm",
                                     llvm::cl::desc("Also write module.ll"),
-                                    llvm::cl::init(false));
+                                    llvm::cl::init(false),
+                                    llvm::cl::cat(compileOptions));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerAllPasses();
   qattn::registerQAttnPassesAndPipelines();
+  llvm::cl::HideUnrelatedOptions(compileOptions);
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "qattn-compile: compile a qattn module to an artifact\n");
 
@@ -102,7 +113,7 @@ int main(int argc, char **argv) {
   options.emitLLVMIR = emitLLVM;
   if (failed(qattn::emitCpuArtifact(*module, options)))
     return 1;
-  llvm::outs() << "wrote " << outputDir << "/manifest.json and "
-               << outputDir << "/module.so\n";
+  llvm::outs() << "wrote " << outputDir << "/manifest.json and " << outputDir
+               << "/module.so\n";
   return 0;
 }
