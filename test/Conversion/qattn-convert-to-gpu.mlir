@@ -1,4 +1,6 @@
 // RUN: qattn-opt %s -split-input-file --qattn-convert-to-gpu --canonicalize | FileCheck %s
+// What the pass prints parses back (a token-less nvgpu.device_async_create_group did not).
+// RUN: qattn-opt %s -split-input-file --qattn-convert-to-gpu | qattn-opt -split-input-file -o /dev/null
 
 // Split keys: the main kernel (one warp per KV head, serving its 4 query
 // heads: 2 warps, 1 CTA) writes partial rows to two scratch buffers (8 rows x
@@ -196,15 +198,15 @@ func.func @pipelined(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x300x64xi8>, %ks: t
 // CHECK: llvm.inline_asm has_side_effects "{{.*}}cp.async.cg.shared.global.L2::128B
 // CHECK: builtin.unrealized_conversion_cast %arg3 : memref<1x2x19x64xi8>
 // CHECK: llvm.inline_asm has_side_effects "{ .reg .u64 g; cvta.to.global.u64 g, $1; cp.async.cg.shared.global [$0], [g], 16; }"
-// CHECK: nvgpu.device_async_create_group
+// CHECK: nvvm.cp.async.commit.group
 // CHECK: scf.for
 // CHECK: nvvm.bar.warp.sync
 // CHECK: llvm.inline_asm has_side_effects "{{.*}}cp.async.cg.shared.global.L2::128B
 // CHECK: arith.xori {{.*}} : index
 // CHECK: llvm.inline_asm has_side_effects "{{.*}}cp.async.cg.shared.global.L2::128B
 // CHECK: llvm.inline_asm has_side_effects "{{.*}}cp.async.cg.shared.global [$0]
-// CHECK: %[[TOKEN:.*]] = nvgpu.device_async_create_group
-// CHECK: nvgpu.device_async_wait %[[TOKEN]] {numGroups = 1 : i32}
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.wait.group 1
 // CHECK-COUNT-4: vector.load %[[RING]][{{.*}}] {alignment = 2 : i64} : memref<12288xi8, #gpu.address_space<workgroup>>, vector<2xi8>
 // CHECK: nvvm.prmt
 // CHECK-COUNT-2: vector.store {{.*}}, %[[RING]][{{.*}}] {alignment = 8 : i64} : memref<12288xi8, #gpu.address_space<workgroup>>, vector<8xi8>

@@ -448,8 +448,8 @@ private:
 
   /// Issues the cp.async copies of the step at `j0` into `slot` (16-byte
   /// chunks spread over the lanes; keys past the end read the last key) as
-  /// one group; returns its token.
-  Value copyStep(Value j0, Value slot, int64_t kBits, int64_t vBits,
+  /// one commit group.
+  void copyStep(Value j0, Value slot, int64_t kBits, int64_t vBits,
                  Value kOff, Value vOff) {
     int64_t d = shape.headDim;
     SlotLayout layout(d, kBits, vBits);
@@ -494,7 +494,11 @@ private:
     region(layout.params(1), d / 16, view.k.zeros, params(kGroup));
     region(layout.params(2), d / 16, view.v.groupScales, params(vGroup));
     region(layout.params(3), d / 16, view.v.zeros, params(vGroup));
-    return nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, ValueRange{});
+    // One commit group per step. NVVM's op rather than nvgpu's: most copies
+    // are inline cp.async without tokens, and a token-less
+    // nvgpu.device_async_create_group prints in a form that does not parse
+    // back when an SSA definition follows.
+    NVVM::CpAsyncCommitGroupOp::create(b);
   }
 
   /// The lane's operands of the step in `slot` (after its copies landed),
@@ -1084,12 +1088,11 @@ private:
             // Every lane is done reading the slot step it-1 used.
             warpSync();
             Value ahead = add(b, it, indexConst(b, depth - 1));
-            Value token = copyStep(firstKey(ahead), rem(b, ahead, depth), kBits,
-                                   vBits, kOff, vOff);
+            copyStep(firstKey(ahead), rem(b, ahead, depth), kBits, vBits, kOff,
+                     vOff);
             SmallVector<Value> aheadScales = scales(firstKey(ahead));
             // All but the newest depth-1 groups are complete: step it's is.
-            nvgpu::DeviceAsyncWaitOp::create(b, token,
-                                             b.getI32IntegerAttr(depth - 1));
+            NVVM::CpAsyncWaitGroupOp::create(b, depth - 1);
             warpSync();
             Value slot = rem(b, it, depth);
             stageConstants(slot, kBits, vBits);
@@ -1103,10 +1106,8 @@ private:
             return r;
           });
       // Nothing may still be writing the ring when the warp leaves.
-      nvgpu::DeviceAsyncWaitOp::create(
-          b, nvgpu::DeviceAsyncCreateGroupOp::create(
-                 b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{}),
-          b.getI32IntegerAttr(0));
+      NVVM::CpAsyncCommitGroupOp::create(b);
+      NVVM::CpAsyncWaitGroupOp::create(b, 0);
       st.assign(out.begin(), out.begin() + ns);
     }
     writeRows(st, vBits, view.v.stage2.getOrder(), outputs);
