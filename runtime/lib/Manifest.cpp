@@ -51,14 +51,6 @@ const TensorSpec *FunctionSpec::getParamTensor(const LaunchParam &param) const {
   return nullptr;
 }
 
-bool FunctionSpec::hasSymbols() const {
-  for (const std::vector<TensorSpec> *list : {&args, &results, &buffers})
-    for (const TensorSpec &tensor : *list)
-      if (tensor.hasSymbols())
-        return true;
-  return false;
-}
-
 std::vector<std::string> FunctionSpec::argumentSymbols() const {
   std::vector<std::string> symbols;
   for (const TensorSpec &arg : args)

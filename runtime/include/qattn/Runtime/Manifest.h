@@ -113,8 +113,6 @@ struct FunctionSpec {
 
   /// The tensor a launch parameter names; nullptr for a Kind::Dim one.
   const TensorSpec *getParamTensor(const LaunchParam &param) const;
-  /// Whether a size of an argument, a result or a buffer is a symbol.
-  bool hasSymbols() const;
   /// The symbols of the arguments' shapes, in order of first occurrence:
   /// the ones a call binds.
   std::vector<std::string> argumentSymbols() const;
