@@ -71,7 +71,7 @@ void Function::call(const std::vector<Tensor> &args,
   DimBindings bindings;
   checkTensors("argument", spec.args, args, spec.name, bindings);
   checkTensors("result", spec.results, results, spec.name, bindings);
-  invoke(args, results);
+  invoke(args, results, bindings);
 }
 
 Artifact::~Artifact() = default;

@@ -238,6 +238,22 @@ int qattnRtGetResultShapes(const QAttnRtArtifact *artifact, int64_t function,
 // Running functions
 //===----------------------------------------------------------------------===//
 
+int qattnRtReserve(QAttnRtArtifact *artifact, int64_t function,
+                   const QAttnRtTensor *args, int64_t numArgs) {
+  return guarded<int>(1, [&] {
+    Function &fn = functionObject(artifact, function);
+    checkList(args, numArgs, "argument");
+    std::vector<Shape> argShapes;
+    for (int64_t i = 0; i < numArgs; ++i)
+      argShapes.emplace_back(args[i].shape, args[i].shape + args[i].rank);
+    if (auto *cuda = dynamic_cast<CudaFunction *>(&fn))
+      cuda->reserve(argShapes);
+    else
+      getResultShapes(fn.getSpec(), argShapes);
+    return 0;
+  });
+}
+
 int qattnRtRun(QAttnRtArtifact *artifact, int64_t function,
                const QAttnRtTensor *args, int64_t numArgs,
                const QAttnRtTensor *results, int64_t numResults,

@@ -110,8 +110,8 @@ public:
   }
 
 private:
-  void invoke(const std::vector<Tensor> &args,
-              std::vector<Tensor> &results) override {
+  void invoke(const std::vector<Tensor> &args, std::vector<Tensor> &results,
+              const DimBindings &) override {
     std::vector<std::vector<int64_t>> descriptors;
     for (const Tensor &arg : args)
       descriptors.push_back(makeDescriptor(arg));

@@ -14,6 +14,7 @@
 #include "qattn/Runtime/CudaArtifact.h"
 
 #include "qattn/Runtime/Error.h"
+#include "qattn/Runtime/LaunchPlan.h"
 
 #include "Checks.h"
 #include "CudaDriver.h"
@@ -62,8 +63,10 @@ std::string formatDims(const std::array<uint32_t, 3> &dims) {
          std::to_string(dims[2]) + "]";
 }
 
-size_t byteSize(const TensorSpec &spec) {
-  return size_t(*numElements(spec.shape)) * dtypeSize(spec.dtype);
+/// "[B*6, 8, 1]".
+std::string formatGrid(const std::array<SizeExpr, 3> &grid) {
+  return "[" + formatSizeExpr(grid[0]) + ", " + formatSizeExpr(grid[1]) + ", " +
+         formatSizeExpr(grid[2]) + "]";
 }
 
 //===----------------------------------------------------------------------===//
@@ -340,6 +343,11 @@ struct CudaState {
   std::ostream *log = nullptr;
 };
 
+/// Device memory that a function keeps from call to call: allocated when a
+/// call first needs it, reallocated only when a call needs more than it has
+/// (never shrunk), so that calls at sizes seen before allocate nothing.
+using GrowingMemory = std::unique_ptr<DeviceMemory>;
+
 class CudaFunctionImpl final : public CudaFunction {
 public:
   CudaFunctionImpl(const FunctionSpec &spec, CudaState &state,
@@ -347,42 +355,66 @@ public:
       : CudaFunction(spec), state(state) {
     for (const LaunchSpec &launch : spec.launches)
       this->kernels.push_back(kernels.at(launch.kernel));
-    size_t total = 0;
-    for (const TensorSpec &buffer : spec.buffers) {
-      buffers.push_back(std::make_unique<DeviceMemory>(
-          byteSize(buffer), "buffer \"" + buffer.name + "\" of function \"" +
-                                spec.name + "\""));
-      total += byteSize(buffer);
+    // Buffers of static shape are allocated now, so that a device without
+    // the memory fails the load; the others at the first call.
+    size_t total = 0, symbolic = 0;
+    buffers.resize(spec.buffers.size());
+    for (size_t i = 0; i < spec.buffers.size(); ++i) {
+      const TensorSpec &buffer = spec.buffers[i];
+      if (buffer.hasSymbols()) {
+        ++symbolic;
+        continue;
+      }
+      size_t bytes =
+          size_t(*numElements(buffer.shape)) * dtypeSize(buffer.dtype);
+      buffers[i] = std::make_unique<DeviceMemory>(bytes, describeBuffer(i));
+      total += bytes;
     }
     if (state.log && !buffers.empty())
       *state.log << "cuda: function " << spec.name << ": " << buffers.size()
                  << " scratch buffer" << (buffers.size() == 1 ? "" : "s")
-                 << ", " << total << " bytes\n";
+                 << ", " << total << " bytes"
+                 << (symbolic ? " + " + std::to_string(symbolic) +
+                                    " sized by each call's symbols"
+                              : "")
+                 << "\n";
   }
 
   void launch(const std::vector<DeviceTensorRef> &args,
               const std::vector<DeviceTensorRef> &results,
               CudaStream stream) override {
     const FunctionSpec &spec = getSpec();
-    std::vector<CUdeviceptr> argPtrs = checkDevice("argument", spec.args, args);
+    // The arguments bind the symbols; the results must agree.
+    DimBindings bindings;
+    std::vector<CUdeviceptr> argPtrs =
+        checkDevice("argument", spec.args, args, bindings);
     std::vector<CUdeviceptr> resultPtrs =
-        checkDevice("result", spec.results, results);
+        checkDevice("result", spec.results, results, bindings);
     ScopedContext scope(state.context->get());
-    enqueue(argPtrs, resultPtrs, static_cast<CUstream>(stream), false);
+    CUstream cuStream = static_cast<CUstream>(stream);
+    prepare(bindings, cuStream, true);
+    enqueue(argPtrs, resultPtrs, cuStream, false);
+  }
+
+  void reserve(const std::vector<Shape> &argShapes) override {
+    DimBindings bindings;
+    getResultShapes(getSpec(), argShapes, &bindings);
+    ScopedContext scope(state.context->get());
+    prepare(bindings, nullptr, false);
   }
 
   std::vector<double> time(const std::vector<Tensor> &args, unsigned warmups,
                            unsigned runs, bool coldL2) override {
     const FunctionSpec &spec = getSpec();
     checkCount("argument", spec.args.size(), args.size(), spec.name);
-    DimBindings none; // The manifest reader refuses symbols for cuda.
+    DimBindings bindings;
     for (size_t i = 0; i < args.size(); ++i) {
       const Shape &shape = args[i].getShape();
       checkTensor("argument", spec.args[i], args[i].getDType(), shape.data(),
-                  shape.size(), spec.name, none);
+                  shape.size(), spec.name, bindings);
     }
     ScopedContext scope(state.context->get());
-    stage(args);
+    stage(args, bindings);
     for (unsigned i = 0; i < warmups; ++i)
       enqueue(argPtrs(), resultPtrs(), state.stream, false);
     Events events(2 * size_t(runs));
@@ -410,10 +442,10 @@ public:
 
 private:
   /// Host buffers: copy in, poison, launch, wait, copy out.
-  void invoke(const std::vector<Tensor> &args,
-              std::vector<Tensor> &results) override {
+  void invoke(const std::vector<Tensor> &args, std::vector<Tensor> &results,
+              const DimBindings &bindings) override {
     ScopedContext scope(state.context->get());
-    stage(args);
+    stage(args, bindings);
     // With a log, wait after each kernel, so that a fault names it.
     enqueue(argPtrs(), resultPtrs(), state.stream, state.log != nullptr);
     for (size_t i = 0; i < results.size(); ++i)
@@ -424,18 +456,19 @@ private:
     synchronize();
   }
 
-  /// Checks device tensors against `specs`; returns their pointers.
+  /// Checks device tensors against `specs`, binding their symbols in
+  /// `bindings`; returns their pointers.
   std::vector<CUdeviceptr>
   checkDevice(const char *kind, const std::vector<TensorSpec> &specs,
-              const std::vector<DeviceTensorRef> &tensors) const {
+              const std::vector<DeviceTensorRef> &tensors,
+              DimBindings &bindings) const {
     const std::string &name = getSpec().name;
     checkCount(kind, specs.size(), tensors.size(), name);
     std::vector<CUdeviceptr> ptrs;
-    DimBindings none; // The manifest reader refuses symbols for cuda.
     for (size_t i = 0; i < specs.size(); ++i) {
       const DeviceTensorRef &tensor = tensors[i];
-      checkTensor(kind, specs[i], tensor.dtype, tensor.shape, tensor.rank,
-                  name, none);
+      checkTensor(kind, specs[i], tensor.dtype, tensor.shape, tensor.rank, name,
+                  bindings);
       if (tensor.data == 0)
         fail(kind, " \"", specs[i].name, "\" of function \"", name,
              "\": null device pointer");
@@ -448,30 +481,104 @@ private:
     return ptrs;
   }
 
-  /// Allocates the host entry points' device copies of the arguments and
-  /// results on first use, copies `args` in, and fills the results and
-  /// scratch buffers with 0xFF bytes, so that whatever a kernel leaves
-  /// unwritten (or reads before writing) shows up as NaN.
-  void stage(const std::vector<Tensor> &args) {
+  std::string describeBuffer(size_t i) const {
+    return "buffer \"" + getSpec().buffers[i].name + "\" of function \"" +
+           getSpec().name + "\"";
+  }
+
+  /// Evaluates the launches at `bindings` into `plan` and makes each scratch
+  /// buffer big enough for it: everything that can fail before a launch.
+  /// `stream` is where the launches will go; with `checkCapture`, a buffer
+  /// that must grow while it captures a CUDA graph is an error.
+  void prepare(const DimBindings &bindings, CUstream stream,
+               bool checkCapture) {
+    planLaunches(getSpec(), bindings, plan);
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      size_t had = buffers[i] ? buffers[i]->size() : 0;
+      bool grew = grow(buffers[i], plan.bufferBytes[i], stream, checkCapture,
+                       bindings, [&] { return describeBuffer(i); });
+      if (grew && state.log)
+        *state.log << "cuda: " << describeBuffer(i) << ": "
+                   << plan.bufferBytes[i] << " bytes"
+                   << (had ? " (grown from " + std::to_string(had) + ")" : "")
+                   << " at " << bindings.format() << "\n";
+    }
+  }
+
+  /// Makes `memory` hold at least `bytes`; returns whether it allocated. A
+  /// reallocation first waits for the context's work, which may still use
+  /// the old memory. Neither the wait nor a new address has a place in a
+  /// CUDA graph being captured on `stream`, so growing then is an error.
+  template <typename Describe>
+  bool grow(GrowingMemory &memory, size_t bytes, CUstream stream,
+            bool checkCapture, const DimBindings &bindings,
+            const Describe &describe) {
+    if (memory && memory->size() >= bytes)
+      return false;
+    size_t had = memory ? memory->size() : 0;
+    if (checkCapture && isCapturing(stream))
+      fail(describe(), ": needs ", bytes, " bytes at ", bindings.format(),
+           had ? ", more than the " + std::to_string(had) + " it has," : "",
+           " and stream ", hex(reinterpret_cast<uintptr_t>(stream)),
+           " is capturing a CUDA graph, during which the runtime does not "
+           "allocate: call the function at its largest sizes, or reserve "
+           "them (CudaFunction::reserve, qattnRtReserve), before capturing");
+    if (memory) {
+      QATTN_CU([&] { return "(before growing " + describe() + ")"; },
+               cuCtxSynchronize);
+      memory.reset();
+    }
+    memory = std::make_unique<DeviceMemory>(bytes, describe());
+    return true;
+  }
+
+  /// Whether `stream` is capturing a CUDA graph. A driver without
+  /// cuStreamIsCapturing (older than CUDA 10.0) captures none.
+  bool isCapturing(CUstream stream) const {
+    if (!driver().cuStreamIsCapturing)
+      return false;
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUresult result = driver().cuStreamIsCapturing(stream, &status);
+    // The legacy stream, asked while another stream captures in global
+    // mode: a capture is under way.
+    if (result == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
+      return true;
+    check(result, "cuStreamIsCapturing", "");
+    return status != CU_STREAM_CAPTURE_STATUS_NONE;
+  }
+
+  /// Sizes the host entry points' device copies of the arguments and
+  /// results for this call (allocated on first use, grown when a call is
+  /// larger), copies `args` in, and fills the results and scratch buffers
+  /// with 0xFF bytes, so that whatever a kernel leaves unwritten (or reads
+  /// before writing) shows up as NaN.
+  void stage(const std::vector<Tensor> &args, const DimBindings &bindings) {
     const FunctionSpec &spec = getSpec();
-    if (argMem.empty() && resultMem.empty()) {
-      for (const TensorSpec &arg : spec.args)
-        argMem.push_back(std::make_unique<DeviceMemory>(
-            byteSize(arg), "argument \"" + arg.name + "\""));
-      for (const TensorSpec &result : spec.results)
-        resultMem.push_back(std::make_unique<DeviceMemory>(
-            byteSize(result), "result \"" + result.name + "\""));
+    prepare(bindings, state.stream, false);
+    argMem.resize(spec.args.size());
+    resultMem.resize(spec.results.size());
+    resultBytes.resize(spec.results.size());
+    for (size_t i = 0; i < args.size(); ++i)
+      grow(argMem[i], args[i].getByteSize(), state.stream, false, bindings,
+           [&] { return "argument \"" + spec.args[i].name + "\""; });
+    for (size_t i = 0; i < spec.results.size(); ++i) {
+      const TensorSpec &result = spec.results[i];
+      Shape shape =
+          resolveShape(result, bindings, "result \"" + result.name + "\"");
+      resultBytes[i] = size_t(*numElements(shape)) * dtypeSize(result.dtype);
+      grow(resultMem[i], resultBytes[i], state.stream, false, bindings,
+           [&] { return "result \"" + result.name + "\""; });
     }
     for (size_t i = 0; i < args.size(); ++i)
       QATTN_CU([&] { return "for argument \"" + spec.args[i].name + "\""; },
                cuMemcpyHtoDAsync, argMem[i]->get(), args[i].data(),
                args[i].getByteSize(), state.stream);
-    for (const auto &memory : resultMem)
-      QATTN_CU("(poisoning a result)", cuMemsetD8Async, memory->get(), 0xFF,
-               memory->size(), state.stream);
-    for (const auto &memory : buffers)
-      QATTN_CU("(poisoning a scratch buffer)", cuMemsetD8Async, memory->get(),
-               0xFF, memory->size(), state.stream);
+    for (size_t i = 0; i < resultMem.size(); ++i)
+      QATTN_CU("(poisoning a result)", cuMemsetD8Async, resultMem[i]->get(),
+               0xFF, resultBytes[i], state.stream);
+    for (size_t i = 0; i < buffers.size(); ++i)
+      QATTN_CU("(poisoning a scratch buffer)", cuMemsetD8Async,
+               buffers[i]->get(), 0xFF, plan.bufferBytes[i], state.stream);
   }
 
   std::vector<CUdeviceptr> argPtrs() const {
@@ -488,29 +595,38 @@ private:
     return ptrs;
   }
 
-  std::string describeLaunch(size_t i) const {
-    return "kernel \"" + getSpec().launches[i].kernel + "\" (launch " +
-           std::to_string(i) + " of function \"" + getSpec().name + "\")";
-  }
-
-  /// Launches every kernel in order on `stream`.
+  /// Launches every kernel in order on `stream`, with the grids and sizes
+  /// of the last prepare().
   void enqueue(const std::vector<CUdeviceptr> &args,
                const std::vector<CUdeviceptr> &results, CUstream stream,
                bool waitEach) {
     const FunctionSpec &spec = getSpec();
-    std::vector<CUdeviceptr> values;
-    std::vector<void *> params;
     for (size_t i = 0; i < spec.launches.size(); ++i) {
       const LaunchSpec &launch = spec.launches[i];
-      values.clear();
-      for (const LaunchParam &param : launch.params)
-        values.push_back(param.kind == LaunchParam::Kind::Arg ? args[param.index]
-                         : param.kind == LaunchParam::Kind::Result
-                             ? results[param.index]
-                             : buffers[param.index]->get());
-      params.clear();
-      for (CUdeviceptr &value : values)
-        params.push_back(&value);
+      LaunchPlan::Launch &planned = plan.launches[i];
+      // One slot per parameter, each holding what cuLaunchKernel copies
+      // from it: an 8-byte address, or (a dim) the plan's 4-byte size.
+      pointers.resize(launch.params.size());
+      params.resize(launch.params.size());
+      for (size_t p = 0; p < launch.params.size(); ++p) {
+        const LaunchParam &param = launch.params[p];
+        switch (param.kind) {
+        case LaunchParam::Kind::Arg:
+          pointers[p] = args[param.index];
+          break;
+        case LaunchParam::Kind::Result:
+          pointers[p] = results[param.index];
+          break;
+        case LaunchParam::Kind::Buffer:
+          pointers[p] = buffers[param.index]->get();
+          break;
+        case LaunchParam::Kind::Dim:
+          params[p] = &planned.dims[p];
+          continue;
+        }
+        params[p] = &pointers[p];
+      }
+      const std::array<uint32_t, 3> &grid = planned.grid;
       if (launch.early && driver().cuLaunchKernelEx) {
         // Programmatic dependent launch: the kernel may start while the
         // previous one finishes, and waits for it (griddepcontrol.wait).
@@ -518,9 +634,9 @@ private:
         attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
         attr.value.programmaticStreamSerializationAllowed = 1;
         CUlaunchConfig config = {};
-        config.gridDimX = launch.grid[0];
-        config.gridDimY = launch.grid[1];
-        config.gridDimZ = launch.grid[2];
+        config.gridDimX = grid[0];
+        config.gridDimY = grid[1];
+        config.gridDimZ = grid[2];
         config.blockDimX = launch.block[0];
         config.blockDimY = launch.block[1];
         config.blockDimZ = launch.block[2];
@@ -528,17 +644,17 @@ private:
         config.hStream = stream;
         config.attrs = &attr;
         config.numAttrs = 1;
-        QATTN_CU([&] { return "for " + describeLaunch(i); }, cuLaunchKernelEx,
-                 &config, kernels[i], params.data(), nullptr);
+        QATTN_CU([&] { return "for " + describeLaunch(spec, i); },
+                 cuLaunchKernelEx, &config, kernels[i], params.data(), nullptr);
       } else {
         // Without the attribute the wait returns at once: stream order.
-        QATTN_CU([&] { return "for " + describeLaunch(i); }, cuLaunchKernel,
-                 kernels[i], launch.grid[0], launch.grid[1], launch.grid[2],
+        QATTN_CU([&] { return "for " + describeLaunch(spec, i); },
+                 cuLaunchKernel, kernels[i], grid[0], grid[1], grid[2],
                  launch.block[0], launch.block[1], launch.block[2],
                  launch.sharedBytes, stream, params.data(), nullptr);
       }
       if (waitEach)
-        QATTN_CU([&] { return "after " + describeLaunch(i); },
+        QATTN_CU([&] { return "after " + describeLaunch(spec, i); },
                  cuStreamSynchronize, stream);
     }
   }
@@ -558,9 +674,16 @@ private:
 
   CudaState &state;
   std::vector<CUfunction> kernels; // One per launch.
-  std::vector<std::unique_ptr<DeviceMemory>> buffers;
-  // Device copies for the host entry points, allocated on first use.
-  std::vector<std::unique_ptr<DeviceMemory>> argMem, resultMem;
+  std::vector<GrowingMemory> buffers;
+  // The grids, dim parameters and buffer sizes of the call being made.
+  LaunchPlan plan;
+  // cuLaunchKernel's parameter array, and the addresses it points to.
+  std::vector<CUdeviceptr> pointers;
+  std::vector<void *> params;
+  // Device copies for the host entry points, allocated on first use, and
+  // the results' sizes in the call being made.
+  std::vector<GrowingMemory> argMem, resultMem;
+  std::vector<size_t> resultBytes;
 };
 
 //===----------------------------------------------------------------------===//
@@ -580,7 +703,8 @@ enum class ParamCheck { Unknown, Passed, Exact };
 
 /// Checks the launch's parameters against the kernel's with
 /// cuFuncGetParamInfo (CUDA 12.4+ drivers): the kernel must have each of
-/// them, 8 bytes like a pointer. With `exact`, also that it has no more,
+/// them, 8 bytes like a pointer, or 4 for a dim. With `exact`, also that it
+/// has no more,
 /// which takes a query past its last parameter: the driver answers it with
 /// an error, which compute-sanitizer reports, so only a log asks for it.
 ParamCheck checkParams(CUfunction kernel, const LaunchSpec &launch,
@@ -606,9 +730,12 @@ ParamCheck checkParams(CUfunction kernel, const LaunchSpec &launch,
       return ParamCheck::Unknown;
     if (i >= passed)
       continue; // Counting the kernel's parameters for the message.
-    if (size != sizeof(CUdeviceptr))
-      fail(where, ": parameter ", i, " of the kernel is ", size,
-           " bytes; target cuda passes only 8-byte device pointers");
+    bool dim = launch.params[i].kind == LaunchParam::Kind::Dim;
+    size_t expected = dim ? sizeof(int32_t) : sizeof(CUdeviceptr);
+    if (size != expected)
+      fail(where, ": parameter ", i, " of the kernel is ", size, " bytes; ",
+           dim ? "a {\"dim\": ...} parameter is a 4-byte integer"
+               : "an argument, result or buffer is an 8-byte device pointer");
   }
 }
 
@@ -748,7 +875,7 @@ private:
            state.device.sharedOptin, " per block");
     ParamCheck params = checkParams(kernel, launch, where, state.log);
     if (state.log)
-      *state.log << "cuda: " << where << ": grid " << formatDims(launch.grid)
+      *state.log << "cuda: " << where << ": grid " << formatGrid(launch.grid)
                  << ", block " << formatDims(launch.block) << ", shared "
                  << launch.sharedBytes << " B dynamic + " << staticShared
                  << " B static, " << registers << " registers, "

@@ -44,6 +44,7 @@ namespace qattn::rt {
   X(cuCtxGetCurrent)                                                           \
   X(cuCtxPushCurrent)                                                          \
   X(cuCtxPopCurrent)                                                           \
+  X(cuCtxSynchronize)                                                          \
   X(cuModuleLoadDataEx)                                                        \
   X(cuModuleUnload)                                                            \
   X(cuModuleGetFunction)                                                       \
@@ -65,8 +66,9 @@ namespace qattn::rt {
 
 // X(name) for functions used when present (newer drivers only).
 #define QATTN_CUDA_OPTIONAL(X)                                                 \
-  X(cuFuncGetParamInfo) /* CUDA 12.4 */                                        \
-  X(cuLaunchKernelEx)   /* CUDA 12.0: early launches */
+  X(cuFuncGetParamInfo)  /* CUDA 12.4 */                                       \
+  X(cuLaunchKernelEx)    /* CUDA 12.0: early launches */                       \
+  X(cuStreamIsCapturing) /* CUDA 10.0: graph capture */
 
 /// The driver's entry points. Members are named like the cuda.h functions
 /// (through its macros), so `driver.cuMemAlloc(...)` reads like a call of

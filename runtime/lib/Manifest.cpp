@@ -8,6 +8,7 @@
 
 #include "qattn/Runtime/Error.h"
 #include "qattn/Runtime/Json.h"
+#include "qattn/Runtime/LaunchPlan.h"
 #include "qattn/Runtime/Reference.h"
 
 #include "Files.h"
@@ -36,16 +37,57 @@ std::string Manifest::ptxPath() const {
   return directory.empty() ? ptx : directory + "/" + ptx;
 }
 
-const TensorSpec &FunctionSpec::getParamTensor(const LaunchParam &param) const {
+const TensorSpec *FunctionSpec::getParamTensor(const LaunchParam &param) const {
   switch (param.kind) {
   case LaunchParam::Kind::Arg:
-    return args[param.index];
+    return &args[param.index];
   case LaunchParam::Kind::Result:
-    return results[param.index];
+    return &results[param.index];
   case LaunchParam::Kind::Buffer:
+    return &buffers[param.index];
+  case LaunchParam::Kind::Dim:
     break;
   }
-  return buffers[param.index];
+  return nullptr;
+}
+
+std::vector<std::string> FunctionSpec::argumentSymbols() const {
+  std::vector<std::string> symbols;
+  for (const TensorSpec &arg : args)
+    for (const std::string &symbol : arg.symbols)
+      if (!symbol.empty() &&
+          std::find(symbols.begin(), symbols.end(), symbol) == symbols.end())
+        symbols.push_back(symbol);
+  return symbols;
+}
+
+SizeExpr SizeExpr::constant(int64_t value) {
+  SizeExpr expr;
+  expr.value = value;
+  return expr;
+}
+
+SizeExpr SizeExpr::symbolic(std::string symbol) {
+  SizeExpr expr;
+  expr.kind = Kind::Symbol;
+  expr.symbol = std::move(symbol);
+  return expr;
+}
+
+bool SizeExpr::hasSymbols() const {
+  if (kind == Kind::Symbol)
+    return true;
+  for (const SizeExpr &operand : operands)
+    if (operand.hasSymbols())
+      return true;
+  return false;
+}
+
+bool LaunchSpec::hasSymbolicGrid() const {
+  for (const SizeExpr &size : grid)
+    if (size.hasSymbols())
+      return true;
+  return false;
 }
 
 namespace {
@@ -176,7 +218,12 @@ private:
     if (isCuda && value.find("buffers"))
       fn.buffers = readTensors(value, path, "buffers");
     checkUniqueTensorNames(fn, path);
-    checkResultSymbols(fn, path);
+    checkDerivedSymbols(fn, fn.results, member(path, "results"),
+                        "the caller allocates the results, so their sizes "
+                        "must follow from the arguments'");
+    checkDerivedSymbols(fn, fn.buffers, member(path, "buffers"),
+                        "the runtime sizes the scratch buffers from the "
+                        "arguments' sizes");
     if (const Value *reference = value.find("reference"))
       fn.reference = readReference(*reference, member(path, "reference"), fn);
     if (isCuda)
@@ -214,7 +261,7 @@ private:
     std::vector<LaunchSpec> launches;
     for (size_t i = 0; i < list.getArray().size(); ++i)
       launches.push_back(
-          readLaunch(list.getArray()[i], element(listPath, i), fn));
+          readLaunch(list.getArray()[i], element(listPath, i), fn, i));
     if (launches.front().early)
       error(element(listPath, 0),
             "the first launch cannot be early: nothing in the function "
@@ -233,15 +280,15 @@ private:
   }
 
   LaunchSpec readLaunch(const Value &value, const std::string &path,
-                        const FunctionSpec &fn) {
+                        const FunctionSpec &fn, size_t index) {
     expectKind(value, Kind::Object, path);
     LaunchSpec launch;
     launch.kernel = getString(value, path, "kernel");
-    // CUDA's limits on every current device: grid.x < 2^31, grid.y and
-    // grid.z <= 65535; block.x, block.y <= 1024, block.z <= 64, and at most
-    // 1024 threads in a block.
-    launch.grid = readDims(value, path, "grid", {0x7fffffff, 65535, 65535});
-    launch.block = readDims(value, path, "block", {1024, 1024, 64});
+    // For messages about symbols: which launch of which function.
+    std::string where = "launch " + std::to_string(index) + " (kernel \"" +
+                        launch.kernel + "\") of function \"" + fn.name + "\"";
+    launch.grid = readGrid(value, path, fn, where);
+    launch.block = readBlock(value, path);
     uint64_t threads = uint64_t(launch.block[0]) * launch.block[1] *
                        launch.block[2];
     if (threads > 1024)
@@ -263,43 +310,177 @@ private:
     expectKind(params, Kind::Array, paramsPath);
     for (size_t i = 0; i < params.getArray().size(); ++i)
       launch.params.push_back(
-          readParam(params.getArray()[i], element(paramsPath, i), fn));
+          readParam(params.getArray()[i], element(paramsPath, i), fn, where));
     return launch;
   }
 
-  std::array<uint32_t, 3> readDims(const Value &object, const std::string &path,
-                                   std::string_view key,
-                                   const std::array<int64_t, 3> &limits) {
+  /// Three entries of `key`, each found by `read(entry, path, dim)`.
+  template <typename T, typename Read>
+  std::array<T, 3> readTriple(const Value &object, const std::string &path,
+                              std::string_view key, Read read) {
     const Value &list = get(object, path, key);
     std::string listPath = member(path, key);
     expectKind(list, Kind::Array, listPath);
     if (list.getArray().size() != 3)
       error(listPath, "expected 3 sizes (x, y, z), got " +
                           std::to_string(list.getArray().size()));
-    std::array<uint32_t, 3> dims;
-    for (size_t i = 0; i < 3; ++i) {
-      const Value &entry = list.getArray()[i];
-      if (entry.is(Kind::String))
-        error(element(listPath, i),
-              "symbolic size \"" + entry.getString() +
-                  "\": launch sizes that depend on a call's sizes are not "
-                  "supported yet");
-      int64_t size = toInteger(entry, element(listPath, i));
-      if (size <= 0 || size > limits[i])
-        error(element(listPath, i), "expected a size in [1, " +
-                                        std::to_string(limits[i]) + "], got " +
-                                        std::to_string(size));
-      dims[i] = uint32_t(size);
+    return {read(list.getArray()[0], element(listPath, 0), 0),
+            read(list.getArray()[1], element(listPath, 1), 1),
+            read(list.getArray()[2], element(listPath, 2), 2)};
+  }
+
+  /// Block sizes are integers: a kernel is compiled for its block.
+  std::array<uint32_t, 3> readBlock(const Value &object,
+                                    const std::string &path) {
+    return readTriple<uint32_t>(
+        object, path, "block",
+        [&](const Value &entry, const std::string &entryPath, size_t dim) {
+          if (entry.is(Kind::String) || entry.is(Kind::Object))
+            error(entryPath, "a block size is an integer: only grid sizes "
+                             "may depend on a call's sizes");
+          int64_t size = toInteger(entry, entryPath);
+          if (size <= 0 || size > kCudaBlockLimits[dim])
+            error(entryPath, "expected a size in [1, " +
+                                 std::to_string(kCudaBlockLimits[dim]) +
+                                 "], got " + std::to_string(size));
+          return uint32_t(size);
+        });
+  }
+
+  /// Grid sizes are integers or size expressions over the arguments'
+  /// symbols. What can be checked without a call is: a constant's range,
+  /// and an expression's smallest value, with every symbol 1 (an expression
+  /// only grows with its symbols).
+  std::array<SizeExpr, 3> readGrid(const Value &object, const std::string &path,
+                                   const FunctionSpec &fn,
+                                   const std::string &where) {
+    return readTriple<SizeExpr>(
+        object, path, "grid",
+        [&](const Value &entry, const std::string &entryPath, size_t dim) {
+          int64_t limit = kCudaGridLimits[dim];
+          if (entry.is(Kind::Number)) {
+            int64_t size = toInteger(entry, entryPath);
+            if (size <= 0 || size > limit)
+              error(entryPath, "expected a size in [1, " +
+                                   std::to_string(limit) + "], got " +
+                                   std::to_string(size));
+            return SizeExpr::constant(size);
+          }
+          SizeExpr expr = readSizeExpr(entry, entryPath, fn, where);
+          DimBindings ones;
+          for (const std::string &symbol : fn.argumentSymbols())
+            ones.bind(symbol, 1, "");
+          std::optional<int64_t> least = evaluateSize(expr, ones);
+          std::string text = formatSizeExpr(expr);
+          bool symbolic = expr.hasSymbols();
+          if (!least)
+            error(entryPath, text + " overflows int64" +
+                                 (symbolic ? " with every symbol 1" : ""));
+          if (!symbolic && *least > limit)
+            error(entryPath, text + " = " + std::to_string(*least) +
+                                 "; expected a size in [1, " +
+                                 std::to_string(limit) + "]");
+          if (*least > limit)
+            error(entryPath, text + " is at least " + std::to_string(*least) +
+                                 " (with every symbol 1); CUDA allows at "
+                                 "most " +
+                                 std::to_string(limit));
+          // A constant expression is just its value.
+          return symbolic ? expr : SizeExpr::constant(*least);
+        });
+  }
+
+  /// A size expression (docs/ARTIFACT.md, "Symbolic sizes"): a positive
+  /// integer, a symbol of an argument's shape, or one of
+  ///   {"mul": [e, ...]}  {"add": [e, ...]}  {"ceil_div": [e, integer]}.
+  SizeExpr readSizeExpr(const Value &value, const std::string &path,
+                        const FunctionSpec &fn, const std::string &where) {
+    if (value.is(Kind::Number))
+      return SizeExpr::constant(readPositive(value, path));
+    if (value.is(Kind::String))
+      return SizeExpr::symbolic(readArgumentSymbol(value, path, fn, where));
+    if (!value.is(Kind::Object) || value.getObject().size() != 1)
+      error(path,
+            std::string("expected a size: an integer, a symbol, or "
+                        "one of {\"mul\": [...]}, {\"add\": [...]}, "
+                        "{\"ceil_div\": [size, integer]}; got ") +
+                (value.is(Kind::Object)
+                     ? "an object with " +
+                           std::to_string(value.getObject().size()) + " keys"
+                     : json::describe(value.getKind())));
+    const json::Member &op = value.getObject()[0];
+    std::string opPath = member(path, op.key);
+    SizeExpr expr;
+    if (op.key == "mul")
+      expr.kind = SizeExpr::Kind::Mul;
+    else if (op.key == "add")
+      expr.kind = SizeExpr::Kind::Add;
+    else if (op.key == "ceil_div")
+      expr.kind = SizeExpr::Kind::CeilDiv;
+    else
+      error(path, "unknown size operation \"" + op.key +
+                      "\" (known: mul, add, ceil_div)");
+    expectKind(op.value, Kind::Array, opPath);
+    const json::Array &operands = op.value.getArray();
+    if (expr.kind == SizeExpr::Kind::CeilDiv) {
+      if (operands.size() != 2)
+        error(opPath, "expected [dividend, divisor], got " +
+                          std::to_string(operands.size()) + " operand" +
+                          (operands.size() == 1 ? "" : "s"));
+      expr.operands.push_back(
+          readSizeExpr(operands[0], element(opPath, 0), fn, where));
+      if (!operands[1].is(Kind::Number))
+        error(element(opPath, 1),
+              std::string("the divisor must be a positive integer, got ") +
+                  json::describe(operands[1].getKind()));
+      expr.value = readPositive(operands[1], element(opPath, 1));
+      return expr;
     }
-    return dims;
+    if (operands.empty())
+      error(opPath, "expected at least one operand");
+    for (size_t i = 0; i < operands.size(); ++i)
+      expr.operands.push_back(
+          readSizeExpr(operands[i], element(opPath, i), fn, where));
+    return expr;
+  }
+
+  int64_t readPositive(const Value &value, const std::string &path) const {
+    int64_t number = toInteger(value, path);
+    if (number <= 0)
+      error(path, "expected a positive integer, got " + std::to_string(number));
+    return number;
+  }
+
+  /// A symbol used by a launch: one that the arguments' shapes have, so
+  /// that every call binds it.
+  std::string readArgumentSymbol(const Value &value, const std::string &path,
+                                 const FunctionSpec &fn,
+                                 const std::string &where) const {
+    expectKind(value, Kind::String, path);
+    const std::string &symbol = value.getString();
+    if (!isSymbol(symbol))
+      error(path, "\"" + symbol +
+                      "\" is not a size symbol (a letter or '_', then "
+                      "letters, digits or '_')");
+    std::vector<std::string> symbols = fn.argumentSymbols();
+    if (std::find(symbols.begin(), symbols.end(), symbol) != symbols.end())
+      return symbol;
+    std::string have;
+    for (const std::string &known : symbols)
+      have += (have.empty() ? "" : ", ") + known;
+    error(path, "symbol \"" + symbol + "\" of " + where +
+                    " is the size of no argument, so no call binds it (" +
+                    (have.empty() ? "the arguments' shapes are static"
+                                  : "the arguments have " + have) +
+                    ")");
   }
 
   LaunchParam readParam(const Value &value, const std::string &path,
-                        const FunctionSpec &fn) {
+                        const FunctionSpec &fn, const std::string &where) {
     expectKind(value, Kind::Object, path);
     if (value.getObject().size() != 1)
       error(path, "expected one of {\"arg\": i}, {\"result\": i}, "
-                  "{\"buffer\": i}");
+                  "{\"buffer\": i}, {\"dim\": symbol}");
     LaunchParam param;
     const std::string &key = value.getObject()[0].key;
     if (key == "arg") {
@@ -311,9 +492,13 @@ private:
     } else if (key == "buffer") {
       param.kind = LaunchParam::Kind::Buffer;
       param.index = getIndex(value, path, key, fn.buffers.size(), "buffer");
+    } else if (key == "dim") {
+      param.kind = LaunchParam::Kind::Dim;
+      param.symbol = readArgumentSymbol(value.getObject()[0].value,
+                                        member(path, key), fn, where);
     } else {
       error(path, "unknown parameter kind \"" + key +
-                      "\" (known: arg, result, buffer)");
+                      "\" (known: arg, result, buffer, dim)");
     }
     return param;
   }
@@ -376,11 +561,6 @@ private:
           error(entryPath, "\"" + symbol +
                                "\" is not a size symbol (a letter or '_', "
                                "then letters, digits or '_')");
-        // Its kernels' grids and scratch buffers are sized at compile time.
-        if (isCuda)
-          error(entryPath, "symbolic size \"" + symbol +
-                               "\": target cuda does not support symbolic "
-                               "sizes yet (its launch grids are static)");
         shape.push_back(kSymbolicSize);
         symbols.resize(i);
         symbols.push_back(symbol);
@@ -404,27 +584,20 @@ private:
       error(path, formatShape(tensor) + " has too many elements");
   }
 
-  /// The caller allocates the results, so their sizes must follow from the
-  /// arguments'.
-  void checkResultSymbols(const FunctionSpec &fn,
-                          const std::string &path) const {
-    for (size_t r = 0; r < fn.results.size(); ++r) {
-      const TensorSpec &result = fn.results[r];
-      for (size_t d = 0; d < result.symbols.size(); ++d) {
-        const std::string &symbol = result.symbols[d];
-        if (symbol.empty())
-          continue;
-        bool bound = false;
-        for (const TensorSpec &arg : fn.args)
-          bound |= std::find(arg.symbols.begin(), arg.symbols.end(),
-                             symbol) != arg.symbols.end();
-        if (!bound)
-          error(element(member(element(member(path, "results"), r), "shape"),
-                        d),
-                "symbol \"" + symbol +
-                    "\" is bound by no argument: the caller allocates the "
-                    "results, so their sizes must follow from the arguments'");
-      }
+  /// The results' and the buffers' sizes must follow from the arguments':
+  /// every symbol of `tensors` occurs in some argument. `why` says why.
+  void checkDerivedSymbols(const FunctionSpec &fn,
+                           const std::vector<TensorSpec> &tensors,
+                           const std::string &listPath, const char *why) const {
+    std::vector<std::string> bound = fn.argumentSymbols();
+    for (size_t t = 0; t < tensors.size(); ++t) {
+      const std::vector<std::string> &symbols = tensors[t].symbols;
+      for (size_t d = 0; d < symbols.size(); ++d)
+        if (!symbols[d].empty() &&
+            std::find(bound.begin(), bound.end(), symbols[d]) == bound.end())
+          error(element(member(element(listPath, t), "shape"), d),
+                "symbol \"" + symbols[d] +
+                    "\" is bound by no argument: " + why);
     }
   }
 

@@ -9,8 +9,11 @@
 # build-gpu/selftest/, then checks: copy bit-exact; attention (two launches,
 # a scratch buffer, 130 KiB of dynamic shared memory) against the float64
 # reference; NaN poisoning of unwritten results; --repeat timing; the PTX
-# fallback through the driver's JIT; clean errors for a bad manifest; the
-# device-pointer API from the CUDA runtime (device_api.cu); and
+# fallback through the driver's JIT; clean errors for a bad manifest;
+# symbolic sizes (one function at several batch sizes: grids and dim
+# parameters evaluated per call, a scratch buffer sized by B, --plan-only
+# against the run); the device-pointer API and the C ABI from the CUDA
+# runtime (device_api.cu: growth of scratch, graph capture); and
 # compute-sanitizer memcheck. Prints every command and its output; ends with
 # "selftest: N passed, M failed" and exits 1 if anything failed.
 set -uo pipefail
@@ -140,11 +143,38 @@ edit "$work/nomodule" 'm["library"] = "gone.cubin"; m["ptx"] = "gone.ptx"'
 check "no module at all" 1 'cannot load the artifact.s module.*gone.cubin.*gone.ptx' \
   "$run" "$work/nomodule" --function copy
 
-step "device-pointer API from the CUDA runtime (device_api.cu)"
+step "symbolic sizes: one function at several batch sizes"
+check "copy_dims at B=1" 0 'launch copy_rows_f32 grid \[129, 1, 1\] = \[ceil_div\(B\*33000, 256\), 1, 1\]' \
+  "$run" "$art" --function copy_dims --dim B=1 --max-rel-error 0
+check "copy_dims at B=7, bit-exact" 0 'result y vs arg x: max_abs=0.000e\+00 rel_fro=0.000e\+00 sqnr=inf dB' \
+  "$run" "$art" --function copy_dims --dim B=7 --max-rel-error 0
+check "copy_dims at B=7: the grid" 0 'launch copy_rows_f32 grid \[903, 1, 1\]' \
+  "$run" "$art" --function copy_dims --dim B=7 --max-rel-error 0
+check "copy_dims: scratch sized by B (--verbose)" 0 'buffer "staging" of function "copy_dims": 924000 bytes at B=7' \
+  "$run" "$art" --function copy_dims --dim B=7 --max-rel-error 0 --verbose
+check "copy_dims --repeat at B=4" 0 'time: median [0-9.]+ us, min [0-9.]+ us over 20 runs' \
+  "$run" "$art" --function copy_dims --dim B=4 --max-rel-error 0 --repeat 20 --quiet
+check "grid_probe: grid [N, B, 2]" 0 'launch grid_probe grid \[5, 3, 2\] = \[N, B, 2\]' \
+  "$run" "$art" --function grid_probe --dim B=3 --dim N=5
+check "--plan-only agrees with the run" 0 'params x, staging, B=7' \
+  "$run" "$art" --function copy_dims --dim B=7 --plan-only
+edit "$work/staticgrid" 'm["functions"][3]["launches"][1]["grid"][0] = 129'
+check "a grid that ignores B leaves y unwritten (exit 2)" 2 'FAIL: result y holds 197976 NaN values of 231000' \
+  "$run" "$work/staticgrid" --function copy_dims --dim B=7
+edit "$work/dimptr" 'm["functions"][3]["launches"][0]["params"][2] = {"arg": 0}'
+check "a pointer where the kernel takes an i32" 1 'parameter 2 of the kernel is 4 bytes; an argument, result or buffer is an 8-byte device pointer' \
+  "$run" "$work/dimptr" --function copy_dims --dim B=1
+edit "$work/ptrdim" 'm["functions"][4]["launches"][0]["params"][0] = {"dim": "B"}; m["functions"][4]["launches"][0]["params"].append({"result": 0})'
+check "an i32 where the kernel takes a pointer" 1 'parameter 0 of the kernel is 8 bytes; a \{"dim": ...\} parameter is a 4-byte integer' \
+  "$run" "$work/ptrdim" --function grid_probe --dim B=1 --dim N=1
+
+step "device-pointer API and C ABI from the CUDA runtime (device_api.cu)"
 lib="$(find "$build" -name libqattn_runtime.a | head -1)"
-echo "\$ nvcc -std=c++17 -O2 device_api.cu -I runtime/include $lib -ldl"
+clib="$(dirname "$(find "$build" -name libqattn_runtime_c.so | head -1)")"
+echo "\$ nvcc -std=c++17 -O2 device_api.cu -I runtime/include $lib -ldl -L$clib -lqattn_runtime_c"
 if nvcc -std=c++17 -O2 "$here/device_api.cu" -I "$root/runtime/include" \
-    "$lib" -ldl -o "$work/device_api"; then
+    "$lib" -ldl -L"$clib" -lqattn_runtime_c -Xlinker -rpath="$clib" \
+    -o "$work/device_api"; then
   check "device_api" 0 'device_api: passed' "$work/device_api" "$art"
 else
   failure "device_api: does not build"
@@ -165,6 +195,12 @@ else
   check "memcheck copy" 0 'ERROR SUMMARY: 0 errors' \
     "$sanitizer" --tool memcheck --error-exitcode 3 \
     "$run" "$art" --function copy --max-rel-error 0 --repeat 3
+  check "memcheck copy_dims at B=5" 0 'ERROR SUMMARY: 0 errors' \
+    "$sanitizer" --tool memcheck --error-exitcode 3 \
+    "$run" "$art" --function copy_dims --dim B=5 --max-rel-error 0
+  check "memcheck grid_probe at B=2, N=9" 0 'ERROR SUMMARY: 0 errors' \
+    "$sanitizer" --tool memcheck --error-exitcode 3 \
+    "$run" "$art" --function grid_probe --dim B=2 --dim N=9
 fi
 
 echo

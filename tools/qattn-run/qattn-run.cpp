@@ -15,6 +15,7 @@
 #include "qattn/Runtime/CudaArtifact.h"
 #include "qattn/Runtime/Dims.h"
 #include "qattn/Runtime/Error.h"
+#include "qattn/Runtime/LaunchPlan.h"
 #include "qattn/Runtime/Metrics.h"
 #include "qattn/Runtime/Npy.h"
 #include "qattn/Runtime/Random.h"
@@ -44,6 +45,8 @@ constexpr int kExitError = 1;
 constexpr int kExitCheckFailed = 2;
 
 constexpr const char *kHelp = R"(usage: qattn-run ARTIFACT_DIR [options]
+       qattn-run ARTIFACT_DIR --plan-only [--function NAME] [--input ...]
+                 [--dim ...]
        qattn-run --list-devices
 
 Runs a function of a qattn artifact (a directory with manifest.json, see
@@ -83,6 +86,12 @@ Options:
                          kernel attributes; waits after each kernel, so
                          that a fault names it)
   --quiet                print only result, time and FAIL lines
+  --plan-only            cuda: print what a call at the bound sizes would
+                         launch (dims, shapes, scratch buffers, each
+                         launch's grid and parameters) without loading the
+                         module or the driver, and exit; --input files and
+                         --dim bind the symbols, nothing is generated or
+                         run, and no GPU is needed
   --list-devices         print the CUDA driver and devices, then exit
   --help                 print this help
 
@@ -130,6 +139,7 @@ struct Options {
   bool verbose = false;
   bool coldL2 = false;
   bool listDevices = false;
+  bool planOnly = false;
   bool help = false;
 };
 
@@ -271,7 +281,8 @@ Options parseOptions(int argc, char **argv) {
         {"--cold-l2", &Options::coldL2},
         {"--quiet", &Options::quiet},
         {"--verbose", &Options::verbose},
-        {"--list-devices", &Options::listDevices}};
+        {"--list-devices", &Options::listDevices},
+        {"--plan-only", &Options::planOnly}};
     auto flag = std::find_if(std::begin(kFlags), std::end(kFlags),
                              [&](const auto &f) { return arg == f.first; });
     if (flag != std::end(kFlags)) {
@@ -303,6 +314,19 @@ Options parseOptions(int argc, char **argv) {
   }
   if (opts.artifactDir.empty() && !opts.listDevices)
     usageError("no artifact directory given");
+  if (opts.planOnly) {
+    // What only a run does.
+    const std::pair<const char *, bool> kRunOnly[] = {
+        {"--repeat", bool(opts.repeat)},
+        {"--output-dir", bool(opts.outputDir)},
+        {"--max-rel-error", bool(opts.maxRelError)},
+        {"--min-sqnr", bool(opts.minSqnr)},
+        {"--cold-l2", opts.coldL2}};
+    for (const auto &[option, given] : kRunOnly)
+      if (given)
+        usageError(std::string("--plan-only runs nothing, so ") + option +
+                   " does not apply");
+  }
   return opts;
 }
 
@@ -332,28 +356,22 @@ std::string argumentNames(const FunctionSpec &fn) {
   return names.empty() ? "no arguments" : names;
 }
 
-Function &selectFunction(Artifact &artifact, const Options &opts) {
-  if (opts.function)
-    return artifact.getFunction(*opts.function);
-  const std::vector<FunctionSpec> &fns = artifact.getManifest().functions;
-  if (fns.size() == 1)
-    return artifact.getFunction(fns[0].name);
+const FunctionSpec &selectFunction(const Manifest &manifest,
+                                   const Options &opts) {
+  const std::vector<FunctionSpec> &fns = manifest.functions;
   std::string names;
   for (const FunctionSpec &fn : fns)
     names += (names.empty() ? "" : ", ") + fn.name;
+  if (opts.function) {
+    if (const FunctionSpec *fn = manifest.findFunction(*opts.function))
+      return *fn;
+    fail("the artifact has no function \"", *opts.function,
+         "\" (it has: ", names, ")");
+  }
+  if (fns.size() == 1)
+    return fns[0];
   usageError("the artifact has " + std::to_string(fns.size()) + " functions (" +
              names + "); choose one with --function");
-}
-
-/// The size symbols of `fn`'s arguments, in order, each once.
-std::vector<std::string> argumentSymbols(const FunctionSpec &fn) {
-  std::vector<std::string> symbols;
-  for (const TensorSpec &arg : fn.args)
-    for (const std::string &symbol : arg.symbols)
-      if (!symbol.empty() &&
-          std::find(symbols.begin(), symbols.end(), symbol) == symbols.end())
-        symbols.push_back(symbol);
-  return symbols;
 }
 
 std::string joined(const std::vector<std::string> &names) {
@@ -383,7 +401,7 @@ void checkArgumentOptions(const FunctionSpec &fn, const Options &opts) {
     if (opts.inputs.count(name))
       usageError("argument \"" + name + "\" has both --input and --random");
   }
-  std::vector<std::string> symbols = argumentSymbols(fn);
+  std::vector<std::string> symbols = fn.argumentSymbols();
   for (const auto &[symbol, size] : opts.dims)
     if (std::find(symbols.begin(), symbols.end(), symbol) == symbols.end())
       usageError("--dim " + symbol + "=" + std::to_string(size) +
@@ -440,6 +458,22 @@ Tensor loadArgument(const TensorSpec &spec, const std::string &path,
   return tensor.convertTo(spec.dtype);
 }
 
+/// The shape of argument `spec`, which no file gives, at `bindings`. Throws
+/// Error naming the symbols that nothing binds; `why` says why the shape is
+/// needed (" is generated, but").
+Shape boundShape(const TensorSpec &spec, const DimBindings &bindings,
+                 const char *why) {
+  std::vector<std::string> unbound = unboundSymbols(spec, bindings);
+  if (!unbound.empty())
+    fail("argument \"", spec.name, "\" ", formatShape(spec), why,
+         " nothing gives the size of ", joined(unbound), ": bind ",
+         unbound.size() == 1 ? "it" : "them", " with --dim ", unbound[0],
+         "=SIZE", unbound.size() == 1 ? "" : " ...",
+         ", or give an argument that has ", unbound.size() == 1 ? "it" : "them",
+         " with --input");
+  return resolveShape(spec, bindings, "argument \"" + spec.name + "\"");
+}
+
 Tensor generateArgument(const TensorSpec &spec, size_t index,
                         const Options &opts, const DimBindings &bindings,
                         ArgOrigin &origin) {
@@ -447,16 +481,7 @@ Tensor generateArgument(const TensorSpec &spec, size_t index,
     fail("argument \"", spec.name, "\" is ", dtypeName(spec.dtype),
          ": integer arguments are not generated; give it with --input ",
          spec.name, "=FILE.npy");
-  std::vector<std::string> unbound = unboundSymbols(spec, bindings);
-  if (!unbound.empty())
-    fail("argument \"", spec.name, "\" ", formatShape(spec),
-         " is generated, but nothing gives the size of ", joined(unbound),
-         ": bind ", unbound.size() == 1 ? "it" : "them", " with --dim ",
-         unbound[0], "=SIZE", unbound.size() == 1 ? "" : " ...",
-         ", or give an argument that has ",
-         unbound.size() == 1 ? "it" : "them", " with --input");
-  Shape shape =
-      resolveShape(spec, bindings, "argument \"" + spec.name + "\"");
+  Shape shape = boundShape(spec, bindings, " is generated, but");
   auto chosen = opts.distributions.find(spec.name);
   Distribution dist = chosen == opts.distributions.end()
                           ? opts.defaultDistribution
@@ -466,13 +491,11 @@ Tensor generateArgument(const TensorSpec &spec, size_t index,
   return randomTensor(spec.dtype, shape, dist, deriveSeed(opts.seed, index));
 }
 
-/// The function's arguments: first those from files, which bind their
-/// symbols (after --dim), then the generated ones, which take the bound
-/// sizes. Fills `bindings`.
-std::vector<Tensor> prepareArguments(const FunctionSpec &fn,
-                                     const Options &opts,
-                                     std::vector<ArgOrigin> &origins,
-                                     DimBindings &bindings) {
+/// Binds --dim's symbols, then reads the arguments that come from files,
+/// whose shapes bind theirs; the others stay empty.
+std::vector<std::optional<Tensor>>
+loadArguments(const FunctionSpec &fn, const Options &opts,
+              std::vector<ArgOrigin> &origins, DimBindings &bindings) {
   for (const auto &[symbol, size] : opts.dims)
     bindings.bind(symbol, size,
                   "--dim " + symbol + "=" + std::to_string(size));
@@ -484,6 +507,18 @@ std::vector<Tensor> prepareArguments(const FunctionSpec &fn,
       loaded[i] =
           loadArgument(fn.args[i], input->second, origins[i], bindings);
   }
+  return loaded;
+}
+
+/// The function's arguments: first those from files, which bind their
+/// symbols (after --dim), then the generated ones, which take the bound
+/// sizes. Fills `bindings`.
+std::vector<Tensor> prepareArguments(const FunctionSpec &fn,
+                                     const Options &opts,
+                                     std::vector<ArgOrigin> &origins,
+                                     DimBindings &bindings) {
+  std::vector<std::optional<Tensor>> loaded =
+      loadArguments(fn, opts, origins, bindings);
   std::vector<Tensor> args;
   for (size_t i = 0; i < fn.args.size(); ++i)
     args.push_back(loaded[i] ? std::move(*loaded[i])
@@ -635,12 +670,54 @@ bool reportChecks(const FunctionSpec &fn,
   return failed;
 }
 
+/// "[4, 24, 1]".
+std::string formatGridSizes(const std::array<uint32_t, 3> &grid) {
+  return "[" + std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " +
+         std::to_string(grid[2]) + "]";
+}
+
+/// What a cuda function's call launches at the bound sizes: a line per
+/// scratch buffer and per launch (and with `params`, a line of its
+/// parameters), as the runtime launches it.
+void printLaunchPlan(const FunctionSpec &fn, const LaunchPlan &plan,
+                     bool params) {
+  for (size_t i = 0; i < fn.buffers.size(); ++i)
+    std::cout << "  buffer " << fn.buffers[i].name << ": "
+              << dtypeName(fn.buffers[i].dtype) << " "
+              << formatShape(plan.bufferShapes[i]) << ", "
+              << plan.bufferBytes[i] << " bytes\n";
+  for (size_t i = 0; i < fn.launches.size(); ++i) {
+    const LaunchSpec &launch = fn.launches[i];
+    std::cout << "  launch " << launch.kernel << " grid "
+              << formatGridSizes(plan.launches[i].grid);
+    if (launch.hasSymbolicGrid())
+      std::cout << " = [" << formatSizeExpr(launch.grid[0]) << ", "
+                << formatSizeExpr(launch.grid[1]) << ", "
+                << formatSizeExpr(launch.grid[2]) << "]";
+    std::cout << ", block " << formatGridSizes(launch.block) << ", shared "
+              << launch.sharedBytes << " B" << (launch.early ? ", early" : "")
+              << "\n";
+    if (!params)
+      continue;
+    std::cout << "    params";
+    for (size_t p = 0; p < launch.params.size(); ++p) {
+      const LaunchParam &param = launch.params[p];
+      std::cout << (p ? ", " : " ");
+      if (param.kind == LaunchParam::Kind::Dim)
+        std::cout << param.symbol << "=" << plan.launches[i].dims[p];
+      else
+        std::cout << fn.getParamTensor(param)->name;
+    }
+    std::cout << (launch.params.empty() ? " (none)" : "") << "\n";
+  }
+}
+
 void printHeader(const Options &opts, const Manifest &manifest,
                  const std::string &where, const FunctionSpec &fn,
                  const std::vector<Tensor> &args,
                  const std::vector<ArgOrigin> &origins,
                  const std::vector<Tensor> &results,
-                 const DimBindings &bindings) {
+                 const DimBindings &bindings, const LaunchPlan *plan) {
   std::cout << "artifact " << opts.artifactDir << " (target " << manifest.target
             << "), function " << fn.name << ", seed " << opts.seed << "\n";
   if (!where.empty())
@@ -653,6 +730,8 @@ void printHeader(const Options &opts, const Manifest &manifest,
   for (size_t i = 0; i < fn.results.size(); ++i)
     std::cout << "  result " << fn.results[i].name << ": "
               << describeTensor(results[i]) << "\n";
+  if (plan)
+    printLaunchPlan(fn, *plan, false);
 }
 
 int run(const Options &opts) {
@@ -660,8 +739,8 @@ int run(const Options &opts) {
   load.device = opts.device;
   load.log = opts.verbose ? &std::cerr : nullptr;
   std::unique_ptr<Artifact> artifact = loadArtifact(opts.artifactDir, load);
-  Function &fn = selectFunction(*artifact, opts);
-  const FunctionSpec &spec = fn.getSpec();
+  const FunctionSpec &spec = selectFunction(artifact->getManifest(), opts);
+  Function &fn = artifact->getFunction(spec.name);
   checkArgumentOptions(spec, opts);
   if ((opts.maxRelError || opts.minSqnr) &&
       spec.reference.kind == Reference::Kind::None)
@@ -676,9 +755,14 @@ int run(const Options &opts) {
   // Before the call: with symbolic sizes, the reference's shape rules are
   // checked only here, and a violation should stop the run.
   std::vector<Expectation> expectations = expectedResults(spec, args);
+  // Target cuda: what the call will launch, computed as the runtime does
+  // (so that an out-of-range grid stops the run here, as the call would).
+  std::optional<LaunchPlan> plan;
+  if (!spec.launches.empty())
+    plan = planLaunches(spec, bindings);
   if (!opts.quiet)
     printHeader(opts, artifact->getManifest(), artifact->describe(), spec, args,
-                origins, results, bindings);
+                origins, results, bindings, plan ? &*plan : nullptr);
 
   // A cpu function is timed by calling it, and the checks use the last
   // call. A cuda function is called once for the checks, then timed on the
@@ -701,6 +785,47 @@ int run(const Options &opts) {
   return failed ? kExitCheckFailed : kExitOk;
 }
 
+/// --plan-only: the manifest alone, no module, no driver. The symbols bind
+/// as for a run (--dim, then the files); every argument's shape must follow.
+int planOnly(const Options &opts) {
+  Manifest manifest = loadManifest(opts.artifactDir);
+  if (manifest.target != "cuda")
+    usageError("--plan-only: the artifact's target is \"" + manifest.target +
+               "\"; only target cuda has launches to plan");
+  const FunctionSpec &spec = selectFunction(manifest, opts);
+  checkArgumentOptions(spec, opts);
+  std::vector<ArgOrigin> origins;
+  DimBindings bindings;
+  std::vector<std::optional<Tensor>> loaded =
+      loadArguments(spec, opts, origins, bindings);
+  std::vector<Shape> argShapes;
+  for (size_t i = 0; i < spec.args.size(); ++i)
+    argShapes.push_back(
+        loaded[i] ? loaded[i]->getShape()
+                  : boundShape(spec.args[i], bindings, " has no --input, and"));
+  std::vector<Shape> resultShapes;
+  for (const TensorSpec &result : spec.results)
+    resultShapes.push_back(
+        resolveShape(result, bindings, "result \"" + result.name + "\""));
+  LaunchPlan plan = planLaunches(spec, bindings);
+
+  std::cout << "artifact " << opts.artifactDir << " (target cuda), function "
+            << spec.name << ", plan only: nothing is launched\n";
+  if (!bindings.empty())
+    std::cout << "  dims " << bindings.format() << "\n";
+  for (size_t i = 0; i < spec.args.size(); ++i)
+    std::cout << "  arg " << spec.args[i].name << ": "
+              << dtypeName(spec.args[i].dtype) << " "
+              << formatShape(argShapes[i])
+              << (loaded[i] ? ", " + origins[i].description : "") << "\n";
+  for (size_t i = 0; i < spec.results.size(); ++i)
+    std::cout << "  result " << spec.results[i].name << ": "
+              << dtypeName(spec.results[i].dtype) << " "
+              << formatShape(resultShapes[i]) << "\n";
+  printLaunchPlan(spec, plan, true);
+  return kExitOk;
+}
+
 int listDevices() {
   for (const std::string &line : describeCudaDevices())
     std::cout << line << "\n";
@@ -717,6 +842,8 @@ int main(int argc, char **argv) {
     }
     if (opts.listDevices)
       return listDevices();
+    if (opts.planOnly)
+      return planOnly(opts);
     return run(opts);
   } catch (const Error &error) {
     std::cout.flush();

@@ -1,8 +1,9 @@
 // Hand-written kernels in the calling convention of qattn's cuda target
 // (docs/ARTIFACT.md, "Target cuda"): one .entry per launch, every parameter
 // a plain pointer to a dense row-major tensor whose shape is fixed at
-// compile time, as the manifest fixes it. They validate the runtime's cuda
-// path (qattn-run, CudaArtifact) before the compiler emits any kernel.
+// compile time, as the manifest fixes it, or (the last two kernels) sized by
+// 32-bit size parameters. They validate the runtime's cuda path (qattn-run,
+// CudaArtifact) before the compiler emits any kernel.
 //
 // Built on the GPU machine by selftest.sh:
 //   nvcc -cubin -arch=sm_90a selftest.cu    (and -ptx for the JIT fallback)
@@ -104,4 +105,38 @@ extern "C" __global__ void attn_softmax_pv(const float *__restrict__ scores,
   for (int j = 0; j < NK; ++j)
     acc = fmaf(p[j], vs[j * D + t], acc);
   out[((long(b) * HQ + h) * NQ + i) * D + t] = acc / sum;
+}
+
+// Shape-generic kernels (docs/ARTIFACT.md, "Symbolic sizes"): the sizes come
+// from {"dim": SYM} parameters, 32-bit integers, and the manifest's grids
+// are expressions over the same symbols, which the runtime evaluates at each
+// call.
+
+// copy_rows_f32: y = x for x, y of shape [B, 1000, 33], on the grid
+// [ceil_div(B*33000, 256), 1, 1]. The manifest's "copy_dims" runs it twice,
+// through a scratch buffer of shape [B, 1000, 33], so a grid or a buffer
+// sized for a smaller B leaves part of y unwritten (NaN).
+constexpr long kRowElements = 1000L * 33;
+
+extern "C" __global__ void copy_rows_f32(const float *__restrict__ x,
+                                         float *__restrict__ y, int b) {
+  long i = long(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < long(b) * kRowElements)
+    y[i] = x[i];
+}
+
+// grid_probe: on the grid [N, B, 2], block (x, y, z) writes ids[y][z][x] =
+// {x, y, z, check} of ids [B, 2, N, 4] (i32), where check is 1000 * b + n if
+// the grid is [n, b, 2] for the parameters b and n, else -1. device_api.cu
+// reads it back.
+extern "C" __global__ void grid_probe(int *__restrict__ ids, int b, int n) {
+  if (threadIdx.x != 0)
+    return;
+  bool ok =
+      gridDim.x == unsigned(n) && gridDim.y == unsigned(b) && gridDim.z == 2;
+  int *entry = ids + ((long(blockIdx.y) * 2 + blockIdx.z) * n + blockIdx.x) * 4;
+  entry[0] = blockIdx.x;
+  entry[1] = blockIdx.y;
+  entry[2] = blockIdx.z;
+  entry[3] = ok ? 1000 * b + n : -1;
 }

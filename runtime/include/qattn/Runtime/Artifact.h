@@ -14,6 +14,7 @@
 #ifndef QATTN_RUNTIME_ARTIFACT_H
 #define QATTN_RUNTIME_ARTIFACT_H
 
+#include "qattn/Runtime/Dims.h"
 #include "qattn/Runtime/Manifest.h"
 #include "qattn/Runtime/Tensor.h"
 
@@ -40,9 +41,11 @@ public:
 protected:
   explicit Function(const FunctionSpec &spec) : spec(spec) {}
 
-  /// The target-specific call, on tensors that match the spec.
+  /// The target-specific call, on tensors that match the spec; `bindings`
+  /// holds the sizes their symbols bound.
   virtual void invoke(const std::vector<Tensor> &args,
-                      std::vector<Tensor> &results) = 0;
+                      std::vector<Tensor> &results,
+                      const DimBindings &bindings) = 0;
 
 private:
   const FunctionSpec &spec;

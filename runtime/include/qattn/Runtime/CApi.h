@@ -152,14 +152,30 @@ QATTN_RT_EXPORT int qattnRtGetResultShapes(const QAttnRtArtifact *artifact,
  *         must be NULL.
  *   cuda: device pointers of the artifact's device; enqueues the launches on
  *         `stream` (a CUstream of the primary context; NULL: the legacy
- *         default stream) and returns without waiting. A function's scratch
- *         buffers are shared by its calls: do not run one function on two
- *         streams at once.
+ *         default stream) and returns without waiting. The bound sizes give
+ *         the launch grids (docs/ARTIFACT.md, "Symbolic sizes"). A
+ *         function's scratch buffers are shared by its calls: do not run one
+ *         function on two streams at once. A call at sizes larger than any
+ *         before grows the buffers whose shapes have symbols (waiting for
+ *         the device's pending work); see qattnRtReserve.
  * Returns 0, or 1 with the reason in qattnRtGetLastError(). */
 QATTN_RT_EXPORT int qattnRtRun(QAttnRtArtifact *artifact, int64_t function,
                                const QAttnRtTensor *args, int64_t numArgs,
                                const QAttnRtTensor *results,
                                int64_t numResults, void *stream);
+
+/* Prepares function `function` for calls with arguments of the given shapes
+ * (their `rank` and `shape`; not `data` or `dtype`), which bind the symbols
+ * as qattnRtGetResultShapes does. cuda: sizes the scratch buffers whose
+ * shapes have symbols for these sizes, growing them where they are smaller,
+ * so that later calls at these sizes or smaller allocate nothing; do it at
+ * the largest sizes before capturing a CUDA graph, during which a buffer
+ * cannot grow (qattnRtRun fails then), and which must not be replayed after
+ * a growth (it holds the old addresses). cpu: checks the shapes only.
+ * Launches nothing. Returns 0, or 1 with the reason in
+ * qattnRtGetLastError(). */
+QATTN_RT_EXPORT int qattnRtReserve(QAttnRtArtifact *artifact, int64_t function,
+                                   const QAttnRtTensor *args, int64_t numArgs);
 
 /* Runs function `function` on host buffers for any target: copies the
  * arguments in (cuda: to device memory the runtime owns, results poisoned

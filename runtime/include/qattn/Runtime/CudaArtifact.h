@@ -60,9 +60,17 @@ struct DeviceTensorRef {
 /// device memory (and the scratch buffers) with 0xFF bytes (NaN for floats),
 /// launches, waits, and copies the results back.
 ///
-/// The device memory of the manifest's `buffers` is allocated once, when the
-/// artifact is loaded, and shared by every call of the function object: do
-/// not run one object on two streams at once.
+/// The device memory of the manifest's `buffers` belongs to the function
+/// object and is shared by its calls: do not run one object on two streams
+/// at once. A buffer of static shape is allocated when the artifact loads.
+/// One whose shape has symbols is allocated at the first call, at that
+/// call's sizes, and kept: a later call that needs more waits for the
+/// context's pending work (cuCtxSynchronize), frees it and allocates the
+/// new size; a call that needs no more allocates nothing. While the
+/// launch's stream captures a CUDA graph, such a growth is an error: call
+/// the function, or reserve(), at the largest sizes before capturing. A
+/// graph holds the buffers' addresses, so one captured before a growth must
+/// not be replayed after it.
 class CudaFunction : public Function {
 public:
   ~CudaFunction() override;
@@ -75,10 +83,19 @@ public:
   /// must be device memory of the artifact's device, the stream one of its
   /// primary context (the one the CUDA runtime and PyTorch use). Errors that
   /// a kernel hits while running surface at the caller's next
-  /// synchronization, as with any CUDA launch.
+  /// synchronization, as with any CUDA launch. The arguments bind the
+  /// symbols of the manifest's shapes, which size the grids, the dim
+  /// parameters and the scratch buffers (qattn/Runtime/LaunchPlan.h).
   virtual void launch(const std::vector<DeviceTensorRef> &args,
                       const std::vector<DeviceTensorRef> &results,
                       CudaStream stream) = 0;
+
+  /// Sizes the scratch buffers for arguments of shapes `argShapes` (which
+  /// bind the symbols as a call would), growing them where they are
+  /// smaller, so that no later call at these sizes or smaller allocates:
+  /// before capturing a CUDA graph. Launches nothing. Throws Error as
+  /// launch() would on the shapes.
+  virtual void reserve(const std::vector<Shape> &argShapes) = 0;
 
   /// Times the function: copies `args` to device memory, poisons the
   /// results as call() does, runs it `warmups` times, then `runs` times,

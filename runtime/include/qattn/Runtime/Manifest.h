@@ -46,24 +46,56 @@ struct Reference {
   std::vector<RoundtripPair> pairs; // For Kind::Roundtrip.
 };
 
+/// A launch size that may depend on a call's sizes (docs/ARTIFACT.md,
+/// "Symbolic sizes"): a positive integer, a size symbol, or the product, the
+/// sum or the rounded-up quotient of such. With every symbol at least 1, its
+/// value is at least 1 and grows with each symbol.
+struct SizeExpr {
+  enum class Kind { Constant, Symbol, Mul, Add, CeilDiv };
+  Kind kind = Kind::Constant;
+  /// Kind::Constant: the value; Kind::CeilDiv: the divisor. At least 1.
+  int64_t value = 1;
+  /// Kind::Symbol: the symbol ("B").
+  std::string symbol;
+  /// Kind::Mul, Kind::Add: the factors or terms (at least one);
+  /// Kind::CeilDiv: the dividend alone.
+  std::vector<SizeExpr> operands;
+
+  static SizeExpr constant(int64_t value);
+  static SizeExpr symbolic(std::string symbol);
+  bool isConstant() const { return kind == Kind::Constant; }
+  /// Whether some symbol occurs in it.
+  bool hasSymbols() const;
+};
+
 /// One parameter of a cuda kernel launch: the device address of an
-/// argument, a result or a scratch buffer of the function.
+/// argument, a result or a scratch buffer of the function, or (Kind::Dim)
+/// the size bound to a symbol, as a 32-bit integer.
 struct LaunchParam {
-  enum class Kind { Arg, Result, Buffer };
+  enum class Kind { Arg, Result, Buffer, Dim };
   Kind kind = Kind::Arg;
+  /// Kind::Arg, Kind::Result, Kind::Buffer: the tensor's index.
   size_t index = 0;
+  /// Kind::Dim: the symbol.
+  std::string symbol;
 };
 
 /// One entry of a cuda function's `launches`.
 struct LaunchSpec {
   std::string kernel;
-  std::array<uint32_t, 3> grid = {1, 1, 1};
+  /// Each a constant, or an expression over the function's symbols that a
+  /// call evaluates (qattn/Runtime/LaunchPlan.h).
+  std::array<SizeExpr, 3> grid = {SizeExpr::constant(1), SizeExpr::constant(1),
+                                  SizeExpr::constant(1)};
   std::array<uint32_t, 3> block = {1, 1, 1};
   uint32_t sharedBytes = 0;
   std::vector<LaunchParam> params;
   /// May start before the previous launch ends (programmatic dependent
   /// launch); the kernel waits for it before reading what it wrote.
   bool early = false;
+
+  /// Whether some grid size depends on the call's sizes.
+  bool hasSymbolicGrid() const;
 };
 
 struct FunctionSpec {
@@ -73,13 +105,17 @@ struct FunctionSpec {
   std::vector<TensorSpec> args;
   std::vector<TensorSpec> results;
   Reference reference;
-  /// Target "cuda": scratch tensors in device memory, and the kernels to
-  /// launch in order. Empty for target "cpu".
+  /// Target "cuda": scratch tensors in device memory (their symbols sized
+  /// by each call), and the kernels to launch in order. Empty for target
+  /// "cpu".
   std::vector<TensorSpec> buffers;
   std::vector<LaunchSpec> launches;
 
-  /// The tensor a launch parameter names.
-  const TensorSpec &getParamTensor(const LaunchParam &param) const;
+  /// The tensor a launch parameter names; nullptr for a Kind::Dim one.
+  const TensorSpec *getParamTensor(const LaunchParam &param) const;
+  /// The symbols of the arguments' shapes, in order of first occurrence:
+  /// the ones a call binds.
+  std::vector<std::string> argumentSymbols() const;
 };
 
 struct Manifest {

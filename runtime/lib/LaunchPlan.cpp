@@ -1,0 +1,189 @@
+//===- LaunchPlan.cpp - Launches at one call's sizes ----------------------===//
+//
+// Part of the qattn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qattn/Runtime/LaunchPlan.h"
+
+#include "qattn/Runtime/Error.h"
+
+#include <algorithm>
+
+using namespace qattn::rt;
+
+namespace {
+const char *const kGridNames[] = {"x", "y", "z"};
+
+void collectSymbols(const SizeExpr &expr, std::vector<std::string> &symbols) {
+  if (expr.kind == SizeExpr::Kind::Symbol) {
+    if (std::find(symbols.begin(), symbols.end(), expr.symbol) == symbols.end())
+      symbols.push_back(expr.symbol);
+    return;
+  }
+  for (const SizeExpr &operand : expr.operands)
+    collectSymbols(operand, symbols);
+}
+
+/// "B=4375, N=12" for the symbols of `expr`.
+std::string formatBindingsOf(const SizeExpr &expr,
+                             const DimBindings &bindings) {
+  std::string text;
+  for (const std::string &symbol : sizeExprSymbols(expr)) {
+    const DimBindings::Binding *bound = bindings.find(symbol);
+    text += (text.empty() ? "" : ", ") + symbol + "=" +
+            (bound ? std::to_string(bound->size) : "?");
+  }
+  return text;
+}
+
+/// "grid y = B*16".
+std::string describeGridSize(size_t dim, const SizeExpr &expr) {
+  return std::string("grid ") + kGridNames[dim] + " = " + formatSizeExpr(expr);
+}
+
+/// " with B=4375" for the symbols of `expr`; "" if it has none.
+std::string withBindings(const SizeExpr &expr, const DimBindings &bindings) {
+  std::string used = formatBindingsOf(expr, bindings);
+  return used.empty() ? "" : " with " + used;
+}
+} // namespace
+
+std::optional<int64_t> qattn::rt::evaluateSize(const SizeExpr &expr,
+                                               const DimBindings &bindings) {
+  switch (expr.kind) {
+  case SizeExpr::Kind::Constant:
+    return expr.value;
+  case SizeExpr::Kind::Symbol: {
+    const DimBindings::Binding *bound = bindings.find(expr.symbol);
+    if (!bound)
+      fail("nothing binds the size symbol \"", expr.symbol, "\" of ",
+           formatSizeExpr(expr));
+    return bound->size;
+  }
+  case SizeExpr::Kind::Mul:
+  case SizeExpr::Kind::Add: {
+    bool mul = expr.kind == SizeExpr::Kind::Mul;
+    int64_t value = mul ? 1 : 0;
+    for (const SizeExpr &operand : expr.operands) {
+      std::optional<int64_t> term = evaluateSize(operand, bindings);
+      if (!term)
+        return std::nullopt;
+      bool overflow = mul ? __builtin_mul_overflow(value, *term, &value)
+                          : __builtin_add_overflow(value, *term, &value);
+      if (overflow)
+        return std::nullopt;
+    }
+    return value;
+  }
+  case SizeExpr::Kind::CeilDiv: {
+    std::optional<int64_t> dividend = evaluateSize(expr.operands[0], bindings);
+    if (!dividend)
+      return std::nullopt;
+    // Both are at least 1 (the manifest reader and the bindings see to
+    // it), so this cannot overflow.
+    return (*dividend - 1) / expr.value + 1;
+  }
+  }
+  return std::nullopt;
+}
+
+std::string qattn::rt::formatSizeExpr(const SizeExpr &expr) {
+  switch (expr.kind) {
+  case SizeExpr::Kind::Constant:
+    return std::to_string(expr.value);
+  case SizeExpr::Kind::Symbol:
+    return expr.symbol;
+  case SizeExpr::Kind::Mul:
+  case SizeExpr::Kind::Add: {
+    bool mul = expr.kind == SizeExpr::Kind::Mul;
+    std::string text;
+    for (const SizeExpr &operand : expr.operands) {
+      std::string term = formatSizeExpr(operand);
+      // A sum inside a product needs parentheses; nothing else does.
+      if (mul && operand.kind == SizeExpr::Kind::Add &&
+          operand.operands.size() > 1)
+        term = "(" + term + ")";
+      text += (text.empty() ? "" : mul ? "*" : "+") + term;
+    }
+    return text;
+  }
+  case SizeExpr::Kind::CeilDiv:
+    return "ceil_div(" + formatSizeExpr(expr.operands[0]) + ", " +
+           std::to_string(expr.value) + ")";
+  }
+  return "?";
+}
+
+std::vector<std::string> qattn::rt::sizeExprSymbols(const SizeExpr &expr) {
+  std::vector<std::string> symbols;
+  collectSymbols(expr, symbols);
+  return symbols;
+}
+
+std::string qattn::rt::describeLaunch(const FunctionSpec &fn, size_t launch) {
+  return "kernel \"" + fn.launches[launch].kernel + "\" (launch " +
+         std::to_string(launch) + " of function \"" + fn.name + "\")";
+}
+
+void qattn::rt::planLaunches(const FunctionSpec &fn,
+                             const DimBindings &bindings, LaunchPlan &plan) {
+  plan.bufferShapes.resize(fn.buffers.size());
+  plan.bufferBytes.resize(fn.buffers.size());
+  for (size_t i = 0; i < fn.buffers.size(); ++i) {
+    const TensorSpec &buffer = fn.buffers[i];
+    if (!buffer.hasSymbols()) {
+      plan.bufferShapes[i] = buffer.shape;
+    } else {
+      plan.bufferShapes[i] = resolveShape(
+          buffer, bindings,
+          "buffer \"" + buffer.name + "\" of function \"" + fn.name + "\"");
+    }
+    plan.bufferBytes[i] =
+        size_t(*numElements(plan.bufferShapes[i])) * dtypeSize(buffer.dtype);
+  }
+
+  plan.launches.resize(fn.launches.size());
+  for (size_t i = 0; i < fn.launches.size(); ++i) {
+    const LaunchSpec &launch = fn.launches[i];
+    LaunchPlan::Launch &planned = plan.launches[i];
+    for (size_t d = 0; d < 3; ++d) {
+      const SizeExpr &expr = launch.grid[d];
+      std::optional<int64_t> size = evaluateSize(expr, bindings);
+      if (!size)
+        fail(describeLaunch(fn, i), ": ", describeGridSize(d, expr),
+             " overflows int64", withBindings(expr, bindings));
+      // A size of 0 cannot come from sizes of at least 1, but a launch of
+      // no blocks is refused rather than left to the driver.
+      if (*size < 1 || *size > kCudaGridLimits[d])
+        fail(describeLaunch(fn, i), ": ", describeGridSize(d, expr), " is ",
+             *size, withBindings(expr, bindings), "; CUDA allows 1 to ",
+             kCudaGridLimits[d]);
+      planned.grid[d] = uint32_t(*size);
+    }
+    planned.dims.assign(launch.params.size(), 0);
+    for (size_t p = 0; p < launch.params.size(); ++p) {
+      const LaunchParam &param = launch.params[p];
+      if (param.kind != LaunchParam::Kind::Dim)
+        continue;
+      const DimBindings::Binding *bound = bindings.find(param.symbol);
+      if (!bound)
+        fail(describeLaunch(fn, i), ": parameter ", p, ": nothing binds ",
+             param.symbol);
+      if (bound->size > kMaxDimParam)
+        fail(describeLaunch(fn, i), ": parameter ", p, " is ", param.symbol,
+             " = ", bound->size,
+             ", which a 32-bit integer parameter cannot "
+             "hold (at most ",
+             kMaxDimParam, ")");
+      planned.dims[p] = int32_t(bound->size);
+    }
+  }
+}
+
+LaunchPlan qattn::rt::planLaunches(const FunctionSpec &fn,
+                                   const DimBindings &bindings) {
+  LaunchPlan plan;
+  planLaunches(fn, bindings, plan);
+  return plan;
+}
