@@ -1,9 +1,8 @@
-// attention.mlir's exact-softmax functions through the tile layer with static shapes
+// attention.mlir's functions through the tile layer with static shapes
 // (qattn-tile=tile-layer=true: the decode grid over 16-row tiles of (query, head) pairs, up to 10
 // row tiles of a 37-query causal prefill here, the split heuristic's key splits, 2-stage
 // pipelined key loops), lowered to the CPU and checked against the NumPy model with the same
-// seeds and bounds as attention.mlir. Its SAS functions keep the kernels' tiling (the tile layer
-// cannot express SAS), which the check below also pins.
+// seeds and bounds as attention.mlir; its SAS functions (one split, two passes) too.
 
 // REQUIRES: numpy
 // RUN: rm -rf %t && mkdir -p %t
@@ -21,10 +20,20 @@
 // RUN: qattn-run %t/art --function a3min_decode --seed 37 --dist normal --output-dir %t/a3min_decode
 // RUN: %python %S/Inputs/check_attention.py --case tiled_a3min_decode --art %t/art --function a3min_decode --out %t/a3min_decode --q '' --k block=32,bits=3,group=8,anchor=min --v block=32,bits=2,group=16,order=msb,anchor=min --max-rel-fro 0.5 --min-sqnr 6.0 | FileCheck %s --check-prefix=OK
 
+// RUN: qattn-run %t/art --function a2_d128_sas_f16 --seed 32 --dist normal --output-dir %t/a2_d128_sas_f16
+// RUN: %python %S/Inputs/check_attention.py --case tiled_a2_d128_sas_f16 --art %t/art --function a2_d128_sas_f16 --out %t/a2_d128_sas_f16 --q 'block=16' --k block=32,scale=f16,gran=channel,bits=2,group=32 --v block=32,scale=f16,bits=2,group=8,order=msb --softmax sas:-6.0:3 --max-rel-fro 0.65 --min-sqnr 3.7 | FileCheck %s --check-prefix=OK
+// RUN: qattn-run %t/art --function amixed_d64 --seed 33 --dist normal --random k=outlier --random q=uniform --output-dir %t/amixed_d64
+// RUN: %python %S/Inputs/check_attention.py --case tiled_amixed_d64 --art %t/art --function amixed_d64 --out %t/amixed_d64 --q '' --k block=64,bits=4-2-3-4,group=16 --v block=64,bits=2-4-4-3,group=32,order=msb --causal --softmax sas:-8.0:2 --scale 0.1 --max-rel-fro 0.55 --min-sqnr 5.2 | FileCheck %s --check-prefix=OK
+
 // IR-LABEL: func.func @a4_d64_gqa
 // IR: scf.forall ({{.*}}) in (%{{.*}}, 1, 10, {{[0-9]+}})
 // IR: qattn.combine_splits
+// SAS: one key split, a first pass for each row's final max, then the terms against it.
 // IR-LABEL: func.func @a2_d128_sas_f16
-// IR: qattn.attention {{.*}}gpu_tiling
+// IR: scf.forall ({{.*}}) in (%{{.*}}, 4, 2, 1)
+// IR: qattn.tile_row_max
+// IR: } {qattn.key_loop, qattn.pipeline_stages = 2 : i64}
+// IR: qattn.softmax_update {{.*}} {fixed_max, softmax = #qattn.softmax<sas, threshold = -6.000000e+00, degree = 3>}
+// IR-NOT: qattn.attention
 // OK: all checks passed
 

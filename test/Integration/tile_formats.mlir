@@ -5,7 +5,8 @@
 // (two groups per 16-key tile), f16 queries and output, 32-token pages with the tail page; 3-bit K
 // with channel stage-1 scales in f16 and groups of 32 (longer than a tile), 4-bit min-anchored V,
 // BPQ int8 queries, 16 causal queries per sequence (speculative decode: two 16-row tiles of the
-// 32 (query, head) pairs), the contiguous form with a dynamic capacity and a 64-token buffer.
+// 32 (query, head) pairs), the contiguous form with a dynamic capacity and a 64-token buffer;
+// and the first function with the SAS softmax (one split, a max pass and a term pass).
 
 // REQUIRES: numpy
 // RUN: rm -rf %t && qattn-compile %s -o %t/art
@@ -20,6 +21,12 @@
 // RUN: %python %S/Inputs/check_paged.py --case tiled_mixed --art %t/art-tiled --function mixed_g8_paged --in %t/d-in --out %t/td --k block=32,bits=4-2,group=8,order=msb --v block=32,bits=2-4,group=8 --max-rel-fro 0.6 --min-sqnr 4 | FileCheck %s --check-prefix=D
 // RUN: qattn-run %t/art-tiled4 --function mixed_g8_paged --input q=%t/d-in/q.npy --input k_codes=%t/d-in/k_codes.npy --input k_scales=%t/d-in/k_scales.npy --input k_group_scales=%t/d-in/k_group_scales.npy --input k_zeros=%t/d-in/k_zeros.npy --input v_codes=%t/d-in/v_codes.npy --input v_scales=%t/d-in/v_scales.npy --input v_group_scales=%t/d-in/v_group_scales.npy --input v_zeros=%t/d-in/v_zeros.npy --input k_buffer=%t/d-in/k_buffer.npy --input k_buffer_scale=%t/d-in/k_buffer_scale.npy --input v_buffer=%t/d-in/v_buffer.npy --input v_buffer_scale=%t/d-in/v_buffer_scale.npy --input kv_lens=%t/d-in/kv_lens.npy --input page_table=%t/d-in/page_table.npy --output-dir %t/t4d
 // RUN: %python %S/Inputs/check_paged.py --case tiled4_mixed --art %t/art-tiled4 --function mixed_g8_paged --in %t/d-in --out %t/t4d --k block=32,bits=4-2,group=8,order=msb --v block=32,bits=2-4,group=8 --max-rel-fro 0.6 --min-sqnr 4 | FileCheck %s --check-prefix=D
+// RUN: qattn-run %t/art --function mixed_g8_paged_sas --input q=%t/d-in/q.npy --input k_codes=%t/d-in/k_codes.npy --input k_scales=%t/d-in/k_scales.npy --input k_group_scales=%t/d-in/k_group_scales.npy --input k_zeros=%t/d-in/k_zeros.npy --input v_codes=%t/d-in/v_codes.npy --input v_scales=%t/d-in/v_scales.npy --input v_group_scales=%t/d-in/v_group_scales.npy --input v_zeros=%t/d-in/v_zeros.npy --input k_buffer=%t/d-in/k_buffer.npy --input k_buffer_scale=%t/d-in/k_buffer_scale.npy --input v_buffer=%t/d-in/v_buffer.npy --input v_buffer_scale=%t/d-in/v_buffer_scale.npy --input kv_lens=%t/d-in/kv_lens.npy --input page_table=%t/d-in/page_table.npy --output-dir %t/ds
+// RUN: %python %S/Inputs/check_paged.py --case sas --art %t/art --function mixed_g8_paged_sas --in %t/d-in --out %t/ds --k block=32,bits=4-2,group=8,order=msb --v block=32,bits=2-4,group=8 --softmax sas:-6.0:2 --max-rel-fro 0.6 --min-sqnr 4 | FileCheck %s --check-prefix=D
+// RUN: qattn-run %t/art-tiled --function mixed_g8_paged_sas --input q=%t/d-in/q.npy --input k_codes=%t/d-in/k_codes.npy --input k_scales=%t/d-in/k_scales.npy --input k_group_scales=%t/d-in/k_group_scales.npy --input k_zeros=%t/d-in/k_zeros.npy --input v_codes=%t/d-in/v_codes.npy --input v_scales=%t/d-in/v_scales.npy --input v_group_scales=%t/d-in/v_group_scales.npy --input v_zeros=%t/d-in/v_zeros.npy --input k_buffer=%t/d-in/k_buffer.npy --input k_buffer_scale=%t/d-in/k_buffer_scale.npy --input v_buffer=%t/d-in/v_buffer.npy --input v_buffer_scale=%t/d-in/v_buffer_scale.npy --input kv_lens=%t/d-in/kv_lens.npy --input page_table=%t/d-in/page_table.npy --output-dir %t/tds
+// RUN: %python %S/Inputs/check_paged.py --case tiled_sas --art %t/art-tiled --function mixed_g8_paged_sas --in %t/d-in --out %t/tds --k block=32,bits=4-2,group=8,order=msb --v block=32,bits=2-4,group=8 --softmax sas:-6.0:2 --max-rel-fro 0.6 --min-sqnr 4 | FileCheck %s --check-prefix=D
+// RUN: qattn-run %t/art-tiled4 --function mixed_g8_paged_sas --input q=%t/d-in/q.npy --input k_codes=%t/d-in/k_codes.npy --input k_scales=%t/d-in/k_scales.npy --input k_group_scales=%t/d-in/k_group_scales.npy --input k_zeros=%t/d-in/k_zeros.npy --input v_codes=%t/d-in/v_codes.npy --input v_scales=%t/d-in/v_scales.npy --input v_group_scales=%t/d-in/v_group_scales.npy --input v_zeros=%t/d-in/v_zeros.npy --input k_buffer=%t/d-in/k_buffer.npy --input k_buffer_scale=%t/d-in/k_buffer_scale.npy --input v_buffer=%t/d-in/v_buffer.npy --input v_buffer_scale=%t/d-in/v_buffer_scale.npy --input kv_lens=%t/d-in/kv_lens.npy --input page_table=%t/d-in/page_table.npy --output-dir %t/t4ds
+// RUN: %python %S/Inputs/check_paged.py --case tiled4_sas --art %t/art-tiled4 --function mixed_g8_paged_sas --in %t/d-in --out %t/t4ds --k block=32,bits=4-2,group=8,order=msb --v block=32,bits=2-4,group=8 --softmax sas:-6.0:2 --max-rel-fro 0.6 --min-sqnr 4 | FileCheck %s --check-prefix=D
 // RUN: %python %S/Inputs/make_paged.py --seed 82 --batch-lens 0,5,16,17,64,100,700 --hq 4 --hkv 2 --nq 16 --d 128 --q block=16 --k block=64,scale=f16,gran=channel,bits=3,group=32 --v block=64,bits=4,group=32,anchor=min --page 0 --buffer --buffer-size 64 --out %t/e-in
 // RUN: qattn-run %t/art --function spec16_int8q_varlen --input q=%t/e-in/q.npy --input q_scales=%t/e-in/q_scales.npy --input k_codes=%t/e-in/k_codes.npy --input k_scales=%t/e-in/k_scales.npy --input k_group_scales=%t/e-in/k_group_scales.npy --input k_zeros=%t/e-in/k_zeros.npy --input v_codes=%t/e-in/v_codes.npy --input v_scales=%t/e-in/v_scales.npy --input v_group_scales=%t/e-in/v_group_scales.npy --input v_zeros=%t/e-in/v_zeros.npy --input k_buffer=%t/e-in/k_buffer.npy --input k_buffer_scale=%t/e-in/k_buffer_scale.npy --input v_buffer=%t/e-in/v_buffer.npy --input v_buffer_scale=%t/e-in/v_buffer_scale.npy --input kv_lens=%t/e-in/kv_lens.npy --output-dir %t/e
 // RUN: %python %S/Inputs/check_paged.py --case spec16 --art %t/art --function spec16_int8q_varlen --in %t/e-in --out %t/e --q block=16 --k block=64,scale=f16,gran=channel,bits=3,group=32 --v block=64,bits=4,group=32,anchor=min --causal --max-rel-fro 0.5 --min-sqnr 6 | FileCheck %s --check-prefix=E
@@ -51,6 +58,29 @@ func.func @mixed_g8_paged(
     -> (tensor<?x8x1x64xf16> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
   %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%vp, %vs, %vs2, %vz2) buffers(%kb, %kbs, %vb, %vbs) lengths(%lens) pages(%table)
       {k_stage1 = #qattn.stage1<block = 32>, k_stage2 = #qattn.stage2<bits = [4, 2], group = 8, order = msb_first>, v_stage1 = #qattn.stage1<block = 32>, v_stage2 = #qattn.stage2<bits = [2, 4], group = 8>}
+      : (tensor<?x8x1x64xf16>, tensor<?x32x48xi8>, tensor<?x2x1xf32>, tensor<?x2x4x64xi8>, tensor<?x2x4x64xi8>, tensor<?x32x48xi8>, tensor<?x2x1xf32>, tensor<?x2x4x64xi8>, tensor<?x2x4x64xi8>, tensor<?x2x32x64xi8>, tensor<?x2xf32>, tensor<?x2x32x64xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x64xf16>
+  return %o : tensor<?x8x1x64xf16>
+}
+
+func.func @mixed_g8_paged_sas(
+    %q: tensor<?x8x1x64xf16> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
+    %kp: tensor<?x32x48xi8> {qattn.name = "k_codes", qattn.dims = ["NP", "", ""]},
+    %ks: tensor<?x2x1xf32> {qattn.name = "k_scales", qattn.dims = ["NP", "", ""]},
+    %ks2: tensor<?x2x4x64xi8> {qattn.name = "k_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %kz2: tensor<?x2x4x64xi8> {qattn.name = "k_zeros", qattn.dims = ["NP", "", "", ""]},
+    %vp: tensor<?x32x48xi8> {qattn.name = "v_codes", qattn.dims = ["NP", "", ""]},
+    %vs: tensor<?x2x1xf32> {qattn.name = "v_scales", qattn.dims = ["NP", "", ""]},
+    %vs2: tensor<?x2x4x64xi8> {qattn.name = "v_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %vz2: tensor<?x2x4x64xi8> {qattn.name = "v_zeros", qattn.dims = ["NP", "", "", ""]},
+    %kb: tensor<?x2x32x64xi8> {qattn.name = "k_buffer", qattn.dims = ["B", "", "", ""]},
+    %kbs: tensor<?x2xf32> {qattn.name = "k_buffer_scale", qattn.dims = ["B", ""]},
+    %vb: tensor<?x2x32x64xi8> {qattn.name = "v_buffer", qattn.dims = ["B", "", "", ""]},
+    %vbs: tensor<?x2xf32> {qattn.name = "v_buffer_scale", qattn.dims = ["B", ""]},
+    %lens: tensor<?xi32> {qattn.name = "kv_lens", qattn.dims = ["B"]},
+    %table: tensor<?x?xi32> {qattn.name = "page_table", qattn.dims = ["B", "MP"]})
+    -> (tensor<?x8x1x64xf16> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%vp, %vs, %vs2, %vz2) buffers(%kb, %kbs, %vb, %vbs) lengths(%lens) pages(%table)
+      {k_stage1 = #qattn.stage1<block = 32>, k_stage2 = #qattn.stage2<bits = [4, 2], group = 8, order = msb_first>, v_stage1 = #qattn.stage1<block = 32>, v_stage2 = #qattn.stage2<bits = [2, 4], group = 8>, softmax = #qattn.softmax<sas, threshold = -6.0, degree = 2>}
       : (tensor<?x8x1x64xf16>, tensor<?x32x48xi8>, tensor<?x2x1xf32>, tensor<?x2x4x64xi8>, tensor<?x2x4x64xi8>, tensor<?x32x48xi8>, tensor<?x2x1xf32>, tensor<?x2x4x64xi8>, tensor<?x2x4x64xi8>, tensor<?x2x32x64xi8>, tensor<?x2xf32>, tensor<?x2x32x64xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x64xf16>
   return %o : tensor<?x8x1x64xf16>
 }

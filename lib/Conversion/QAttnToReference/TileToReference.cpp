@@ -326,16 +326,22 @@ struct LowerSoftmaxUpdate : OpRewritePattern<SoftmaxUpdateOp> {
     Value lOut = allocFor(b, op.getSum().getType());
     Value accOut = allocFor(b, op.getAcc().getType());
     Value zero = indexConst(b, 0), nk = indexConst(b, keys);
+    SoftmaxAttr softmax = op.getSoftmaxAttr();
+    bool fixed = op.getFixedMax();
     forRange(b, zero, indexConst(b, rows), [&](Value r) {
       Value old = load(b, m, {r});
-      Value mx = reduceRange1(b, zero, nk, old, [&](Value t, Value x) {
-        return arith::MaximumFOp::create(b, x, load(b, s, {r, t}));
-      });
+      Value mx = fixed ? old
+                       : reduceRange1(b, zero, nk, old, [&](Value t, Value x) {
+                           return arith::MaximumFOp::create(b, x, load(b, s, {r, t}));
+                         });
       Value ref = finiteRef(b, mx);
-      auto term = [&](Value x) {
-        return math::ExpOp::create(b, arith::SubFOp::create(b, x, ref));
+      auto term = [&](Value x) -> Value {
+        Value shifted = arith::SubFOp::create(b, x, ref);
+        if (softmax)
+          return softmaxTerm(b, shifted, softmax);
+        return math::ExpOp::create(b, shifted);
       };
-      Value corr = term(old);
+      Value corr = fixed ? f32Const(b, 1.0) : term(old);
       Value sum = reduceRange1(
           b, zero, nk, arith::MulFOp::create(b, load(b, l, {r}), corr),
           [&](Value t, Value x) {
@@ -357,6 +363,27 @@ struct LowerSoftmaxUpdate : OpRewritePattern<SoftmaxUpdateOp> {
     rewriter.replaceOp(op, {toTensor(b, mOut, op.getMax().getType()),
                             toTensor(b, lOut, op.getSum().getType()),
                             toTensor(b, accOut, op.getAcc().getType())});
+    return success();
+  }
+};
+
+struct LowerTileRowMax : OpRewritePattern<TileRowMaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TileRowMaxOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    auto type = op.getScores().getType();
+    Value s = toBuffer(b, op.getScores()), m = toBuffer(b, op.getMax());
+    Value out = allocFor(b, op.getMax().getType());
+    Value zero = indexConst(b, 0);
+    forRange(b, zero, indexConst(b, type.getDimSize(0)), [&](Value r) {
+      Value mx = reduceRange1(b, zero, indexConst(b, type.getDimSize(1)),
+                              load(b, m, {r}), [&](Value t, Value x) {
+        return arith::MaximumFOp::create(b, x, load(b, s, {r, t}));
+      });
+      store(b, mx, out, {r});
+    });
+    rewriter.replaceOp(op, toTensor(b, out, op.getMax().getType()));
     return success();
   }
 };
@@ -432,6 +459,7 @@ struct LowerCombineSplits : OpRewritePattern<CombineSplitsOp> {
 
 void mlir::qattn::populateTileToReferencePatterns(RewritePatternSet &patterns) {
   patterns.add<LowerLoadQueryTile, LowerLoadKVTile, LowerDequantizeTile,
-               LowerTileScores, LowerSoftmaxUpdate, LowerWaitTiles,
+               LowerTileScores, LowerSoftmaxUpdate, LowerTileRowMax,
+               LowerWaitTiles,
                LowerCombineSplits>(patterns.getContext());
 }

@@ -89,3 +89,19 @@ func.func @f(%acc: tensor<?x2x1x8x16x64xf32>, %m: tensor<?x2x1x8x16xf32>) {
   %o = qattn.combine_splits %acc, %m, %m {group = 4} : tensor<?x2x1x8x16x64xf32>, tensor<?x2x1x8x16xf32>, tensor<?x2x1x8x16xf32> -> tensor<?x8x8x64xf16>
   return
 }
+
+// -----
+
+func.func @f(%s: tensor<16x16xf32>, %v: tensor<16x64xf32>, %m: tensor<16xf32>, %a: tensor<16x64xf32>) {
+  // expected-error@+1 {{expected fixed_max with the SAS softmax (its terms are defined against the row's final max)}}
+  %r:3 = qattn.softmax_update %s, %v, %m, %m, %a {softmax = #qattn.softmax<sas, threshold = -6.0, degree = 2>} : tensor<16x16xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<16x16xf32>, %m: tensor<8xf32>) {
+  // expected-error@+1 {{expected max of shape [16], got 'tensor<8xf32>'}}
+  %r = qattn.tile_row_max %s, %m : tensor<16x16xf32>, tensor<8xf32>
+  return
+}

@@ -38,3 +38,13 @@ func.func @tail_and_combine(%kb: tensor<?x2x64x64xi8>, %kbs: tensor<?x2xf32>, %b
   %o = qattn.combine_splits %acc, %m, %l {group = 4} : tensor<?x2x1x8x16x64xf32>, tensor<?x2x1x8x16xf32>, tensor<?x2x1x8x16xf32> -> tensor<?x8x1x64xf16>
   return %v, %o : tensor<16x64xf32>, tensor<?x8x1x64xf16>
 }
+
+// SAS in two passes: each row's final max, then the terms against it.
+// CHECK-LABEL: func.func @sas_passes
+// CHECK: qattn.tile_row_max %{{.*}}, %{{.*}} : tensor<16x16xf32>, tensor<16xf32>
+// CHECK: qattn.softmax_update %{{.*}} {fixed_max, softmax = #qattn.softmax<sas, threshold = -6.000000e+00, degree = 2>} : tensor<16x16xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+func.func @sas_passes(%s: tensor<16x16xf32>, %v: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %a: tensor<16x64xf32>) -> (tensor<16xf32>, tensor<16x64xf32>) {
+  %m1 = qattn.tile_row_max %s, %m : tensor<16x16xf32>, tensor<16xf32>
+  %m2, %l2, %a2 = qattn.softmax_update %s, %v, %m1, %l, %a {fixed_max, softmax = #qattn.softmax<sas, threshold = -6.0, degree = 2>} : tensor<16x16xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+  return %l2, %a2 : tensor<16xf32>, tensor<16x64xf32>
+}

@@ -149,7 +149,7 @@ LogicalResult DequantizeTileOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// TileScoresOp / SoftmaxUpdateOp
+// TileScoresOp / SoftmaxUpdateOp / TileRowMaxOp
 //===----------------------------------------------------------------------===//
 
 LogicalResult TileScoresOp::verify() {
@@ -164,11 +164,19 @@ LogicalResult TileScoresOp::verify() {
 
 LogicalResult SoftmaxUpdateOp::verify() {
   int64_t rows = dimOf(getScores(), 0), keys = dimOf(getScores(), 1);
+  SoftmaxAttr softmax = getSoftmaxAttr();
+  if (softmax && softmax.getMode() != SoftmaxMode::exact && !getFixedMax())
+    return emitOpError() << "expected fixed_max with the SAS softmax (its "
+                            "terms are defined against the row's final max)";
   int64_t d = dimOf(getValues(), 1);
   return failure(failed(expectTile(*this, "values", getValues(), {keys, d})) ||
                  failed(expectTile(*this, "max", getMax(), {rows})) ||
                  failed(expectTile(*this, "sum", getSum(), {rows})) ||
                  failed(expectTile(*this, "accumulators", getAcc(), {rows, d})));
+}
+
+LogicalResult TileRowMaxOp::verify() {
+  return expectTile(*this, "max", getMax(), {dimOf(getScores(), 0)});
 }
 
 //===----------------------------------------------------------------------===//

@@ -7,7 +7,8 @@
 // (batch, KV head, row tile, key split), each point loading its query rows,
 // then walking its slice of the sequence's keys in tiles of 16 with an
 // scf.for whose bounds come from kv_lens (the cache's keys, then the int8
-// tail's), and writing partial rows that qattn.combine_splits merges.
+// tail's), and writing partial rows that qattn.combine_splits merges. SAS,
+// defined against each row's final max, takes one split and two passes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,8 +67,13 @@ private:
                               Value hk, Value first, Value bound);
   Value dequantize(const KVSources &kv, bool fromBuffer, ValueRange tile,
                    Value hk, FragmentLayout layout);
-  /// One key loop over [lo, hi) (cache keys, or buffer keys from `cacheEnd`).
-  SmallVector<Value> keyLoop(bool fromBuffer, Value lo, Value hi,
+  /// What a key loop computes: the online softmax, or (SAS, defined
+  /// against each row's final max) a first pass for the maxima and a second
+  /// for the terms.
+  enum class Pass { online, maxOnly, fixedMax };
+  /// One key loop over [lo, hi) (cache keys, or buffer keys from
+  /// `cacheEnd`); `state` is {max, sum, acc}, or {max} for maxOnly.
+  SmallVector<Value> keyLoop(Pass pass, bool fromBuffer, Value lo, Value hi,
                              Value cacheEnd, Value length, Value bi, Value hk,
                              Value rt, Value queryTile, ValueRange state);
 
@@ -120,10 +126,10 @@ Value DecodeTiler::dequantize(const KVSources &kv, bool fromBuffer,
       FragmentLayoutAttr::get(b.getContext(), layout));
 }
 
-SmallVector<Value> DecodeTiler::keyLoop(bool fromBuffer, Value lo, Value hi,
-                                        Value cacheEnd, Value length, Value bi,
-                                        Value hk, Value rt, Value queryTile,
-                                        ValueRange state) {
+SmallVector<Value> DecodeTiler::keyLoop(Pass pass, bool fromBuffer, Value lo,
+                                        Value hi, Value cacheEnd, Value length,
+                                        Value bi, Value hk, Value rt,
+                                        Value queryTile, ValueRange state) {
   auto loop = scf::ForOp::create(b, lo, hi, idx(kTileKeys), state);
   // qattn-pipeline software-pipelines the loops that carry this mark.
   loop->setAttr("qattn.key_loop", b.getUnitAttr());
@@ -134,7 +140,9 @@ SmallVector<Value> DecodeTiler::keyLoop(bool fromBuffer, Value lo, Value hi,
   Value first = fromBuffer ? sub(j, cacheEnd) : j;
   Value bound = fromBuffer ? sub(hi, cacheEnd) : hi;
   SmallVector<Value> kTile = loadTile(k, fromBuffer, bi, hk, first, bound);
-  SmallVector<Value> vTile = loadTile(v, fromBuffer, bi, hk, first, bound);
+  SmallVector<Value> vTile;
+  if (pass != Pass::maxOnly)
+    vTile = loadTile(v, fromBuffer, bi, hk, first, bound);
   Value keys = dequantize(k, fromBuffer, kTile, hk, FragmentLayout::mma_keys_a);
   auto scoresType = RankedTensorType::get({kTileRows, kTileKeys}, b.getF32Type());
   Value scores = TileScoresOp::create(
@@ -142,11 +150,18 @@ SmallVector<Value> DecodeTiler::keyLoop(bool fromBuffer, Value lo, Value hi,
       b.getF32FloatAttr(op.getSoftmaxScale()), b.getI64IntegerAttr(group()),
       b.getI64IntegerAttr(op.getNumQueries()),
       op.getCausal() ? b.getUnitAttr() : UnitAttr());
-  Value values = dequantize(v, fromBuffer, vTile, hk, FragmentLayout::mma_values_a);
   ValueRange args = loop.getRegionIterArgs();
-  auto update = SoftmaxUpdateOp::create(b, args[0].getType(), args[1].getType(),
-                                        args[2].getType(), scores, values,
-                                        args[0], args[1], args[2]);
+  if (pass == Pass::maxOnly) {
+    Value max = TileRowMaxOp::create(b, args[0].getType(), scores, args[0]);
+    scf::YieldOp::create(b, max);
+    return SmallVector<Value>(loop.getResults());
+  }
+  Value values = dequantize(v, fromBuffer, vTile, hk, FragmentLayout::mma_values_a);
+  bool fixed = pass == Pass::fixedMax;
+  auto update = SoftmaxUpdateOp::create(
+      b, args[0].getType(), args[1].getType(), args[2].getType(), scores,
+      values, args[0], args[1], args[2], fixed ? b.getUnitAttr() : UnitAttr(),
+      fixed ? op.getSoftmaxOrDefault() : SoftmaxAttr());
   scf::YieldOp::create(b, update.getResults());
   return SmallVector<Value>(loop.getResults());
 }
@@ -160,6 +175,11 @@ Value DecodeTiler::materialize() {
     k.cache.append({op.getKGroupScales(), op.getKZeros()});
   if (v.stage2)
     v.cache.append({op.getVGroupScales(), op.getVZeros()});
+  // SAS terms are defined against each row's final max over all its keys:
+  // one split, two passes.
+  bool sas = op.getSoftmaxOrDefault().getMode() != SoftmaxMode::exact;
+  if (sas)
+    splits = 1;
   int64_t hkv = op.getNumKVHeads(), d = op.getHeadDim(), rts = rowTiles();
   int64_t bufferKeys = op.getNumBufferKeys();
   Type f32 = b.getF32Type();
@@ -218,11 +238,23 @@ Value DecodeTiler::materialize() {
     SmallVector<Value> state = {splat(rows, -INFINITY), splat(rows, 0.0),
                                 splat(RankedTensorType::get({kTileRows, d}, f32), 0.0)};
     Value cacheHi = minU(hi, cacheEnd);
-    state = keyLoop(/*fromBuffer=*/false, minU(lo, cacheHi), cacheHi, cacheEnd,
-                    length, bi, hk, rt, queryTile, state);
-    if (bufferKeys)
-      state = keyLoop(/*fromBuffer=*/true, maxU(lo, cacheEnd), maxU(hi, cacheEnd),
-                      cacheEnd, length, bi, hk, rt, queryTile, state);
+    // The cache's keys, then the buffer's.
+    auto allKeys = [&](Pass pass, ValueRange init) {
+      SmallVector<Value> out =
+          keyLoop(pass, /*fromBuffer=*/false, minU(lo, cacheHi), cacheHi,
+                  cacheEnd, length, bi, hk, rt, queryTile, init);
+      if (bufferKeys)
+        out = keyLoop(pass, /*fromBuffer=*/true, maxU(lo, cacheEnd),
+                      maxU(hi, cacheEnd), cacheEnd, length, bi, hk, rt,
+                      queryTile, out);
+      return out;
+    };
+    if (sas) {
+      state[0] = allKeys(Pass::maxOnly, state[0]).front();
+      state = allKeys(Pass::fixedMax, state);
+    } else {
+      state = allKeys(Pass::online, state);
+    }
 
     // The partial rows of this grid point.
     b.setInsertionPointToStart(grid.getTerminator().getBody());
@@ -249,8 +281,6 @@ Value DecodeTiler::materialize() {
 }
 
 std::string mlir::qattn::whyNotDecodeTiles(AttentionOp op) {
-  if (op.getSoftmaxOrDefault().getMode() != SoftmaxMode::exact)
-    return "expected the exact softmax (SAS needs each row's final max)";
   for (Stage2Attr s2 : {op.getKStage2Attr(), op.getVStage2Attr()})
     if (s2 && s2.getGroup() % kTileKeys != 0 && kTileKeys % s2.getGroup() != 0)
       return "expected stage-2 groups that divide or are multiples of " +

@@ -164,6 +164,10 @@ def QAttn_SoftmaxUpdateOp : QAttn_Op<"softmax_update", [Pure,
     `l' = l c + sum_t p_t` and `acc' = acc c + sum_t p_t V[t, :]` (exact
     softmax, f32). A row that has seen no key keeps `-inf`, 0 and 0.
 
+    With `fixed_max`, `m` is already the row's final max (a first pass of
+    `qattn.tile_row_max` found it): `m' = m`, `c = 1`, and the terms are
+    `softmax`'s (exact, or SAS, which is defined against the final max).
+
     ```mlir
     %m1, %l1, %o1 = qattn.softmax_update %s, %v, %m, %l, %o
         : tensor<16x16xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>,
@@ -173,13 +177,34 @@ def QAttn_SoftmaxUpdateOp : QAttn_Op<"softmax_update", [Pure,
   let arguments = (ins RankedTensorOf<[F32]>:$scores,
                        RankedTensorOf<[F32]>:$values,
                        RankedTensorOf<[F32]>:$max, RankedTensorOf<[F32]>:$sum,
-                       RankedTensorOf<[F32]>:$acc);
+                       RankedTensorOf<[F32]>:$acc, UnitAttr:$fixed_max,
+                       OptionalAttr<QAttn_SoftmaxAttr>:$softmax);
   let results = (outs RankedTensorOf<[F32]>:$new_max,
                       RankedTensorOf<[F32]>:$new_sum,
                       RankedTensorOf<[F32]>:$new_acc);
   let assemblyFormat = [{
     $scores `,` $values `,` $max `,` $sum `,` $acc attr-dict `:` type($scores)
     `,` type($values) `,` type($max) `,` type($sum) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def QAttn_TileRowMaxOp : QAttn_Op<"tile_row_max", [Pure,
+    AllTypesMatch<["max", "new_max"]>]> {
+  let summary = "the running max of each row over a score tile";
+  let description = [{
+    `m'[r] = max(m[r], max_t S[r, t])`: the first pass of a softmax that is
+    defined against each row's final max (SAS).
+
+    ```mlir
+    %m1 = qattn.tile_row_max %s, %m : tensor<16x16xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$scores,
+                       RankedTensorOf<[F32]>:$max);
+  let results = (outs RankedTensorOf<[F32]>:$new_max);
+  let assemblyFormat = [{
+    $scores `,` $max attr-dict `:` type($scores) `,` type($max)
   }];
   let hasVerifier = 1;
 }
