@@ -44,9 +44,10 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     run time; with static shapes the decode kernel's split heuristic). With
     `tile-layer` static attentions that the tile layer can express take it
     too. The tile layer runs on the CPU (`qattn-lower-reference`); it has no
-    GPU lowering yet. Exact softmax, stage-2 groups and pages of
-    multiples of 16 keys (or groups dividing 16), buffers of multiples of
-    16 keys; anything else in this form is an error.
+    GPU lowering yet. SAS takes one split and two passes over the keys
+    (each row's final max, then the terms). It needs stage-2 groups and
+    pages of multiples of 16 keys (or groups dividing 16) and buffers of
+    multiples of 16 keys; anything else in this form is an error.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::gpu::GPUDialect",
                            "mlir::scf::SCFDialect", "mlir::tensor::TensorDialect"];
