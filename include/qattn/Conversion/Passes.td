@@ -73,7 +73,7 @@ def QAttnConvertToGPU : Pass<"qattn-convert-to-gpu", "mlir::ModuleOp"> {
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "The GPU (NVVM chip name) whose limits (shared memory, registers) "
-           "the kernels are sized by">,
+           "the kernels are sized by (default sm_90a)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

@@ -53,39 +53,39 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect", "mlir::tensor::TensorDialect"];
   let options = [
     Option<"warps", "warps", "int64_t", /*default=*/"4",
-           "Warps per CTA (each serves one query of a KV head's query heads)">,
+           "Warps per CTA (each serves one query of a KV head's query heads) (default 4)">,
     Option<"splits", "splits", "int64_t", /*default=*/"0",
-           "Key splits per row; 0 picks them from the shape">,
+           "Key splits per row; 0 picks them from the shape (default 0)">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
-           "The GPU (NVVM chip name) whose limits the heuristics use">,
+           "The GPU (NVVM chip name) whose limits the heuristics use (default sm_90a)">,
     Option<"numSMs", "num-sms", "int64_t", /*default=*/"0",
            "Streaming multiprocessors the heuristics fill; 0: the chip's "
-           "(sm_90a: 132, H100/H200 SXM)">,
+           "(sm_90a: 132, H100/H200 SXM) (default 0)">,
     Option<"ctasPerSM", "ctas-per-sm", "int64_t", /*default=*/"8",
-           "CTAs per SM the split heuristic aims for">,
+           "CTAs per SM the split heuristic aims for (default 8)">,
     Option<"minKeysPerSplit", "min-keys-per-split", "int64_t",
-           /*default=*/"128", "Shortest key slice worth a CTA">,
+           /*default=*/"128", "Shortest key slice worth a CTA (default 128)">,
     Option<"keysPerStep", "keys-per-step", "int64_t", /*default=*/"8",
-           "Keys a warp loads before reducing their scores">,
+           "Keys a warp loads before reducing their scores (default 8)">,
     Option<"tileLayer", "tile-layer", "bool", /*default=*/"false",
            "Materialize every attention the tile layer can express as tile "
            "programs, static shapes too (those it cannot express keep the "
            "kernels' tiling); the tiled program runs on the CPU, the tile "
-           "layer has no GPU lowering yet">,
+           "layer has no GPU lowering yet (default false)">,
     Option<"useDecode", "decode-kernel", "bool", /*default=*/"true",
            "Use the tensor-core decode kernel where it applies (packed 2/4-bit "
-           "K/V, block scales, no decode buffer, exact softmax)">,
+           "K/V, block scales, no decode buffer, exact softmax) (default true)">,
     // 16: the decode kernel's occupancy (4 CTAs of 4 warps at 128 registers).
     Option<"decodeWarpsPerSM", "decode-warps-per-sm", "int64_t",
            /*default=*/"16",
            "Warps per SM the decode kernel's split heuristic fills (one wave at "
-           "most)">,
+           "most) (default 16)">,
     // 128: on the H200, since the combine kernel spreads a row's splits over
     // up to 16 warps, B1 Hq32 Hkv8 N32K d128 takes 29.0 us with 256 slices of
     // 128 keys against 34.6 us with 64 of 512, d64 20.8 against 25.0, B8 N4K
     // d128 27.3 us with 32 slices against 33.6 with 8 (docs/PERF.md).
     Option<"decodeMinKeysPerSplit", "decode-min-keys-per-split", "int64_t",
-           /*default=*/"128", "Shortest key slice of the decode kernel">,
+           /*default=*/"128", "Shortest key slice of the decode kernel (default 128)">,
     // 512: on the H200 at B8 Hq32 Hkv8 N2K d128 (64 warps of rows), 8 slices
     // of 256 keys took 27.7 us against 39.5 us for 4 of 512 (docs/PERF.md).
     // With the 128-key default minimum it has nothing left to cut; it acts
@@ -93,24 +93,24 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     Option<"decodeMinWarps", "decode-min-warps", "int64_t", /*default=*/"512",
            "Warps the decode kernel's split heuristic reaches by cutting "
            "slices below the minimum, down to 128 keys, on shapes too small "
-           "to fill the machine">,
+           "to fill the machine (default 512)">,
     Option<"useMma", "mma", "bool", /*default=*/"true",
            "Use the tensor-core kernel where it applies (BPQ int8 queries, "
-           "16 or more of them)">,
+           "16 or more of them) (default true)">,
     // On the H200 at B4 H32 N4K d128: 2133 us against 3193 us with mma.sync;
     // B16 H16 N1K d64: 242 against 282 us (docs/PERF.md).
     Option<"useWgmma", "wgmma", "bool", /*default=*/"true",
            "Of the tensor-core prefill kernels, take the warpgroup (wgmma) "
-           "one">,
+           "one (default true)">,
     Option<"pvE4m3", "pv-e4m3", "bool", /*default=*/"false",
            "Run the wgmma prefill kernel's P.V on fp8 (e4m3 P and V codes, "
            "twice the f16 tensor rate, relative rounding up to 2^-4 on each) "
-           "where V has stage-1 blocks of whole 64-key tiles">,
+           "where V has stage-1 blocks of whole 64-key tiles (default false)">,
   ];
 }
 
 def QAttnPipeline : Pass<"qattn-pipeline", "mlir::ModuleOp"> {
-  let summary = "Choose the software-pipeline depth of each attention's key stream";
+  let summary = "Software-pipeline the tile layer's key loops; set the GPU kernels' pipeline depth";
   let description = [{
     Sets `stages` in the `#qattn.gpu_tiling` of every tiled `qattn.attention`
     (run `qattn-tile` first): with 2 stages the warp kernel loads the next
@@ -138,9 +138,10 @@ def QAttnPipeline : Pass<"qattn-pipeline", "mlir::ModuleOp"> {
     // measured slower at the reference decode shape, 729 us against 646 us,
     // as the extra registers cost occupancy), 2 for the decode kernel.
     Option<"numStages", "num-stages", "int64_t", /*default=*/"0",
-           "Pipeline depth (warp kernel 1 or 2, tensor-core kernels 1 to "
-           "4); 0 keeps the depth qattn-tile chose (warp 1, decode and "
-           "prefill 2)">,
+           "Pipeline depth (warp kernel 1 or 2, tensor-core kernels and "
+           "tile-layer key loops 1 to 4); 0 keeps the depth qattn-tile chose "
+           "(warp 1, decode and prefill 2) and pipelines key loops 2 deep "
+           "(default 0)">,
   ];
 }
 
@@ -164,11 +165,12 @@ def QAttnAssignHeadBits : Pass<"qattn-assign-head-bits", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"numLow", "num-low", "int64_t", /*default=*/"-1",
-           "Heads at low precision (-1: half of them, rounded down)">,
-    Option<"lowBits", "low-bits", "int64_t", /*default=*/"2", "Low bit width">,
-    Option<"highBits", "high-bits", "int64_t", /*default=*/"4", "High bit width">,
+           "Heads at low precision (-1: half of them, rounded down) (default -1)">,
+    Option<"lowBits", "low-bits", "int64_t", /*default=*/"2", "Low bit width (default 2)">,
+    Option<"highBits", "high-bits", "int64_t", /*default=*/"4", "High bit width (default 4)">,
     Option<"statsFile", "stats-file", "std::string", /*default=*/"\"\"",
-           "JSON file of calibration statistics that ops name by key">,
+           "JSON file of calibration statistics that ops name by key (default: "
+           "none)">,
   ];
 }
 
@@ -219,24 +221,24 @@ def QAttnRaiseAttention : Pass<"qattn-raise-attention", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::qattn::QAttnDialect"];
   let options = [
     Option<"kBits", "k-bits", "int64_t", /*default=*/"4",
-           "Key bits: 8 keeps stage-1 int8, 2/3/4 adds stage 2">,
+           "Key bits: 8 keeps stage-1 int8, 2/3/4 adds stage 2 (default 4)">,
     Option<"vBits", "v-bits", "int64_t", /*default=*/"4",
-           "Value bits: 8 keeps stage-1 int8, 2/3/4 adds stage 2">,
+           "Value bits: 8 keeps stage-1 int8, 2/3/4 adds stage 2 (default 4)">,
     Option<"block", "block", "int64_t", /*default=*/"64",
-           "Stage-1 block (tokens per int8 scale) of Q, K and V">,
+           "Stage-1 block (tokens per int8 scale) of Q, K and V (default 64)">,
     Option<"group", "group", "int64_t", /*default=*/"16",
            "Stage-2 group (tokens per integer scale and zero point); divides "
-           "the block">,
+           "the block (default 16)">,
     Option<"anchor", "anchor", "std::string", /*default=*/"\"zero\"",
-           "Stage-2 grid anchor: zero or min">,
+           "Stage-2 grid anchor: zero or min (default zero)">,
     Option<"fit", "fit", "std::string", /*default=*/"\"minmax\"",
-           "Stage-2 encoder: minmax or mse">,
+           "Stage-2 encoder: minmax or mse (default minmax)">,
     Option<"quantizeQ", "quantize-q", "bool", /*default=*/"false",
            "Quantize Q to stage-1 int8 too (the tensor-core prefill kernel's "
-           "input)">,
+           "input) (default false)">,
     Option<"strict", "strict", "bool", /*default=*/"false",
            "Fail on an attention-like softmax that does not match instead "
-           "of leaving it with a remark">,
+           "of leaving it with a remark (default false)">,
   ];
 }
 
