@@ -2,8 +2,9 @@
 //
 // Part of the qattn project.
 //
-// qattn-tile's materialization of a shape-generic decode attention (per-
-// sequence lengths, a page table, dynamic sizes): an scf.forall grid over
+// qattn-tile's materialization of an attention in the serving form (per-
+// sequence lengths, a page table, dynamic sizes; static ones too with
+// tile-layer=true) as tile programs: an scf.forall grid over
 // (batch, KV head, row tile, key split), each point loading its query rows,
 // then walking its slice of the sequence's keys in tiles of 16 with an
 // scf.for whose bounds come from kv_lens (the cache's keys, then the int8

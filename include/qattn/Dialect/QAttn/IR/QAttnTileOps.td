@@ -8,7 +8,8 @@
 // writes these ops inside an scf.forall (the grid) and an scf.for over keys
 // with SSA bounds; qattn-pipeline software-pipelines that loop. Each op has
 // a reference semantics on tensors (qattn-lower-reference), so the tiled
-// program runs on the CPU; the GPU lowering maps each op to its instructions.
+// program runs on the CPU. The GPU lowering, one pattern per op to its
+// instructions, does not exist yet.
 //
 //===----------------------------------------------------------------------===//
 
