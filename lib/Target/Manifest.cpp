@@ -105,6 +105,16 @@ static FailureOr<json::Object> describeTensor(func::FuncOp func, Type type,
                         "f64/f32/f16/bf16/i64/i32/i8";
     return failure();
   }
+  // The runtime refuses empty tensors: say so here, not when the artifact
+  // is run.
+  for (auto [dim, size] : llvm::enumerate(tensor.getShape()))
+    if (!ShapedType::isDynamic(size) && size < 1) {
+      func.emitError() << "cannot export " << what << " " << index
+                       << " of type " << type << ": dimension " << dim
+                       << " has size " << size
+                       << "; artifacts take tensors of positive sizes";
+      return failure();
+    }
   Attribute dims = attrs ? attrs.get(kDimsAttrName) : Attribute();
   FailureOr<json::Array> shape =
       describeShape(func, tensor, dims, what, index);

@@ -9,6 +9,13 @@ func.func @f(%x: tensor<4xf32>, %i: index) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
 
+// An empty tensor, which qattn-run would refuse (qattn-compile wrote its
+// manifest before).
+// CHECK: cpu-artifact-errors.mlir:[[@LINE+1]]:1: error: cannot export arg 0 of type 'tensor<0x8xf32>': dimension 0 has size 0; artifacts take tensors of positive sizes
+func.func @empty(%x: tensor<0x8xf32>) -> tensor<0x8xf32> {
+  return %x : tensor<0x8xf32>
+}
+
 // MISSING: qattn-compile: error: cannot open input file '{{.*}}.missing'
 // TARGET: qattn-compile: error: unknown target 'tpu' (available: cpu, cuda)
 // EMPTY: error: no public function to export
