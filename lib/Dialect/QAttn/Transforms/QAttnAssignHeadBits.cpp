@@ -12,6 +12,7 @@
 
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -28,6 +29,10 @@ using namespace mlir::qattn;
 static constexpr StringLiteral kStatsAttr = "qattn.head_stats";
 
 namespace {
+// Calibration statistics are a few numbers per head: far below these.
+constexpr uint64_t kMaxStatsBytes = 16 << 20;
+constexpr int64_t kMaxStatsNesting = 64;
+
 struct QAttnAssignHeadBitsPass
     : qattn::impl::QAttnAssignHeadBitsBase<QAttnAssignHeadBitsPass> {
   using QAttnAssignHeadBitsBase::QAttnAssignHeadBitsBase;
@@ -94,10 +99,49 @@ struct QAttnAssignHeadBitsPass
     return p;
   }
 
+  /// The deepest nesting of arrays and objects in JSON text (outside
+  /// strings), found without recursion.
+  static int64_t nestingDepth(StringRef text) {
+    int64_t depth = 0, deepest = 0;
+    bool inString = false, escaped = false;
+    for (char c : text) {
+      if (inString) {
+        if (escaped)
+          escaped = false;
+        else if (c == '\\')
+          escaped = true;
+        else if (c == '"')
+          inString = false;
+      } else if (c == '"') {
+        inString = true;
+      } else if (c == '[' || c == '{') {
+        deepest = std::max(deepest, ++depth);
+      } else if (c == ']' || c == '}') {
+        --depth;
+      }
+    }
+    return deepest;
+  }
+
   /// Reads `stats-file` (a JSON object of entries); false after an error.
   bool readFile() {
     if (statsFile.empty())
       return true;
+    auto fail = [&](const Twine &why) {
+      getOperation().emitError() << "qattn-assign-head-bits: " << statsFile
+                                 << ": " << why;
+      return false;
+    };
+    // A regular file of bounded size and nesting: llvm::json reads all of
+    // its input and recurses once per level (/dev/zero exhausted memory,
+    // 50,000 nested arrays the stack).
+    llvm::sys::fs::file_status status;
+    if (std::error_code ec = llvm::sys::fs::status(statsFile, status))
+      return fail("cannot read it: " + ec.message());
+    if (status.type() != llvm::sys::fs::file_type::regular_file)
+      return fail("not a regular file");
+    if (status.getSize() > kMaxStatsBytes)
+      return fail("larger than " + Twine(kMaxStatsBytes) + " bytes");
     auto buffer = llvm::MemoryBuffer::getFile(statsFile);
     if (!buffer) {
       getOperation().emitError() << "qattn-assign-head-bits: cannot read "
@@ -105,6 +149,8 @@ struct QAttnAssignHeadBitsPass
                                  << buffer.getError().message();
       return false;
     }
+    if (nestingDepth((*buffer)->getBuffer()) > kMaxStatsNesting)
+      return fail("nested deeper than " + Twine(kMaxStatsNesting) + " levels");
     llvm::Expected<llvm::json::Value> json =
         llvm::json::parse((*buffer)->getBuffer());
     if (!json) {
