@@ -11,7 +11,7 @@
 // DEV: error: qattn-assign-head-bits: /dev/zero: not a regular file
 // DEEP: error: qattn-assign-head-bits: {{.*}}deep.json: nested deeper than 64 levels
 // OK: qattn.progressive_quantize {{.*}}bits = [4, 2]
-// MISSING: error: qattn-assign-head-bits: {{.*}}missing.json: cannot read it:
+// MISSING: error: qattn-assign-head-bits: cannot read {{.*}}missing.json: 
 func.func @f(%k8: tensor<1x2x16x64xi8>) -> tensor<1x2x1x64xi8> {
   %p, %s, %z = qattn.progressive_quantize %k8 {scheme = #qattn.stage2<bits = [4], group = 16>, qattn.head_stats = "layer0.k"}
       : tensor<1x2x16x64xi8> -> tensor<1x16x64xi8>, tensor<1x2x1x64xi8>, tensor<1x2x1x64xi8>

@@ -136,8 +136,11 @@ struct QAttnAssignHeadBitsPass
     // its input and recurses once per level (/dev/zero exhausted memory,
     // 50,000 nested arrays the stack).
     llvm::sys::fs::file_status status;
-    if (std::error_code ec = llvm::sys::fs::status(statsFile, status))
-      return fail("cannot read it: " + ec.message());
+    if (std::error_code ec = llvm::sys::fs::status(statsFile, status)) {
+      getOperation().emitError() << "qattn-assign-head-bits: cannot read "
+                                 << statsFile << ": " << ec.message();
+      return false;
+    }
     if (status.type() != llvm::sys::fs::file_type::regular_file)
       return fail("not a regular file");
     if (status.getSize() > kMaxStatsBytes)
