@@ -114,6 +114,8 @@ def _library():
         "qattnRtGetResultShapes": (ctypes.c_int, [P, ctypes.c_int64, ctypes.POINTER(_Tensor),
                                                   ctypes.c_int64, ctypes.POINTER(ctypes.c_int64),
                                                   ctypes.c_int64]),
+        "qattnRtReserve": (ctypes.c_int, [P, ctypes.c_int64, ctypes.POINTER(_Tensor),
+                                          ctypes.c_int64]),
         "qattnRtRun": (ctypes.c_int, [P, ctypes.c_int64, ctypes.POINTER(_Tensor), ctypes.c_int64,
                                       ctypes.POINTER(_Tensor), ctypes.c_int64, P]),
         "qattnRtRunHost": (ctypes.c_int, [P, ctypes.c_int64, ctypes.POINTER(_Tensor),
@@ -226,21 +228,36 @@ class Function:
 
     # -- host (NumPy) calls --------------------------------------------------------------------
 
-    def result_shapes(self, *arg_shapes):
-        """The results' shapes (tuples) for arguments of shapes ``arg_shapes`` (in manifest
-        order): the arguments bind the symbols, which the runtime checks (every occurrence of a
-        symbol one size, at least 1; QAttnRuntimeError naming the argument and dimension)."""
+    @staticmethod
+    def _shape_tensors(arg_shapes):
+        """Shape-only C tensors for ``arg_shapes``; returns them and what keeps them alive."""
         keep = []
         tensors = []
         for shape in arg_shapes:
             shp = (ctypes.c_int64 * max(1, len(shape)))(*(int(s) for s in shape))
             keep.append(shp)
             tensors.append(_Tensor(None, 0, len(shape), shp))
-        a = (_Tensor * max(1, len(tensors)))(*tensors)
+        return (_Tensor * max(1, len(tensors)))(*tensors), len(tensors), keep
+
+    def reserve(self, *arg_shapes):
+        """Prepares calls with arguments of shapes ``arg_shapes`` (in manifest order), which
+        bind the symbols as for ``result_shapes``: a cuda function sizes its scratch buffers
+        for them, so that later calls at these sizes or smaller allocate nothing (do it at the
+        largest sizes before capturing a CUDA graph); a cpu function only checks the shapes."""
+        a, n, _keep = self._shape_tensors(arg_shapes)
+        lib = _library()
+        if lib.qattnRtReserve(self._artifact._handle, self.index, a, n):
+            raise QAttnRuntimeError(_last_error(lib))
+
+    def result_shapes(self, *arg_shapes):
+        """The results' shapes (tuples) for arguments of shapes ``arg_shapes`` (in manifest
+        order): the arguments bind the symbols, which the runtime checks (every occurrence of a
+        symbol one size, at least 1; QAttnRuntimeError naming the argument and dimension)."""
+        a, n, _keep = self._shape_tensors(arg_shapes)
         ranks = [len(r.shape) for r in self.results]
         out = (ctypes.c_int64 * max(1, sum(ranks)))()
         lib = _library()
-        if lib.qattnRtGetResultShapes(self._artifact._handle, self.index, a, len(tensors), out,
+        if lib.qattnRtGetResultShapes(self._artifact._handle, self.index, a, n, out,
                                       sum(ranks)):
             raise QAttnRuntimeError(_last_error(lib))
         shapes, at = [], 0

@@ -49,6 +49,12 @@ expect(QAttnRuntimeError, lambda: scores(q2, np.zeros((3, 2, 5, 16), np.float32)
 # CHECK: QAttnRuntimeError: argument "k" of function "scores": dimension 0 (B) is 3, but B = 2 from argument "q"
 expect(QAttnRuntimeError, lambda: scores.result_shapes((2, 2, 16), (3, 2, 5, 16)))
 # CHECK: QAttnRuntimeError: argument "k" of function "scores": dimension 0 (B) is 3, but B = 2 from argument "q"
+# reserve checks the shapes (a cpu function has no scratch to size) with the same errors.
+scores.reserve((3, 2, 16), (3, 2, 40, 16))
+print("reserve ok")
+# CHECK: reserve ok
+expect(QAttnRuntimeError, lambda: scores.reserve((2, 2, 16), (3, 2, 5, 16)))
+# CHECK: QAttnRuntimeError: argument "k" of function "scores": dimension 0 (B) is 3, but B = 2 from argument "q"
 expect(ValueError, lambda: scores(q2, np.zeros((2, 2, 5, 8), np.float32)))
 # CHECK: ValueError: argument 'k' of scores: expected shape [B, 2, N, 16], got [2, 2, 5, 8]
 expect(QAttnRuntimeError, lambda: add_bias(np.zeros((0, 8), np.float32), np.zeros(8, np.float32)))
