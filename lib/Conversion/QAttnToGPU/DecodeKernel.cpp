@@ -32,7 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelCommon.h"
+#include "Fragments.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -119,15 +119,6 @@ mlir::qattn::kernels::decodeGrid(const AttentionShape &shape) {
 }
 
 namespace {
-/// Which local channel (0 .. n-1 of a lane's run of n channels) a code whose
-/// bits start at `bit` of the run's bit string belongs to.
-int64_t channelOfBit(int64_t bit, int64_t bits, PackOrder order) {
-  int64_t inByte = bit % 8;
-  int64_t k = order == PackOrder::lsb_first ? inByte / bits
-                                            : (8 - bits - inByte) / bits;
-  return bit / 8 * (8 / bits) + k;
-}
-
 class DecodeEmitter {
 public:
   DecodeEmitter(ImplicitLocOpBuilder &b, const AttentionShape &shape,
@@ -281,55 +272,6 @@ private:
   //===--------------------------------------------------------------------===//
 
   Value i32(int64_t v) { return i32Const(b, v); }
-  Value shr(Value x, int64_t s) {
-    return s ? arith::ShRUIOp::create(b, x, i32(s)).getResult() : x;
-  }
-  Value half2(Value bits32) {
-    Value v = vector::FromElementsOp::create(
-        b, VectorType::get({1}, b.getI32Type()), ValueRange{bits32});
-    return vector::BitCastOp::create(b, VectorType::get({2}, b.getF16Type()), v);
-  }
-  Value half2Const(double lo, double hi) {
-    auto type = VectorType::get({2}, b.getF16Type());
-    auto attr = DenseElementsAttr::get(
-        type, ArrayRef<Attribute>{b.getF16FloatAttr(lo), b.getF16FloatAttr(hi)});
-    return arith::ConstantOp::create(b, cast<TypedAttr>(attr));
-  }
-  /// x * y + z on f16x2 as one fma.rn.f16x2. math.fma would reach the
-  /// GPU lowering's libdevice call: per half, widened to f32 and back (PTX).
-  Value fma2(Value x, Value y, Value z) {
-    return LLVM::FMAOp::create(b, x, y, z);
-  }
-
-  /// (x & mask) ^ c as one lop3. Written as an and and an or (or xor) of two
-  /// constants, it stays two instructions: LLVM emits no lop3, and ptxas,
-  /// which encodes one immediate per LOP3, does not merge them (SASS).
-  Value maskXor(Value x, uint32_t mask, Value c) {
-    return inlineAsm(b, b.getI32Type(), ValueRange{x, c},
-                     "lop3.b32 $0, $1, " + std::to_string(mask) + ", $2, 0x6a;",
-                     "=r,r,r", /*pure=*/true);
-  }
-
-  /// Byte `lo` of the little-endian words `loWords` (vector of i32) and byte
-  /// `hi` of `hiWords` in the low bytes of the two halves of an i32 (prmt;
-  /// other bytes junk).
-  Value bytePair(Value loWords, int64_t lo, Value hiWords, int64_t hi) {
-    Value a = vector::ExtractOp::create(b, loWords, ArrayRef<int64_t>{lo / 4});
-    Value c = vector::ExtractOp::create(b, hiWords, ArrayRef<int64_t>{hi / 4});
-    // Selector nibble k picks result byte k from {a: 0-3, c: 4-7}.
-    int64_t sel = (lo % 4) | (4 + hi % 4) << 8;
-    return NVVM::PermuteOp::create(b, b.getI32Type(), a, c, i32(sel),
-                                   NVVM::PermuteMode::DEFAULT);
-  }
-  /// Loads `bytes` bytes at `idx` of an i8 buffer as a vector of `wordBits`
-  /// words (the start is a multiple of `bytes`, rows multiples of 16 bytes).
-  Value loadWords(Value buffer, ValueRange idx, int64_t bytes, int64_t wordBits) {
-    Value v = vector::LoadOp::create(b, VectorType::get({bytes}, b.getI8Type()),
-                                     buffer, idx, /*nontemporal=*/false,
-                                     llvm::Align(std::min<int64_t>(bytes, 16)));
-    return vector::BitCastOp::create(
-        b, VectorType::get({bytes * 8 / wordBits}, b.getIntegerType(wordBits)), v);
-  }
 
   //===--------------------------------------------------------------------===//
   // The key stream
@@ -372,25 +314,25 @@ private:
     Fetched f;
     int64_t kBytes = d / 4 * kBits / 8, vBytes = d / 8 * vBits / 8;
     for (int64_t n = 0; n < 2; ++n)
-      f.kCodes.push_back(loadWords(
+      f.kCodes.push_back(loadWords(b, 
           view.k.data, {bi, key(8 * n, g), add(b, kOff, mul(b, t, kBytes))},
           kBytes, 32));
     Value twoT = mul(b, t, 2);
     for (int64_t dj : {0, 1, 8, 9}) {
       SmallVector<Value> idx = {bi, key(dj, twoT), add(b, vOff, mul(b, g, vBytes))};
       if (vBytes >= 4) {
-        f.vCodes.push_back(loadWords(view.v.data, idx, vBytes, 32));
+        f.vCodes.push_back(loadWords(b, view.v.data, idx, vBytes, 32));
         continue;
       }
       // d = 64 at 2 bits: 2 bytes, widened to one word.
-      f.vCodes.push_back(widen(loadWords(view.v.data, idx, 2, 16)));
+      f.vCodes.push_back(widen(b, loadWords(b, view.v.data, idx, 2, 16)));
     }
     auto [kGroup, vGroup] = groupsAt(j0);
     Value kc = mul(b, t, d / 4), vc = mul(b, g, d / 8);
-    f.kS2 = loadWords(view.k.groupScales, {bi, hk, kGroup, kc}, d / 4, 32);
-    f.kZ2 = loadWords(view.k.zeros, {bi, hk, kGroup, kc}, d / 4, 32);
-    f.vS2 = loadWords(view.v.groupScales, {bi, hk, vGroup, vc}, d / 8, 32);
-    f.vZ2 = loadWords(view.v.zeros, {bi, hk, vGroup, vc}, d / 8, 32);
+    f.kS2 = loadWords(b, view.k.groupScales, {bi, hk, kGroup, kc}, d / 4, 32);
+    f.kZ2 = loadWords(b, view.k.zeros, {bi, hk, kGroup, kc}, d / 4, 32);
+    f.vS2 = loadWords(b, view.v.groupScales, {bi, hk, vGroup, vc}, d / 8, 32);
+    f.vZ2 = loadWords(b, view.v.zeros, {bi, hk, vGroup, vc}, d / 8, 32);
     std::tie(f.s1k, f.s1v) = stage1At(j0);
     return f;
   }
@@ -514,7 +456,7 @@ private:
     };
     Fetched f;
     for (int64_t n = 0; n < 2; ++n)
-      f.kCodes.push_back(loadWords(
+      f.kCodes.push_back(loadWords(b, 
           ring, {at(layout.kCodes(),
                     add(b, mul(b, add(b, g, indexConst(b, 8 * n)), layout.kRow),
                         mul(b, t, kBytes)))},
@@ -524,8 +466,8 @@ private:
       Value idx = at(layout.vCodes(),
                      swizzleValueCodes(add(b, mul(b, row, layout.vRow),
                                            mul(b, g, vBytes))));
-      f.vCodes.push_back(vBytes >= 4 ? loadWords(ring, {idx}, vBytes, 32)
-                                     : widen(loadWords(ring, {idx}, 2, 16)));
+      f.vCodes.push_back(vBytes >= 4 ? loadWords(b, ring, {idx}, vBytes, 32)
+                                     : widen(b, loadWords(b, ring, {idx}, 2, 16)));
     }
     f.constants = constBase();
     f.s1k = s1k;
@@ -533,33 +475,7 @@ private:
     return f;
   }
 
-  /// A one-element vector of i16 as a one-element vector of i32.
-  Value widen(Value half) {
-    Value h = vector::ExtractOp::create(b, half, ArrayRef<int64_t>{0});
-    return vector::FromElementsOp::create(
-        b, VectorType::get({1}, b.getI32Type()),
-        ValueRange{arith::ExtUIOp::create(b, b.getI32Type(), h)});
-  }
-
   void warpSync() { NVVM::SyncWarpOp::create(b, i32(-1)); }
-
-  /// The lane's K channel pairs, in the order its B registers hold them.
-  SmallVector<std::pair<int64_t, int64_t>> keyPairs(int64_t bits, PackOrder order) {
-    SmallVector<std::pair<int64_t, int64_t>> pairs;
-    int64_t words = shape.headDim / 4 * bits / 32;
-    for (int64_t w = 0; w < words; ++w)
-      for (int64_t s = 0; s < 16; s += bits)
-        pairs.push_back({channelOfBit(32 * w + s, bits, order),
-                         channelOfBit(32 * w + 16 + s, bits, order)});
-    return pairs;
-  }
-  /// The lane's V channels, in the order of the P.V n tiles.
-  SmallVector<int64_t> valueChannels(int64_t bits, PackOrder order) {
-    SmallVector<int64_t> channels;
-    for (int64_t bit = 0; bit < shape.headDim / 8 * bits; bit += bits)
-      channels.push_back(channelOfBit(bit, bits, order));
-    return channels;
-  }
 
   /// The bytes of a bytePair as an f16x2 pair: each masked to a byte,
   /// xor'ed with `flip`, or'ed with the exponent of 1024 (so it reads as
@@ -569,9 +485,9 @@ private:
     Value magic = i32(kMagic1024 << 16 | kMagic1024);
     if (flip)
       magic = arith::XOrIOp::create(b, magic, flip);
-    Value pair = half2(maskXor(bytes, 0x00ff00ff, magic));
+    Value pair = half2(b, maskXor(b, bytes, 0x00ff00ff, magic));
     auto [minus, times, plus] = affine;
-    return fma2(arith::SubFOp::create(b, pair, minus), times, plus);
+    return fma2(b, arith::SubFOp::create(b, pair, minus), times, plus);
   }
   /// dequantPair reads a code at bit `shift` of a 16-bit half in place
   /// within its byte: 1024 + M q with M = 2^(shift % 8). The group
@@ -596,9 +512,9 @@ private:
     if (anchor == Stage2Anchor::min) {
       Value minus1024 =
           isa<VectorType>(s.getType())
-              ? half2Const(-1024, -1024)
+              ? half2Const(b, -1024, -1024)
               : arith::ConstantOp::create(b, b.getF16FloatAttr(-1024)).getResult();
-      return fma2(minus1024, s, z);
+      return fma2(b, minus1024, s, z);
     }
     return arith::NegFOp::create(b, arith::MulFOp::create(b, z, s));
   }
@@ -614,8 +530,8 @@ private:
   }
   /// constPair's operands for `lo` in the low half and `hi` in the high one.
   std::array<Value, 3> affinePair(const Affine &lo, const Affine &hi) {
-    return {half2Const(lo[0], hi[0]), half2Const(lo[1], hi[1]),
-            half2Const(lo[2], hi[2])};
+    return {half2Const(b, lo[0], hi[0]), half2Const(b, lo[1], hi[1]),
+            half2Const(b, lo[2], hi[2])};
   }
   Value zeroFlip() { return i32(0x00800080); }
   /// (s2, z2 as dequantPair wants it: fusesAt's c where it fuses) of
@@ -628,9 +544,9 @@ private:
                                      Stage2Anchor anchor) {
     int64_t m = codeScale(shift);
     Affine sc = scaleAffine(m), z = zeroAffine(m, anchor);
-    Value s = constPair(bytePair(s2.first, lo, s2.second, hi), Value(),
+    Value s = constPair(bytePair(b, s2.first, lo, s2.second, hi), Value(),
                         affinePair(sc, sc));
-    Value zc = constPair(bytePair(z2.first, lo, z2.second, hi), zeroFlip(),
+    Value zc = constPair(bytePair(b, z2.first, lo, z2.second, hi), zeroFlip(),
                          affinePair(z, z));
     return {s, fusesAt(shift, bits) ? fusedConstant(s, zc, anchor) : zc};
   }
@@ -669,7 +585,7 @@ private:
     int64_t words = d / 4 * kBits / 32, perWord = 32 / kBits, pairs = 16 / kBits;
     int64_t perUnit = pairs / 2;
     assert((kBits == 2 || kBits == 4) && "byte-aligned pairs of codes");
-    auto kp = keyPairs(kBits, view.k.stage2.getOrder());
+    auto kp = keyPairs(shape.headDim, kBits, view.k.stage2.getOrder());
     Stage2Anchor kAnchor = view.k.stage2.getAnchor();
     spreadOver(b, lane, kThreadsPerWarp, 2 * 4 * words, [&](Value unit) {
       Value lt = rem(b, unit, 4), half = rem(b, div(b, unit, 4), 2);
@@ -682,8 +598,8 @@ private:
                           mul(b, half, perUnit)));
       auto bytesAt = [&](int64_t at) {
         Value idx = add(b, run, indexConst(b, at));
-        return perUnit >= 4 ? loadWords(ring, {idx}, perUnit, 32)
-                            : widen(loadWords(ring, {idx}, perUnit, 16));
+        return perUnit >= 4 ? loadWords(b, ring, {idx}, perUnit, 32)
+                            : widen(b, loadWords(b, ring, {idx}, perUnit, 16));
       };
       Value sLo = bytesAt(0), sHi = bytesAt(perWord / 2);
       Value zLo = bytesAt(d), zHi = bytesAt(d + perWord / 2);
@@ -712,7 +628,7 @@ private:
     // 2), so that a word's code shift is its index in the unit; the pack
     // order permutes channels only inside bytes, so a unit keeps its
     // channels. Consecutive lanes store consecutive chunks.
-    auto vc = valueChannels(vBits, view.v.stage2.getOrder());
+    auto vc = valueChannels(shape.headDim, vBits, view.v.stage2.getOrder());
     int64_t perChunk = 16 / vBits;
     assert(llvm::all_of(llvm::seq<int64_t>(0, vc.size()),
                         [&](int64_t u) {
@@ -727,14 +643,14 @@ private:
     spreadOver(b, lane, kThreadsPerWarp, units, [&](Value unit) {
       Value first = mul(b, unit, perChunk);
       auto raw = [&](int64_t which) {
-        return loadWords(ring, {add(b, add(b, src, indexConst(b, from.params(which))), first)},
+        return loadWords(b, ring, {add(b, add(b, src, indexConst(b, from.params(which))), first)},
                          perChunk, 32);
       };
       Value s2 = raw(2), z2 = raw(3);
       SmallVector<Value> out;
       for (int64_t j = 0; j < perChunk; ++j) {
         int64_t m = codeScale(j * vBits);
-        Value word = constPair(bytePair(z2, vc[j], s2, vc[j]), lowFlip,
+        Value word = constPair(bytePair(b, z2, vc[j], s2, vc[j]), lowFlip,
                                affinePair(zeroAffine(m, vAnchor), scaleAffine(m)));
         if (fusesAt(j * vBits, vBits)) {
           // (z, s) -> (c, s): once here instead of in each lane using it.
@@ -765,12 +681,12 @@ private:
   Value dequantPair(Value codes, int64_t shift, int64_t bits, Value s, Value z,
                     Stage2Anchor anchor) {
     uint32_t mask = ((1 << bits) - 1) << shift % 8;
-    Value pair = half2(maskXor(shr(codes, shift / 8 * 8), mask << 16 | mask,
+    Value pair = half2(b, maskXor(b, shr(b, codes, shift / 8 * 8), mask << 16 | mask,
                                i32(kMagic1024 << 16 | kMagic1024)));
     if (fusesAt(shift, bits))
-      return fma2(pair, s, z);
+      return fma2(b, pair, s, z);
     if (anchor == Stage2Anchor::min)
-      return fma2(arith::SubFOp::create(b, pair, half2Const(1024, 1024)), s, z);
+      return fma2(b, arith::SubFOp::create(b, pair, half2Const(b, 1024, 1024)), s, z);
     return arith::MulFOp::create(b, arith::SubFOp::create(b, pair, z), s);
   }
 
@@ -779,7 +695,7 @@ private:
   /// factor of each accumulator row.
   void loadQueries(int64_t bits, PackOrder order) {
     int64_t n = shape.headDim / 4;
-    auto pairs = keyPairs(bits, order);
+    auto pairs = keyPairs(shape.headDim, bits, order);
     Value c0 = mul(b, t, n);
     auto bType = VectorType::get({2, 2}, b.getF16Type());
     qFrags.clear();
@@ -830,39 +746,12 @@ private:
     Value at(int64_t i) {
       Value &c = chunks[i / 4];
       if (!c)
-        c = e.loadWords(e.ring,
+        c = loadWords(e.b, e.ring,
                         {add(e.b, first, indexConst(e.b, chunkStride * (i / 4)))},
                         16, 32);
-      return e.half2(vector::ExtractOp::create(e.b, c, ArrayRef<int64_t>{i % 4}));
+      return half2(e.b, vector::ExtractOp::create(e.b, c, ArrayRef<int64_t>{i % 4}));
     }
   };
-  /// Half `h` of an f16x2 pair in both halves (ptxas reads it through an
-  /// operand selector, .H0_H0 / .H1_H1).
-  Value broadcastHalf(Value pair, int64_t h) {
-    return vector::ShuffleOp::create(b, pair, pair, ArrayRef<int64_t>{h, h});
-  }
-
-  /// The lane's f16x2 `pair` of an 8x8 matrix fragment (row g, columns 2t,
-  /// 2t + 1) replaced by its pair of the transposed matrix. No NVVM op has
-  /// movmatrix, so it is inline PTX.
-  Value transpose8x8(Value pair) {
-    Value bits = vector::ExtractOp::create(
-        b, vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), pair),
-        ArrayRef<int64_t>{0});
-    return half2(inlineAsm(b, b.getI32Type(), bits,
-                           "movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;",
-                           "=r,r"));
-  }
-
-  /// Stacks f16x2 registers into an mma operand fragment.
-  Value fragment(ArrayRef<Value> pairs) {
-    auto type = VectorType::get({int64_t(pairs.size()), 2}, b.getF16Type());
-    Value v = zeros(b, type);
-    for (auto [i, p] : llvm::enumerate(pairs))
-      v = vector::InsertOp::create(b, p, v, ArrayRef<int64_t>{int64_t(i)});
-    return v;
-  }
-
   /// One 16-key step with the rows on the mma's n side (a decode tile has
   /// few rows): S^T = K Q^T and O^T += V^T P^T, K and V^T the A operands.
   /// state = {max (base 2) and lane-partial sum of each accumulator row,
@@ -874,7 +763,7 @@ private:
     PackOrder kOrder = view.k.stage2.getOrder(), vOrder = view.v.stage2.getOrder();
     Stage2Anchor kAnchor = view.k.stage2.getAnchor();
     Stage2Anchor vAnchor = view.v.stage2.getAnchor();
-    auto kp = keyPairs(kBits, kOrder);
+    auto kp = keyPairs(shape.headDim, kBits, kOrder);
 
     // S^T of keys j0 + g + 8h (h = 0, 1) against the accumulator rows; two
     // independent mma chains over the k steps (four spilled at 128
@@ -905,7 +794,7 @@ private:
           pairs[reg][h] = dequantPair(word, shift, kBits, sc, zc, kAnchor);
         }
       }
-      Value a = fragment({pairs[0][0], pairs[0][1], pairs[1][0], pairs[1][1]});
+      Value a = fragment(b, {pairs[0][0], pairs[0][1], pairs[1][0], pairs[1][1]});
       for (int64_t n = 0; n < rowBlocks; ++n) {
         Value &acc = partial[n * chains + k % chains];
         acc = nvgpu::MmaSyncOp::create(b, a, qFrags[n * kSteps + k], acc,
@@ -996,16 +885,16 @@ private:
         for (int64_t ci = 0; ci < 2; ++ci)
           both.push_back(fromF32(
               b, arith::MulFOp::create(b, s[2 * n + ci][h], f.s1v), b.getF16Type()));
-        regs.push_back(transpose8x8(vector::FromElementsOp::create(
+        regs.push_back(transpose8x8(b, vector::FromElementsOp::create(
             b, VectorType::get({2}, b.getF16Type()), both)));
       }
-      pT.push_back(fragment(regs));
+      pT.push_back(fragment(b, regs));
     }
 
     // V^T: channel tile i holds the lane's channels 2i (row g) and 2i + 1
     // (row g + 8) of keys (2t, 2t+1) and (2t+8, 2t+9), the codes of two keys
     // interleaved per 16-bit chunk so that a pair holds one channel of both.
-    auto vc = valueChannels(vBits, vOrder);
+    auto vc = valueChannels(shape.headDim, vBits, vOrder);
     int64_t perChunk = 16 / vBits;
     WordLoader vWords(*this, f.constants, cl.vWords(), g, cl.valueLaneStride(),
                       ConstLayout::valueChunkStride, d);
@@ -1013,8 +902,8 @@ private:
       Value vs, vz;
       if (f.constants) {
         Value word = vWords.at(u);
-        vz = broadcastHalf(word, 0);
-        vs = broadcastHalf(word, 1);
+        vz = broadcastHalf(b, word, 0);
+        vs = broadcastHalf(b, word, 1);
       } else {
         std::tie(vs, vz) = groupPairs({f.vS2, f.vS2}, {f.vZ2, f.vZ2}, vc[u],
                                       vc[u], u % perChunk * vBits, vBits,
@@ -1039,7 +928,7 @@ private:
     };
     for (int64_t i = 0; i < kSteps; ++i) {
       SmallVector<Value> lo = valuePairs(2 * i), hi = valuePairs(2 * i + 1);
-      Value a = fragment({lo[0], hi[0], lo[1], hi[1]});
+      Value a = fragment(b, {lo[0], hi[0], lo[1], hi[1]});
       for (int64_t n = 0; n < rowBlocks; ++n) {
         Value &acc = accs[n * kSteps + i];
         acc = nvgpu::MmaSyncOp::create(b, a, pT[n], acc,
@@ -1115,7 +1004,7 @@ private:
 
   void writeRows(ArrayRef<Value> st, int64_t vBits, PackOrder vOrder,
                  ValueRange outputs) {
-    auto vc = valueChannels(vBits, vOrder);
+    auto vc = valueChannels(shape.headDim, vBits, vOrder);
     int64_t perLane = shape.headDim / 8, rows = cRows.size();
     int64_t kSteps = shape.headDim / 16;
     for (int64_t r = 0; r < rows; ++r) {
