@@ -107,3 +107,12 @@ func.func @tile_layer(%q: tensor<?x8x1x64xf16>, %b: index) -> tensor<16x64xf32> 
   %qt = qattn.load_query_tile %q [%b, %b, %b] {group = 4} : tensor<?x8x1x64xf16> -> tensor<16x64xf32>
   return %qt : tensor<16x64xf32>
 }
+
+// -----
+
+func.func @generic_with_tiling(%q: tensor<?x2x1x64xf32>, %k: tensor<?x2x64x64xi8>, %ks: tensor<?x2x1xf32>) -> tensor<?x2x1x64xf32> {
+  // expected-error@+1 {{with per-sequence lengths, a page table or dynamic sizes has no GPU kernel (qattn-tile puts it on the tile layer)}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1>}
+      : (tensor<?x2x1x64xf32>, tensor<?x2x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x64x64xi8>, tensor<?x2x1xf32>) -> tensor<?x2x1x64xf32>
+  return %o : tensor<?x2x1x64xf32>
+}

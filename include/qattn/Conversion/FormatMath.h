@@ -92,6 +92,11 @@ Value unpackCode(ImplicitLocOpBuilder &b, Value channel, int64_t bits,
 /// The f32 coefficients (constant term first) of the SAS polynomial.
 SmallVector<float> sasCoefficients(int64_t degree);
 
+/// The reference a row's exponentials are taken from: its max, or 0 while
+/// the max is -inf (only masked keys, or none, seen), so that no inf - inf
+/// appears.
+Value finiteRef(ImplicitLocOpBuilder &b, Value max);
+
 /// The unnormalized softmax term of a max-subtracted score x <= 0 (f32).
 Value softmaxTerm(ImplicitLocOpBuilder &b, Value x, SoftmaxAttr softmax);
 

@@ -30,6 +30,14 @@ SmallVector<Value> reduceRange(
 Value reduceRange1(ImplicitLocOpBuilder &b, Value lb, Value ub, Value init,
                    function_ref<Value(Value, Value)> body);
 
+/// if (cond) { then() } (an scf.if without results).
+void ifThen(ImplicitLocOpBuilder &b, Value cond, function_ref<void()> then);
+
+/// The index constant value(h) of KV head `hk` for h in [0, heads), picked
+/// at run time by a chain of selects (per-head widths and byte offsets).
+Value selectPerHead(ImplicitLocOpBuilder &b, Value hk, int64_t heads,
+                    function_ref<int64_t(int64_t)> value);
+
 /// A loop nest over [0, sizes[i]) calling body with all induction variables.
 void forEachIndex(ImplicitLocOpBuilder &b, ArrayRef<int64_t> sizes,
                   function_ref<void(ValueRange)> body);

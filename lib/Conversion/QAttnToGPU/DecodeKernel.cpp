@@ -218,13 +218,7 @@ public:
         combos.push_back(c);
     }
     auto perHead = [&](function_ref<int64_t(int64_t)> value) {
-      Value v = indexConst(b, value(0));
-      for (int64_t h = 1; h < shape.kvHeads; ++h) {
-        Value is = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, hk,
-                                         indexConst(b, h));
-        v = arith::SelectOp::create(b, is, indexConst(b, value(h)), v);
-      }
-      return v;
+      return selectPerHead(b, hk, shape.kvHeads, value);
     };
     int64_t d = shape.headDim;
     Value kOff = perHead([&](int64_t h) { return k2.getHeadByteOffset(h, d); });

@@ -132,15 +132,6 @@ inline Value byteAddress(ImplicitLocOpBuilder &b, Value memref, Value at,
 /// prefill kernels (lazy maxima): p = 2^(s - max) stays <= 2^8.
 inline constexpr double kLazyMaxLog2 = 8.0;
 
-/// Runs `then` where `cond` holds (an scf.if without results).
-inline void ifThen(ImplicitLocOpBuilder &b, Value cond,
-                   function_ref<void()> then) {
-  auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  then();
-}
-
 /// Waits until the launches before this one (an early launch, see
 /// kEarlyLaunchAttrName) have finished and their writes are visible; at
 /// once when the launch was not early.
@@ -156,15 +147,6 @@ inline void waitForEarlierLaunches(ImplicitLocOpBuilder &b) {
 inline Value exp2Ftz(ImplicitLocOpBuilder &b, Value x) {
   return inlineAsm(b, b.getF32Type(), x, "ex2.approx.ftz.f32 $0, $1;", "=f,f",
                    /*pure=*/true);
-}
-
-/// The reference a row's exponentials are taken from: its max, or 0 while
-/// the max is -inf (only masked keys, or no slice, seen), so that no
-/// inf - inf appears.
-inline Value finiteRef(ImplicitLocOpBuilder &b, Value max) {
-  Value isInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, max,
-                                      format::f32Const(b, -INFINITY));
-  return arith::SelectOp::create(b, isInf, format::f32Const(b, 0.0), max);
 }
 
 /// `keep`, or what `then` makes from it when `laneCond` holds on any lane of

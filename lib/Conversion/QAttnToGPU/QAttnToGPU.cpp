@@ -619,8 +619,12 @@ private:
 
 static FailureOr<AttentionShape> getShape(AttentionOp op,
                                           const ChipInfo &chip) {
+  // qattn-tile turns these into the tile layer; only a hand-written tiling
+  // attribute reaches here.
   if (op.isShapeGeneric())
-    return op.emitOpError(kNoShapeGenericKernel);
+    return op.emitOpError("with per-sequence lengths, a page table or dynamic "
+                          "sizes has no GPU kernel (qattn-tile puts it on the "
+                          "tile layer)");
   if (op.getBatch() < 1)
     return op.emitOpError() << "expected a batch of at least 1 for the GPU "
                                "kernels, got "

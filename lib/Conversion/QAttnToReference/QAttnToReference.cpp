@@ -539,6 +539,10 @@ static void checkSequences(ImplicitLocOpBuilder &b, AttentionOp op, Value lens,
   if (!lens)
     return;
   Value zero = indexConst(b, 0);
+  Value capacity = cacheTokens;
+  if (layout.table)
+    capacity = arith::MulIOp::create(b, memref::DimOp::create(b, layout.table, 1),
+                                     indexConst(b, layout.pageSize));
   forRange(b, zero, batch, [&](Value bi) {
     Value len = load(b, lens, {bi});
     runtimeCheck(b,
@@ -546,11 +550,6 @@ static void checkSequences(ImplicitLocOpBuilder &b, AttentionOp op, Value lens,
                                        i32Const(b, 0)),
                  "qattn.attention: negative kv_lens entry");
     SequenceKeys seq = sequenceKeys(b, op, lens, bi, cacheTokens);
-    Value capacity = cacheTokens;
-    if (layout.table)
-      capacity = arith::MulIOp::create(
-          b, memref::DimOp::create(b, layout.table, 1),
-          indexConst(b, layout.pageSize));
     runtimeCheck(b,
                  arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
                                        seq.cacheEnd, capacity),

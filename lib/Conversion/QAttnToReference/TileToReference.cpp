@@ -34,37 +34,24 @@ Value minU(ImplicitLocOpBuilder &b, Value x, Value y) {
 Value select(ImplicitLocOpBuilder &b, Value c, Value x, Value y) {
   return arith::SelectOp::create(b, c, x, y);
 }
-/// Runs `then` where `cond` holds.
-void ifThen(ImplicitLocOpBuilder &b, Value cond, function_ref<void()> then) {
-  auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(op.thenBlock()->getTerminator());
-  then();
-}
-/// A fresh tile buffer of `type` filled with `fill`.
-Value filledTile(ImplicitLocOpBuilder &b, Type type, Value fill) {
+/// A fresh tile buffer of `type` filled with zeros.
+Value zeroTile(ImplicitLocOpBuilder &b, Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  Value zero = arith::ConstantOp::create(
+      b, b.getZeroAttr(tensor.getElementType()));
   Value buffer = allocFor(b, type);
-  forEachIndex(b, cast<RankedTensorType>(type).getShape(),
-               [&](ValueRange ivs) { store(b, fill, buffer, ivs); });
+  forEachIndex(b, tensor.getShape(),
+               [&](ValueRange ivs) { store(b, zero, buffer, ivs); });
   return buffer;
 }
-Value zeroOf(ImplicitLocOpBuilder &b, Type elt) {
-  return arith::ConstantOp::create(b, b.getZeroAttr(elt));
-}
-/// The reference of a row's exponentials: its max, or 0 while it is -inf.
-Value finiteRef(ImplicitLocOpBuilder &b, Value max) {
-  Value isInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, max,
-                                      f32Const(b, -INFINITY));
-  return select(b, isInf, f32Const(b, 0.0), max);
-}
-/// A per-head constant selected by `hk` at run time.
-Value perHead(ImplicitLocOpBuilder &b, Value hk, int64_t heads,
-              function_ref<int64_t(int64_t)> value) {
-  Value v = indexConst(b, value(0));
-  for (int64_t h = 1; h < heads; ++h)
-    v = select(b, cmp(b, arith::CmpIPredicate::eq, hk, indexConst(b, h)),
-               indexConst(b, value(h)), v);
-  return v;
+/// max(init, max_t scores[r, t]) over the `keys` columns of row `r`.
+Value rowMax(ImplicitLocOpBuilder &b, Value scores, Value r, int64_t keys,
+             Value init) {
+  return reduceRange1(b, indexConst(b, 0), indexConst(b, keys), init,
+                      [&](Value t, Value x) {
+                        return arith::MaximumFOp::create(b, x,
+                                                         load(b, scores, {r, t}));
+                      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -118,9 +105,7 @@ struct LowerLoadKVTile : OpRewritePattern<LoadKVTileOp> {
     int64_t page = op.getTokensPerEntry();
     SmallVector<Value> tiles;
     for (Value t : op.getTile())
-      tiles.push_back(filledTile(
-          b, t.getType(),
-          zeroOf(b, cast<RankedTensorType>(t.getType()).getElementType())));
+      tiles.push_back(zeroTile(b, t.getType()));
     Value bi = op.getBatch(), hk = op.getKvHead();
     // Key j's batch entry or page, and its row there (only for j < bound).
     auto locate = [&](Value j) -> std::pair<Value, Value> {
@@ -165,10 +150,10 @@ struct LowerLoadKVTile : OpRewritePattern<LoadKVTileOp> {
         // The head's code bytes (per-head widths: offset and width by hk).
         int64_t heads = cast<MemRefType>(src[1].getType()).getDimSize(1);
         int64_t hd = cast<MemRefType>(src[2].getType()).getDimSize(3);
-        Value offset = perHead(b, hk, heads, [&](int64_t h) {
+        Value offset = selectPerHead(b, hk, heads, [&](int64_t h) {
           return s2.getHeadByteOffset(h, hd);
         });
-        Value width = perHead(b, hk, heads, [&](int64_t h) {
+        Value width = selectPerHead(b, hk, heads, [&](int64_t h) {
           return hd * s2.getBitsOfHead(h) / 8;
         });
         forRange(b, indexConst(b, 0), width, [&](Value x) {
@@ -255,7 +240,7 @@ struct LowerDequantizeTile : OpRewritePattern<DequantizeTileOp> {
       decodeWith(bits.front());
     } else {
       // Per-head widths: one decode per width, taken by the head's.
-      Value width = perHead(b, op.getKvHead(), bits.size(),
+      Value width = selectPerHead(b, op.getKvHead(), bits.size(),
                             [&](int64_t h) { return bits[h]; });
       SmallVector<int64_t> widths(bits);
       llvm::sort(widths);
@@ -330,10 +315,7 @@ struct LowerSoftmaxUpdate : OpRewritePattern<SoftmaxUpdateOp> {
     bool fixed = op.getFixedMax();
     forRange(b, zero, indexConst(b, rows), [&](Value r) {
       Value old = load(b, m, {r});
-      Value mx = fixed ? old
-                       : reduceRange1(b, zero, nk, old, [&](Value t, Value x) {
-                           return arith::MaximumFOp::create(b, x, load(b, s, {r, t}));
-                         });
+      Value mx = fixed ? old : rowMax(b, s, r, keys, old);
       Value ref = finiteRef(b, mx);
       auto term = [&](Value x) -> Value {
         Value shifted = arith::SubFOp::create(b, x, ref);
@@ -375,14 +357,11 @@ struct LowerTileRowMax : OpRewritePattern<TileRowMaxOp> {
     auto type = op.getScores().getType();
     Value s = toBuffer(b, op.getScores()), m = toBuffer(b, op.getMax());
     Value out = allocFor(b, op.getMax().getType());
-    Value zero = indexConst(b, 0);
-    forRange(b, zero, indexConst(b, type.getDimSize(0)), [&](Value r) {
-      Value mx = reduceRange1(b, zero, indexConst(b, type.getDimSize(1)),
-                              load(b, m, {r}), [&](Value t, Value x) {
-        return arith::MaximumFOp::create(b, x, load(b, s, {r, t}));
-      });
-      store(b, mx, out, {r});
-    });
+    forRange(b, indexConst(b, 0), indexConst(b, type.getDimSize(0)),
+             [&](Value r) {
+               store(b, rowMax(b, s, r, type.getDimSize(1), load(b, m, {r})),
+                     out, {r});
+             });
     rewriter.replaceOp(op, toTensor(b, out, op.getMax().getType()));
     return success();
   }

@@ -211,6 +211,12 @@ static Value sasLut(ImplicitLocOpBuilder &b, Value idx, int64_t entries) {
   return result;
 }
 
+Value finiteRef(ImplicitLocOpBuilder &b, Value max) {
+  Value isInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, max,
+                                      f32Const(b, -INFINITY));
+  return arith::SelectOp::create(b, isInf, f32Const(b, 0.0), max);
+}
+
 Value softmaxTerm(ImplicitLocOpBuilder &b, Value x, SoftmaxAttr softmax) {
   if (softmax.getMode() == SoftmaxMode::exact)
     return math::ExpOp::create(b, x);

@@ -96,6 +96,27 @@ SmallVector<Value> mlir::qattn::sizesOf(ImplicitLocOpBuilder &b, Value buffer) {
   return sizes;
 }
 
+void mlir::qattn::ifThen(ImplicitLocOpBuilder &b, Value cond,
+                         function_ref<void()> then) {
+  auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  then();
+}
+
+Value mlir::qattn::selectPerHead(ImplicitLocOpBuilder &b, Value hk,
+                                 int64_t heads,
+                                 function_ref<int64_t(int64_t)> value) {
+  Value v = arith::ConstantIndexOp::create(b, value(0));
+  for (int64_t h = 1; h < heads; ++h) {
+    Value is = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, hk,
+                                     arith::ConstantIndexOp::create(b, h));
+    v = arith::SelectOp::create(
+        b, is, arith::ConstantIndexOp::create(b, value(h)), v);
+  }
+  return v;
+}
+
 MemRefType mlir::qattn::memrefOf(RankedTensorType type) {
   return MemRefType::get(type.getShape(), type.getElementType());
 }

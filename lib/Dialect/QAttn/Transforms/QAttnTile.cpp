@@ -179,20 +179,25 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     // The serving form (lengths, pages, dynamic sizes) goes through the
     // tile layer; with tile-layer, static attentions it can express too.
     SmallVector<AttentionOp> tiled;
-    getOperation()->walk([&](AttentionOp op) {
-      if (op.isShapeGeneric() ||
-          (tileLayer && !op.getGpuTilingAttr() && op.getBatch() >= 1 &&
-           whyNotDecodeTiles(op).empty()))
+    WalkResult inexpressible = getOperation()->walk([&](AttentionOp op) {
+      bool generic = op.isShapeGeneric();
+      if (!generic && !(tileLayer && !op.getGpuTilingAttr() && op.getBatch() >= 1))
+        return WalkResult::advance();
+      std::string why = whyNotDecodeTiles(op);
+      if (why.empty()) {
         tiled.push_back(op);
-    });
-    for (AttentionOp op : tiled) {
-      if (std::string why = whyNotDecodeTiles(op); !why.empty()) {
+      } else if (generic) {
         op.emitOpError() << "with per-sequence lengths, a page table or "
                             "dynamic sizes needs the tile layer, which "
                             "cannot express it yet: "
                          << why;
-        return signalPassFailure();
+        return WalkResult::interrupt();
       }
+      return WalkResult::advance();
+    });
+    if (inexpressible.wasInterrupted())
+      return signalPassFailure();
+    for (AttentionOp op : tiled) {
       int64_t s = splits;
       if (s <= 0)
         s = op.isShapeGeneric() ? kShapeGenericSplits : chooseDecodeSplits(op);
