@@ -82,6 +82,16 @@ const std::vector<TensorSpec> &tensorsOf(const FunctionSpec &spec,
   fail("unknown tensor kind ", kind);
 }
 
+const TensorSpec &tensorAt(const QAttnRtArtifact *artifact, int64_t function,
+                           int32_t kind, int64_t index) {
+  const std::vector<TensorSpec> &tensors =
+      tensorsOf(functionAt(artifact, function), kind);
+  if (index < 0 || size_t(index) >= tensors.size())
+    fail("no tensor ", index, " of kind ", kind, " (there are ", tensors.size(),
+         ")");
+  return tensors[size_t(index)];
+}
+
 DType checkedDType(int32_t dtype, const char *what, int64_t index) {
   if (dtype < int32_t(DType::F64) || dtype > int32_t(DType::I8))
     fail(what, " ", index, ": unknown dtype code ", dtype);
@@ -177,12 +187,7 @@ int qattnRtGetTensor(const QAttnRtArtifact *artifact, int64_t function,
                      int32_t kind, int64_t index, const char **name,
                      int32_t *dtype, int32_t *rank, const int64_t **shape) {
   return guarded<int>(1, [&] {
-    const std::vector<TensorSpec> &tensors =
-        tensorsOf(functionAt(artifact, function), kind);
-    if (index < 0 || size_t(index) >= tensors.size())
-      fail("no tensor ", index, " of kind ", kind, " (there are ",
-           tensors.size(), ")");
-    const TensorSpec &spec = tensors[size_t(index)];
+    const TensorSpec &spec = tensorAt(artifact, function, kind, index);
     if (name)
       *name = spec.name.c_str();
     if (dtype)
@@ -199,12 +204,7 @@ const char *qattnRtGetTensorSymbol(const QAttnRtArtifact *artifact,
                                    int64_t function, int32_t kind,
                                    int64_t index, int32_t dim) {
   return guarded<const char *>(nullptr, [&] {
-    const std::vector<TensorSpec> &tensors =
-        tensorsOf(functionAt(artifact, function), kind);
-    if (index < 0 || size_t(index) >= tensors.size())
-      fail("no tensor ", index, " of kind ", kind, " (there are ",
-           tensors.size(), ")");
-    const TensorSpec &spec = tensors[size_t(index)];
+    const TensorSpec &spec = tensorAt(artifact, function, kind, index);
     if (dim < 0 || size_t(dim) >= spec.shape.size())
       fail("no dimension ", dim, " of \"", spec.name, "\" (its rank is ",
            spec.shape.size(), ")");

@@ -105,3 +105,11 @@ func.func @f(%s: tensor<16x16xf32>, %m: tensor<8xf32>) {
   %r = qattn.tile_row_max %s, %m : tensor<16x16xf32>, tensor<8xf32>
   return
 }
+
+// -----
+
+func.func @f(%q: tensor<?x8x1x64xf16>, %b: index) {
+  // expected-error@+1 {{expected tile to have a static shape, got 'tensor<?x64xf32>'}}
+  %qt = qattn.load_query_tile %q [%b, %b, %b] {group = 4} : tensor<?x8x1x64xf16> -> tensor<?x64xf32>
+  return
+}

@@ -6,6 +6,8 @@
 
 #include "qattn/Dialect/QAttn/IR/QAttnOps.h"
 
+#include "ShapeChecks.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
@@ -30,20 +32,6 @@ struct BHND {
 };
 } // namespace
 
-static std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << '[';
-  llvm::interleaveComma(shape, os, [&](int64_t size) {
-    if (ShapedType::isDynamic(size))
-      os << '?';
-    else
-      os << size;
-  });
-  os << ']';
-  return s;
-}
-
 /// Checks that `type` is [B, H, N, d] and returns the sizes.
 static FailureOr<BHND> getBHND(Operation *op, StringRef name,
                                RankedTensorType type) {
@@ -58,26 +46,6 @@ static FailureOr<BHND> getBHND(Operation *op, StringRef name,
 static int64_t ceilDivDim(int64_t n, int64_t m) {
   return ShapedType::isDynamic(n) ? ShapedType::kDynamic
                                   : llvm::divideCeilSigned(n, m);
-}
-
-/// Whether two sizes agree where both are known (`?` matches any size).
-static bool compatibleDim(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
-}
-
-/// Checks that `type` has `expected`'s rank and its sizes where both are
-/// known: a derived size is `?` where the size it derives from is.
-static LogicalResult expectShape(Operation *op, StringRef name,
-                                 RankedTensorType type,
-                                 ArrayRef<int64_t> expected) {
-  ArrayRef<int64_t> shape = type.getShape();
-  if (shape.size() == expected.size() &&
-      llvm::all_of(llvm::zip(shape, expected), [](auto dims) {
-        return compatibleDim(std::get<0>(dims), std::get<1>(dims));
-      }))
-    return success();
-  return op->emitOpError() << "expected " << name << " of shape "
-                           << shapeStr(expected) << ", got " << type;
 }
 
 /// Refuses dynamic sizes in the operands and results of ops whose lowerings

@@ -6,28 +6,20 @@
 
 #include "qattn/Dialect/QAttn/IR/QAttnOps.h"
 
+#include "ShapeChecks.h"
+
 using namespace mlir;
 using namespace mlir::qattn;
 
-/// Checks that `value` is a ranked tensor of `shape` ( `?` entries of
-/// `shape` match anything).
+/// Checks that `value` is a static tile of `shape` (`?` entries of `shape`
+/// match any size).
 static LogicalResult expectTile(Operation *op, StringRef name, Value value,
                                 ArrayRef<int64_t> shape) {
   auto type = cast<RankedTensorType>(value.getType());
-  bool ok = type.getRank() == static_cast<int64_t>(shape.size());
-  for (auto [got, want] : llvm::zip(type.getShape(), shape))
-    ok &= ShapedType::isDynamic(want) || got == want;
-  if (ok)
-    return success();
-  InFlightDiagnostic diag = op->emitOpError() << "expected " << name
-                                              << " of shape [";
-  llvm::interleaveComma(shape, diag, [&](int64_t s) {
-    if (ShapedType::isDynamic(s))
-      diag << "?";
-    else
-      diag << s;
-  });
-  return diag << "], got " << type;
+  if (!type.hasStaticShape())
+    return op->emitOpError() << "expected " << name
+                             << " to have a static shape, got " << type;
+  return expectShape(op, name, type, shape);
 }
 
 static int64_t dimOf(Value value, unsigned i) {
@@ -191,8 +183,8 @@ LogicalResult CombineSplitsOp::verify() {
                             "d] and a result [B, Hq, Nq, d], got "
                          << acc << " and " << out;
   ArrayRef<int64_t> rows = acc.getShape().drop_back();
-  if (failed(expectTile(*this, "partial maxima", getMax(), rows)) ||
-      failed(expectTile(*this, "partial sums", getSum(), rows)))
+  if (failed(expectShape(*this, "partial maxima", getMax().getType(), rows)) ||
+      failed(expectShape(*this, "partial sums", getSum().getType(), rows)))
     return failure();
   int64_t g = getGroup();
   if (g < 1 || out.getDimSize(1) != acc.getDimSize(1) * g ||
