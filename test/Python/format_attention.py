@@ -13,22 +13,10 @@ import numpy as np
 from qattn import format as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
-from testutil import expect_value_errors  # noqa: E402
+from testutil import expect_value_errors, sas_term64  # noqa: E402
 
 rng = np.random.default_rng(13)
 
-
-def sas_term64(x, thr, p):
-    """Scalar SAS term in float64 arithmetic with FORMAT.md's f32 LUT and coefficients."""
-    if x < thr:
-        return 0.0
-    c = [float(v) for v in F.sas_coefficients(p)]
-    i = math.floor(x)
-    f = x - i
-    acc = c[p]
-    for j in range(p - 1, -1, -1):
-        acc = acc * f + c[j]
-    return float(F.sas_lut(-i)[-i]) * acc
 
 
 def naive(q, k, v, scale, causal, term=math.exp):

@@ -22,6 +22,9 @@ import numpy as np
 
 from qattn import format as F
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from testutil import sas_term64  # noqa: E402
+
 SEED = int(sys.argv[1]) if len(sys.argv) > 1 else secrets.randbits(32)
 print(f"format_paged: seed {SEED}")
 rng = np.random.default_rng(SEED)
@@ -315,17 +318,6 @@ def naive(q, ks, vs, scale, causal, term=math.exp):
                     out[b, h, i, c] = math.fsum(wj * v[kh, j, c] for wj, j in zip(w, js)) / tot
     return out
 
-
-def sas_term64(x, thr, p):
-    if x < thr:
-        return 0.0
-    c = [float(v) for v in F.sas_coefficients(p)]
-    i = math.floor(x)
-    f = x - i
-    acc = c[p]
-    for j in range(p - 1, -1, -1):
-        acc = acc * f + c[j]
-    return float(F.sas_lut(-i)[-i]) * acc
 
 
 lens = [0, 1, 2, 3, 4, 5, 9]

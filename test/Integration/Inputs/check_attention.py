@@ -35,19 +35,9 @@ p.add_argument("--art", required=True)
 p.add_argument("--function", required=True)
 p.add_argument("--out", required=True, help="qattn-run's --output-dir")
 p.add_argument("--in", dest="inp", help="make_inputs.py's --out")
-p.add_argument("--q", default="", help="empty: float Q; else block=B[,scale=..][,gran=..]")
-p.add_argument("--k", required=True, help="block=B[,scale=f32|f16][,gran=block|channel]"
-               "[,bits=4-2..,group=G,order=lsb|msb]")
-p.add_argument("--v", required=True, help="as --k")
-p.add_argument("--scale", type=float, help="softmax scale (default 1/sqrt(d) in f32)")
-p.add_argument("--causal", action="store_true")
-p.add_argument("--softmax", default="exact", help="exact | sas:THRESHOLD:DEGREE")
+qcheck.add_attention_args(p)
 p.add_argument("--buffers", action="store_true")
 p.add_argument("--append", type=int, default=0)
-p.add_argument("--tol-score", type=float, default=8.0)
-p.add_argument("--tol-base", type=float, default=64.0)
-p.add_argument("--max-rel-fro", type=float, required=True)
-p.add_argument("--min-sqnr", type=float, required=True)
 a = p.parse_args()
 c = qcheck.Checker(a.case)
 
@@ -69,10 +59,7 @@ o_dtype = qcheck.manifest_arg_dtype(a.art, a.function, "o")
 o_raw = find("o", o_dtype)
 o = (F.bf16_to_f32(o_raw) if o_dtype == "bf16" else o_raw).astype(np.float64)
 B, Hq, Nq, d = q.shape
-if a.scale is not None:
-    scale = float(np.float32(a.scale))  # the op's f32 scale attribute
-else:
-    scale = float(np.float32(1) / np.sqrt(np.float32(d)))  # FORMAT.md's default 1 / sqrt(d), f32
+scale = qcheck.softmax_scale(a.scale, d)
 
 # ---- the model's dequantized operands -------------------------------------------------------
 qspec = qcheck.parse_spec(a.q)
@@ -89,11 +76,10 @@ def kv_operand(x, text, buf=None, buf_scale=None):
     s1 = qcheck.stage1_spec(spec)
     x8, xs = F.stage1_quantize(x, s1["block"], s1["scale_dtype"], s1["granularity"])
     if "bits" in spec:
-        anchor = spec.get("anchor", "zero")
-        packed, s2, z2 = F.stage2_quantize(x8, spec["bits"], spec["group"], qcheck.order_name(spec),
-                                           anchor=anchor)
-        extra = dict(packed=packed, s2=s2, z2=z2, bits=spec["bits"], group=spec["group"],
-                     order=qcheck.order_name(spec), anchor=anchor)
+        s2kw = qcheck.stage2_kwargs(spec)
+        packed, s2, z2 = F.stage2_quantize(x8, s2kw["bits"], s2kw["group"], s2kw["order"],
+                                           anchor=s2kw["anchor"])
+        extra = dict(packed=packed, s2=s2, z2=z2, **s2kw)
     else:
         extra = dict(q8=x8)
     return F.dequantized_kv(xs, s1["block"], buffer=buf, buffer_scale=buf_scale, **extra)
@@ -114,11 +100,7 @@ if a.buffers:
 kd = kv_operand(k, a.k, kb, kbs)
 vd = kv_operand(v, a.v, vb, vbs)
 
-if a.softmax == "exact":
-    smx = dict(softmax="exact")
-else:
-    _, thr, deg = a.softmax.split(":")
-    smx = dict(softmax="sas", threshold=float(thr), degree=int(deg))
+smx = qcheck.softmax_kwargs(a.softmax)
 
 # ---- (a) against the model on the same dequantized operands --------------------------------
 model = F.attention(qd, kd, vd, scale, a.causal, dtype=np.float64, **smx)

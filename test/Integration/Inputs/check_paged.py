@@ -37,17 +37,7 @@ p.add_argument("--in", dest="inp", required=True, help="make_paged.py's --out")
 p.add_argument("--out", required=True, help="qattn-run's --output-dir (o.npy)")
 p.add_argument("--art", help="the compiled artifact: o's dtype from its manifest")
 p.add_argument("--function", help="the function in --art")
-p.add_argument("--q", default="", help="empty: float q; else block=B[,scale=..][,gran=..]")
-p.add_argument("--k", required=True, help="block=B[,scale=f32|f16][,gran=block|channel]"
-               "[,bits=4-2..,group=G,order=lsb|msb,anchor=zero|min]")
-p.add_argument("--v", required=True, help="as --k")
-p.add_argument("--scale", type=float, help="softmax scale (default 1/sqrt(d) in f32)")
-p.add_argument("--causal", action="store_true")
-p.add_argument("--softmax", default="exact", help="exact | sas:THRESHOLD:DEGREE")
-p.add_argument("--tol-score", type=float, default=8.0)
-p.add_argument("--tol-base", type=float, default=64.0)
-p.add_argument("--max-rel-fro", type=float, required=True)
-p.add_argument("--min-sqnr", type=float, required=True)
+qcheck.add_attention_args(p)
 p.add_argument("--selftest", nargs="?", const="f32", choices=("f32", "f16", "bf16"))
 a = p.parse_args()
 c = qcheck.Checker(a.case)
@@ -104,8 +94,7 @@ def operand(prefix, spec):
         kw.update(buffer=load(f"{prefix}_buffer", "i8"), buffer_scale=load(f"{prefix}_buffer_scale", "f32"))
     if "bits" in spec:
         kw.update(packed=load(f"{prefix}_codes", "i8"), s2=load(f"{prefix}_group_scales", "i8"),
-                  z2=load(f"{prefix}_zeros", "i8"), bits=spec["bits"], group=spec["group"],
-                  order=qcheck.order_name(spec), anchor=spec.get("anchor", "zero"))
+                  z2=load(f"{prefix}_zeros", "i8"), **qcheck.stage2_kwargs(spec))
     else:
         kw.update(q8=load(f"{prefix}_data", "i8"))
     try:
@@ -124,22 +113,12 @@ if qspec:
     q_float = load("q_float", "f32")
 else:
     q_raw = load("q")
-    q_dtype = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16",
-               np.dtype(np.uint16): "bf16"}[q_raw.dtype]
-    qd = q_float = qcheck.as_f32(q_raw, q_dtype)
+    qd = q_float = qcheck.as_f32(q_raw, qcheck.float_dtype_name(q_raw.dtype))
 B, Hq, Nq, d = qd.shape
 if len(lens) != B:
     sys.exit(f"error: kv_lens has {len(lens)} entries, q has batch {B}")
-if a.scale is not None:
-    scale = float(np.float32(a.scale))  # the op's f32 scale attribute
-else:
-    scale = float(np.float32(1) / np.sqrt(np.float32(d)))  # FORMAT.md's default 1 / sqrt(d), f32
-
-if a.softmax == "exact":
-    smx = dict(softmax="exact")
-else:
-    _, thr, deg = a.softmax.split(":")
-    smx = dict(softmax="sas", threshold=float(thr), degree=int(deg))
+scale = qcheck.softmax_scale(a.scale, d)
+smx = qcheck.softmax_kwargs(a.softmax)
 
 # ---- the result ------------------------------------------------------------------------------
 if a.selftest:
@@ -152,8 +131,7 @@ if a.art:
     o_dtype = qcheck.manifest_arg_dtype(a.art, a.function, "o")
 else:
     raw = np.load(os.path.join(a.out, "o.npy"), mmap_mode="r")
-    o_dtype = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16",
-               np.dtype(np.uint16): "bf16"}.get(raw.dtype)
+    o_dtype = qcheck.float_dtype_name(raw.dtype)
     if o_dtype is None:
         sys.exit(f"error: o.npy holds {raw.dtype}")
 o_raw = qcheck.load(a.out, "o", o_dtype)

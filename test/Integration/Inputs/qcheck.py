@@ -157,3 +157,45 @@ def parser(description):
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--case", required=True, help="name printed on every line")
     return p
+
+
+def add_attention_args(p):
+    """The options of an attention check: the schemes, the softmax and the bounds."""
+    p.add_argument("--q", default="", help="empty: float q; else block=B[,scale=..][,gran=..]")
+    p.add_argument("--k", required=True, help="block=B[,scale=f32|f16][,gran=block|channel]"
+                   "[,bits=4-2..,group=G,order=lsb|msb,anchor=zero|min]")
+    p.add_argument("--v", required=True, help="as --k")
+    p.add_argument("--scale", type=float, help="softmax scale (default 1/sqrt(d) in f32)")
+    p.add_argument("--causal", action="store_true")
+    p.add_argument("--softmax", default="exact", help="exact | sas:THRESHOLD:DEGREE")
+    p.add_argument("--tol-score", type=float, default=8.0)
+    p.add_argument("--tol-base", type=float, default=64.0)
+    p.add_argument("--max-rel-fro", type=float, required=True)
+    p.add_argument("--min-sqnr", type=float, required=True)
+
+
+def softmax_scale(given, d):
+    """The op's f32 softmax scale: --scale, or FORMAT.md's default 1 / sqrt(d) in f32."""
+    if given is not None:
+        return float(np.float32(given))
+    return float(np.float32(1) / np.sqrt(np.float32(d)))
+
+
+def softmax_kwargs(text):
+    """--softmax (exact | sas:THRESHOLD:DEGREE) as the model's keyword arguments."""
+    if text == "exact":
+        return dict(softmax="exact")
+    _, thr, deg = text.split(":")
+    return dict(softmax="sas", threshold=float(thr), degree=int(deg))
+
+
+def stage2_kwargs(spec):
+    """A stage-2 scheme (parse_spec with bits=) as the model's keyword arguments."""
+    return dict(bits=spec["bits"], group=spec["group"], order=order_name(spec),
+                anchor=spec.get("anchor", "zero"))
+
+
+def float_dtype_name(dtype):
+    """f32 / f16 / bf16 (stored as uint16) of a NumPy float array's dtype, or None."""
+    return {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16",
+            np.dtype(np.uint16): "bf16"}.get(np.dtype(dtype))

@@ -30,3 +30,18 @@ def expect(exc, call):
         print(f"{exc.__name__}: {e}")
         return
     raise AssertionError(f"expected {exc.__name__}")
+
+
+def sas_term64(x, thr, p):
+    """Scalar SAS term in float64 arithmetic with FORMAT.md's f32 LUT and coefficients."""
+    from qattn import format as F
+
+    if x < thr:
+        return 0.0
+    c = [float(v) for v in F.sas_coefficients(p)]
+    i = math.floor(x)
+    f = x - i
+    acc = c[p]
+    for j in range(p - 1, -1, -1):
+        acc = acc * f + c[j]
+    return float(F.sas_lut(-i)[-i]) * acc
