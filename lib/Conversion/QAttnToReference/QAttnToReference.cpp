@@ -647,23 +647,15 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
             b, arith::MaxSIOp::create(b, last, zero), end);
       }
       Value cacheEnd = arith::MinUIOp::create(b, end, seq.cacheEnd);
-      // Element (key j, channel c) of K or V.
-      auto cached = [&](Value kv, Value j, Value c) {
-        Value page = bi, row = j;
-        if (layout.table) {
-          page = arith::IndexCastUIOp::create(
-              b, b.getIndexType(),
-              load(b, layout.table, {bi, divIdx(b, j, layout.pageSize)}));
-          row = remIdx(b, j, layout.pageSize);
-        }
-        return load(b, kv, {page, kvHead, row, c});
-      };
-      auto buffered = [&](Value buffer, Value bufferScale, Value j, Value c) {
-        Value r = arith::SubIOp::create(b, j, seq.cacheEnd);
-        Value q8 = arith::SIToFPOp::create(b, b.getF32Type(),
-                                           load(b, buffer, {bi, kvHead, r, c}));
-        return arith::MulFOp::create(b, q8,
-                                     load(b, bufferScale, {bi, kvHead}));
+      // Where cached key j lives: its page and row (the table read once
+      // per key, not per channel).
+      auto locate = [&](Value j) -> std::pair<Value, Value> {
+        if (!layout.table)
+          return {bi, j};
+        Value entry =
+            load(b, layout.table, {bi, divIdx(b, j, layout.pageSize)});
+        return {arith::IndexCastUIOp::create(b, b.getIndexType(), entry),
+                remIdx(b, j, layout.pageSize)};
       };
       auto score = [&](function_ref<Value(Value)> key) {
         Value dot = reduceRange1(b, zero, dim, f32Const(b, 0.0),
@@ -674,42 +666,42 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
         });
         return arith::MulFOp::create(b, scale, dot);
       };
-      // Runs body(j, key(c), value(c)) over the cache keys, then the buffer's.
+      using Element = function_ref<Value(Value)>; // channel -> f32 value
+      // Runs body(key, value) over the cache keys, then the buffer's.
       auto overKeys = [&](Value init,
-                          function_ref<Value(Value, function_ref<Value(Value)>,
-                                             function_ref<Value(Value)>, Value)>
-                              body) {
+                          function_ref<Value(Element, Element, Value)> body) {
         Value acc = reduceRange1(b, zero, cacheEnd, init, [&](Value j, Value a) {
+          auto [page, row] = locate(j);
           return body(
-              j, [&](Value c) { return cached(layout.k, j, c); },
-              [&](Value c) { return cached(layout.v, j, c); }, a);
+              [&](Value c) { return load(b, layout.k, {page, kvHead, row, c}); },
+              [&](Value c) { return load(b, layout.v, {page, kvHead, row, c}); },
+              a);
         });
         if (!layout.kBuffer)
           return acc;
+        // The buffer's one scale per head.
+        Value kScale = load(b, layout.kBufferScale, {bi, kvHead});
+        Value vScale = load(b, layout.vBufferScale, {bi, kvHead});
         return reduceRange1(b, cacheEnd, end, acc, [&](Value j, Value a) {
+          Value r = arith::SubIOp::create(b, j, seq.cacheEnd);
+          auto buffered = [&](Value buffer, Value scale, Value c) {
+            Value q8 = arith::SIToFPOp::create(
+                b, b.getF32Type(), load(b, buffer, {bi, kvHead, r, c}));
+            return arith::MulFOp::create(b, q8, scale);
+          };
           return body(
-              j,
-              [&](Value c) {
-                return buffered(layout.kBuffer, layout.kBufferScale, j, c);
-              },
-              [&](Value c) {
-                return buffered(layout.vBuffer, layout.vBufferScale, j, c);
-              },
-              a);
+              [&](Value c) { return buffered(layout.kBuffer, kScale, c); },
+              [&](Value c) { return buffered(layout.vBuffer, vScale, c); }, a);
         });
       };
       Value rowMax = overKeys(
-          f32Const(b, -INFINITY),
-          [&](Value, function_ref<Value(Value)> key, function_ref<Value(Value)>,
-              Value m) -> Value {
+          f32Const(b, -INFINITY), [&](Element key, Element, Value m) -> Value {
             return arith::MaximumFOp::create(b, m, score(key));
           });
       forRange(b, zero, dim,
                [&](Value c) { store(b, f32Const(b, 0.0), acc, {c}); });
       Value rowSum = overKeys(
-          f32Const(b, 0.0),
-          [&](Value, function_ref<Value(Value)> key,
-              function_ref<Value(Value)> value, Value sum) -> Value {
+          f32Const(b, 0.0), [&](Element key, Element value, Value sum) -> Value {
             Value x = arith::SubFOp::create(b, score(key), rowMax);
             Value p = softmaxTerm(b, x, softmax);
             forRange(b, zero, dim, [&](Value c) {
