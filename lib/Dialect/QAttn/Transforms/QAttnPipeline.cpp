@@ -7,6 +7,7 @@
 #include "qattn/Dialect/QAttn/IR/QAttnOps.h"
 #include "qattn/Dialect/QAttn/Transforms/Passes.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -33,28 +34,27 @@ static constexpr int64_t kKeyLoopStages = 2;
 /// epilogue is needed.
 static void pipelineKeyLoop(scf::ForOp loop, int64_t stages) {
   Block *body = loop.getBody();
-  // The loads and what they compute their operands from, in body order.
+  // The loads and what they compute their operands from inside the loop;
+  // nothing of it may depend on the loop's state, or it cannot run ahead.
   SmallVector<Operation *> loads;
-  llvm::SetVector<Operation *> slice;
   for (Operation &op : body->without_terminator())
     if (isa<LoadKVTileOp>(op))
       loads.push_back(&op);
   if (loads.empty())
     return;
-  std::function<bool(Value)> collect = [&](Value v) -> bool {
-    if (llvm::is_contained(loop.getRegionIterArgs(), v))
-      return false; // depends on the loop's state: cannot run ahead
-    Operation *def = v.getDefiningOp();
-    if (!def || def->getBlock() != body || slice.contains(def))
-      return true;
-    for (Value operand : def->getOperands())
-      if (!collect(operand))
-        return false;
-    slice.insert(def);
-    return true;
-  };
+  BackwardSliceOptions options;
+  options.inclusive = true;
+  options.omitBlockArguments = true;
+  options.filter = [&](Operation *op) { return op->getBlock() == body; };
+  llvm::SetVector<Operation *> slice;
   for (Operation *load : loads)
-    if (!collect(load->getResult(0)))
+    if (failed(getBackwardSlice(load, &slice, options)))
+      return;
+  auto isState = [&](Value v) {
+    return llvm::is_contained(loop.getRegionIterArgs(), v);
+  };
+  for (Operation *op : slice)
+    if (llvm::any_of(op->getOperands(), isState))
       return;
   SmallVector<Operation *> ahead;
   for (Operation &op : body->without_terminator())
@@ -109,7 +109,7 @@ static void pipelineKeyLoop(scf::ForOp loop, int64_t stages) {
     for (Value r : load->getResults())
       map.map(r, wait.getResult(at++));
   for (Operation &op : body->without_terminator())
-    if (!slice.contains(&op) && !isa<LoadKVTileOp>(op))
+    if (!slice.contains(&op))
       b.clone(op, map);
   SmallVector<Value> yields;
   for (Value v : body->getTerminator()->getOperands())
