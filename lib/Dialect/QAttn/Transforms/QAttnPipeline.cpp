@@ -108,8 +108,10 @@ static void pipelineKeyLoop(scf::ForOp loop, int64_t stages) {
   for (Operation *load : loads)
     for (Value r : load->getResults())
       map.map(r, wait.getResult(at++));
+  // Everything but the loads, whose tiles now come from the ring (what the
+  // loads' operands were computed from stays too, if anything else uses it).
   for (Operation &op : body->without_terminator())
-    if (!slice.contains(&op))
+    if (!isa<LoadKVTileOp>(op))
       b.clone(op, map);
   SmallVector<Value> yields;
   for (Value v : body->getTerminator()->getOperands())
