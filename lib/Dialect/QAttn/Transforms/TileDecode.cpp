@@ -185,6 +185,10 @@ Value DecodeTiler::materialize() {
   int64_t bufferKeys = op.getNumBufferKeys();
   Type f32 = b.getF32Type();
   Value batch = tensor::DimOp::create(b, op.getQ(), 0);
+  // Without lengths every sequence holds the whole cache (and buffer).
+  Value cacheTokens;
+  if (!op.getKvLens())
+    cacheTokens = tensor::DimOp::create(b, op.getK(), k.stage2 ? 1 : 2);
   int64_t dyn = ShapedType::kDynamic;
   auto accType = RankedTensorType::get({dyn, hkv, rts, splits, kTileRows, d}, f32);
   auto rowType = RankedTensorType::get({dyn, hkv, rts, splits, kTileRows}, f32);
@@ -220,7 +224,7 @@ Value DecodeTiler::materialize() {
                      ? sub(length, arith::RemUIOp::create(b, length, idx(bufferKeys)))
                      : length;
     } else {
-      cacheEnd = tensor::DimOp::create(b, op.getK(), k.stage2 ? 1 : 2);
+      cacheEnd = cacheTokens;
       length = add(cacheEnd, idx(bufferKeys));
     }
     // This split's keys: whole tiles of the sequence, in `splits` slices.
