@@ -120,10 +120,22 @@ struct LowerLoadKVTile : OpRewritePattern<LoadKVTileOp> {
                    : cast<RankedTensorType>(op.getTile()[0].getType()).getDimSize(1);
     Value scaleTile = tiles.back();
     bool channel = s1 && s1.getGranularity() == Granularity::channel;
+    // The head's code bytes in a packed row: offset and width by hk (per-head
+    // widths), the same for every key.
+    Value offset, width;
+    if (s2) {
+      int64_t heads = cast<MemRefType>(src[1].getType()).getDimSize(1);
+      int64_t hd = cast<MemRefType>(src[2].getType()).getDimSize(3);
+      offset = selectPerHead(b, hk, heads, [&](int64_t h) {
+        return s2.getHeadByteOffset(h, hd);
+      });
+      width = selectPerHead(b, hk, heads, [&](int64_t h) {
+        return hd * s2.getBitsOfHead(h) / 8;
+      });
+    }
     forRange(b, indexConst(b, 0), indexConst(b, keys), [&](Value t) {
       Value j = addIdx(b, op.getFirst(), t);
       ifThen(b, cmp(b, arith::CmpIPredicate::ult, j, op.getBound()), [&] {
-        auto [entry, row] = locate(j);
         if (!s1) { // the decode buffer: row j, one scale per head
           forRange(b, indexConst(b, 0), indexConst(b, d), [&](Value c) {
             store(b, load(b, src[0], {bi, hk, j, c}), tiles[0], {t, c});
@@ -131,6 +143,7 @@ struct LowerLoadKVTile : OpRewritePattern<LoadKVTileOp> {
           store(b, load(b, src[1], {bi, hk}), scaleTile, {t});
           return;
         }
+        auto [entry, row] = locate(j);
         if (channel) {
           int64_t dd = cast<RankedTensorType>(scaleTile.getType()).getDimSize(1);
           forRange(b, indexConst(b, 0), indexConst(b, dd), [&](Value c) {
@@ -147,15 +160,6 @@ struct LowerLoadKVTile : OpRewritePattern<LoadKVTileOp> {
           });
           return;
         }
-        // The head's code bytes (per-head widths: offset and width by hk).
-        int64_t heads = cast<MemRefType>(src[1].getType()).getDimSize(1);
-        int64_t hd = cast<MemRefType>(src[2].getType()).getDimSize(3);
-        Value offset = selectPerHead(b, hk, heads, [&](int64_t h) {
-          return s2.getHeadByteOffset(h, hd);
-        });
-        Value width = selectPerHead(b, hk, heads, [&](int64_t h) {
-          return hd * s2.getBitsOfHead(h) / 8;
-        });
         forRange(b, indexConst(b, 0), width, [&](Value x) {
           store(b, load(b, src[0], {entry, row, addIdx(b, offset, x)}), tiles[0],
                 {t, x});
