@@ -32,7 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Fragments.h"
+#include "Dequantize.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -50,9 +50,6 @@ using namespace mlir::qattn::kernels;
 static constexpr int64_t kTileRows = 16;
 static constexpr int64_t kRegistersOneBlock = 128, kRegistersTwoBlocks = 168;
 static constexpr int64_t kStepKeys = 16;
-// f16 has unit steps in [1024, 2048): or'ed onto bits b (< 1024) the
-// pattern of 1024 reads as 1024 + b.
-static constexpr int64_t kMagic1024 = 0x6400;
 
 int64_t mlir::qattn::kernels::decodeRowTiles(const AttentionShape &shape) {
   return llvm::divideCeilSigned(shape.groupSize() * shape.queries, kTileRows);
@@ -471,79 +468,6 @@ private:
 
   void warpSync() { NVVM::SyncWarpOp::create(b, i32(-1)); }
 
-  /// The bytes of a bytePair as an f16x2 pair: each masked to a byte,
-  /// xor'ed with `flip`, or'ed with the exponent of 1024 (so it reads as
-  /// 1024 + the byte), then (x - minus) * times + plus.
-  Value constPair(Value bytes, Value flip, const std::array<Value, 3> &affine) {
-    // The magic's bits lie above the byte: xor sets them like or.
-    Value magic = i32(kMagic1024 << 16 | kMagic1024);
-    if (flip)
-      magic = arith::XOrIOp::create(b, magic, flip);
-    Value pair = half2(b, maskXor(b, bytes, 0x00ff00ff, magic));
-    auto [minus, times, plus] = affine;
-    return fma2(b, arith::SubFOp::create(b, pair, minus), times, plus);
-  }
-  /// dequantPair reads a code at bit `shift` of a 16-bit half in place
-  /// within its byte: 1024 + M q with M = 2^(shift % 8). The group
-  /// constants carry M: s2 / M, and z2 as 1024 + M z2 (anchor = min: z2).
-  static int64_t codeScale(int64_t shift) { return int64_t(1) << (shift % 8); }
-  /// Whether codes at bit `shift` dequantize by one f16x2 FMA, x (s2 / M) +
-  /// c with c = -(1024 / M + z2) s2 (anchor = min: z2 - (1024 / M) s2), in
-  /// place of a subtract and a multiply: exact while c is an integer below
-  /// 2^11, which holds for every constant the encoder fits make (s2 at most
-  /// ceil(254 / (2^b - 1)) + 2 with fit = mse, |z2 s2| <= 127 + 1.5 s2;
-  /// docs/FORMAT.md) where M is large: 4-bit codes in the high nibble,
-  /// 2-bit codes in the top two bits. stageConstants makes c once per
-  /// channel (pair) and step, next to s2 and z2; made per use (for K's two
-  /// keys) it made ptxas spill at 128 registers (H200: B1 N32K 28.4 -> 28.7
-  /// us, B8 N4K 26.3 -> 26.9).
-  static bool fusesAt(int64_t shift, int64_t bits) {
-    int64_t s2 = llvm::divideCeil(254, (int64_t(1) << bits) - 1) + 2;
-    return 2 * (1024 / codeScale(shift) * s2 + 127) + 3 * s2 <= 2 * 2048;
-  }
-  /// fusesAt's c from dequantPair's constants `s` and `z` (f16 or f16x2).
-  Value fusedConstant(Value s, Value z, Stage2Anchor anchor) {
-    if (anchor == Stage2Anchor::min) {
-      Value minus1024 =
-          isa<VectorType>(s.getType())
-              ? half2Const(b, -1024, -1024)
-              : arith::ConstantOp::create(b, b.getF16FloatAttr(-1024)).getResult();
-      return fma2(b, minus1024, s, z);
-    }
-    return arith::NegFOp::create(b, arith::MulFOp::create(b, z, s));
-  }
-  /// (minus, times, plus) of constPair that turn 1024 + the byte into the
-  /// constant: s2 is 1024 + s2 less 1024, over M; z2 is first biased to the
-  /// unsigned z2 + 128 (zeroFlip), so less 1152 it is z2.
-  using Affine = std::array<double, 3>;
-  static Affine scaleAffine(int64_t m) { return {1024, 1.0 / m, 0}; }
-  static Affine zeroAffine(int64_t m, Stage2Anchor anchor) {
-    if (anchor == Stage2Anchor::min)
-      return {1152, 1, 0};
-    return {1152, double(m), 1024};
-  }
-  /// constPair's operands for `lo` in the low half and `hi` in the high one.
-  std::array<Value, 3> affinePair(const Affine &lo, const Affine &hi) {
-    return {half2Const(b, lo[0], hi[0]), half2Const(b, lo[1], hi[1]),
-            half2Const(b, lo[2], hi[2])};
-  }
-  Value zeroFlip() { return i32(0x00800080); }
-  /// (s2, z2 as dequantPair wants it: fusesAt's c where it fuses) of
-  /// channels lo and hi, whose `bits`-bit codes sit at bit `shift` of their
-  /// half, as f16x2 pairs. The s2 and z2 bytes come as (words holding byte
-  /// lo, words holding byte hi), often the same words twice.
-  std::pair<Value, Value> groupPairs(std::pair<Value, Value> s2,
-                                     std::pair<Value, Value> z2, int64_t lo,
-                                     int64_t hi, int64_t shift, int64_t bits,
-                                     Stage2Anchor anchor) {
-    int64_t m = codeScale(shift);
-    Affine sc = scaleAffine(m), z = zeroAffine(m, anchor);
-    Value s = constPair(bytePair(b, s2.first, lo, s2.second, hi), Value(),
-                        affinePair(sc, sc));
-    Value zc = constPair(bytePair(b, z2.first, lo, z2.second, hi), zeroFlip(),
-                         affinePair(z, z));
-    return {s, fusesAt(shift, bits) ? fusedConstant(s, zc, anchor) : zc};
-  }
 
   /// Converts the group constants of the step in `slot` once per warp into
   /// the f16x2 words of ConstLayout, so that each lane loads its words
@@ -601,7 +525,7 @@ private:
       for (int64_t j = 0; j < perUnit; ++j) {
         // Pair j of the half has the shift (so M) of pair j of the word:
         // the halves lie 8 bits apart.
-        auto [sc, zc] = groupPairs({sLo, sHi}, {zLo, zHi}, kp[j].first,
+        auto [sc, zc] = groupPairs(b, {sLo, sHi}, {zLo, zHi}, kp[j].first,
                                    kp[j].second - perWord / 2, j * kBits, kBits,
                                    kAnchor);
         sOut.push_back(sc);
@@ -644,8 +568,8 @@ private:
       SmallVector<Value> out;
       for (int64_t j = 0; j < perChunk; ++j) {
         int64_t m = codeScale(j * vBits);
-        Value word = constPair(bytePair(b, z2, vc[j], s2, vc[j]), lowFlip,
-                               affinePair(zeroAffine(m, vAnchor), scaleAffine(m)));
+        Value word = constPair(b, bytePair(b, z2, vc[j], s2, vc[j]), lowFlip,
+                               affinePair(b, zeroAffine(m, vAnchor), scaleAffine(m)));
         if (fusesAt(j * vBits, vBits)) {
           // (z, s) -> (c, s): once here instead of in each lane using it.
           auto half = [&](int64_t h) {
@@ -654,7 +578,7 @@ private:
           Value sv = half(1);
           word = vector::FromElementsOp::create(
               b, word.getType(),
-              ValueRange{fusedConstant(sv, half(0), vAnchor), sv});
+              ValueRange{fusedConstant(b, sv, half(0), vAnchor), sv});
         }
         out.push_back(word);
       }
@@ -663,25 +587,6 @@ private:
         storePairs(ArrayRef<Value>(out).slice(4 * c, 4),
                    add(b, vBase, indexConst(b, 16 * c)));
     });
-  }
-  /// q8 = (q - z2) * s2 from the codes at bit `shift` of both halves of
-  /// `codes`. The code is masked in place within its byte (one shift serves
-  /// a word's upper bytes) and or'ed with 1024: x = 1024 + M q, M = 2^(shift
-  /// % 8). Then (x - (1024 + M z2)) * (s2 / M), exact in f16 (an integer
-  /// multiple of M below 2^15 less another, then a power-of-two rescale of
-  /// an integer in [-128, 127]). With anchor = min, q8 = z2 + q * s2:
-  /// (x - 1024) * (s2 / M) + z2, exact as well.
-  /// Where fusesAt(shift, bits), `z` is its c and the pair takes one FMA.
-  Value dequantPair(Value codes, int64_t shift, int64_t bits, Value s, Value z,
-                    Stage2Anchor anchor) {
-    uint32_t mask = ((1 << bits) - 1) << shift % 8;
-    Value pair = half2(b, maskXor(b, shr(b, codes, shift / 8 * 8), mask << 16 | mask,
-                               i32(kMagic1024 << 16 | kMagic1024)));
-    if (fusesAt(shift, bits))
-      return fma2(b, pair, s, z);
-    if (anchor == Stage2Anchor::min)
-      return fma2(b, arith::SubFOp::create(b, pair, half2Const(b, 1024, 1024)), s, z);
-    return arith::MulFOp::create(b, arith::SubFOp::create(b, pair, z), s);
   }
 
   /// The lane's Q^T columns (row 8n + g of each row block) at its K
@@ -779,13 +684,13 @@ private:
         int64_t p = 2 * k + reg;
         int64_t shift = p % pairsPerWord * kBits;
         auto [sc, zc] = f.constants ? std::pair(kS.at(p), kZ.at(p))
-                                    : groupPairs({f.kS2, f.kS2}, {f.kZ2, f.kZ2},
+                                    : groupPairs(b, {f.kS2, f.kS2}, {f.kZ2, f.kZ2},
                                                  kp[p].first, kp[p].second,
                                                  shift, kBits, kAnchor);
         for (int64_t h = 0; h < 2; ++h) {
           Value word = vector::ExtractOp::create(
               b, f.kCodes[h], ArrayRef<int64_t>{p / pairsPerWord});
-          pairs[reg][h] = dequantPair(word, shift, kBits, sc, zc, kAnchor);
+          pairs[reg][h] = dequantPair(b, word, shift, kBits, sc, zc, kAnchor);
         }
       }
       Value a = fragment(b, {pairs[0][0], pairs[0][1], pairs[1][0], pairs[1][1]});
@@ -899,7 +804,7 @@ private:
         vz = broadcastHalf(b, word, 0);
         vs = broadcastHalf(b, word, 1);
       } else {
-        std::tie(vs, vz) = groupPairs({f.vS2, f.vS2}, {f.vZ2, f.vZ2}, vc[u],
+        std::tie(vs, vz) = groupPairs(b, {f.vS2, f.vS2}, {f.vZ2, f.vZ2}, vc[u],
                                       vc[u], u % perChunk * vBits, vBits,
                                       vAnchor);
       }
@@ -915,7 +820,7 @@ private:
         Value both = NVVM::PermuteOp::create(
             b, b.getI32Type(), word(f.vCodes[2 * reg]),
             word(f.vCodes[2 * reg + 1]), i32(sel), NVVM::PermuteMode::DEFAULT);
-        regs.push_back(dequantPair(both, (u % perChunk) * vBits, vBits, vs, vz,
+        regs.push_back(dequantPair(b, both, (u % perChunk) * vBits, vBits, vs, vz,
                                    vAnchor));
       }
       return regs;
