@@ -3,7 +3,8 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile=tile-layer=true --canonicalize | FileCheck %s --check-prefix=LAYER
 
 // A paged decode with the int8 tail page becomes a grid of tile programs:
-// one per (batch, KV head, row tile, key split); each walks its slice of
+// one per (batch, KV head, row tile, key split: at batch 1 one warp per SM,
+// 132 / 2 capped at 64); each walks its slice of
 // the sequence's cache keys (bounds from kv_lens, the last L mod 64 keys in
 // the buffer) and then its tail keys, in 16-key tiles, and the splits'
 // partial rows are combined.
@@ -11,7 +12,7 @@
 // CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
 // CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
 // CHECK: %[[B:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x8x1x64xf16>
-// CHECK: %[[GRID:.*]]:3 = scf.forall (%[[BI:.*]], %[[HK:.*]], %[[RT:.*]], %[[S:.*]]) in (%[[B]], 2, 1, 4) shared_outs
+// CHECK: %[[GRID:.*]]:3 = scf.forall (%[[BI:.*]], %[[HK:.*]], %[[RT:.*]], %[[S:.*]]) in (%[[B]], 2, 1, 64) shared_outs
 // CHECK: %[[LEN32:.*]] = tensor.extract %{{.*}}[%[[BI]]] : tensor<?xi32>
 // CHECK: %[[LEN:.*]] = arith.index_cast %[[LEN32]] : i32 to index
 // CHECK: %[[TAIL:.*]] = arith.remui %[[LEN]], %[[C64]] : index
@@ -27,12 +28,12 @@
 // CHECK: } {qattn.key_loop}
 // CHECK: scf.for %[[JB:.*]] = %{{.*}} to %{{.*}} step %[[C16]] iter_args({{.*}} = %[[STATE]]#0, {{.*}} = %[[STATE]]#1, {{.*}} = %[[STATE]]#2)
 // CHECK:   %[[ROW:.*]] = arith.subi %[[JB]], %[[CACHED]] : index
-// CHECK:   qattn.load_kv_tile %{{.*}}, %{{.*}}[%[[BI]], %[[HK]], %[[ROW]]] bound %{{.*}} {keys = 16 : i64} : (tensor<?x2x64x64xi8>, tensor<?x2xf32>)
+// CHECK:   qattn.load_kv_tile %{{.*}}, %{{.*}}[%[[BI]], %[[HK]], %[[ROW]]] bound %{{.*}} {keys = 16 : i64, layout = #qattn.fragment<mma_keys_a>} : (tensor<?x2x64x64xi8>, tensor<?x2xf32>)
 // CHECK: } {qattn.key_loop}
 // CHECK: scf.forall.in_parallel
 // CHECK: tensor.parallel_insert_slice {{.*}} into {{.*}}[%[[BI]], %[[HK]], {{.*}}, %[[S]], 0, 0] [1, 1, 1, 1, 16, 64]
 // CHECK: } {mapping = [#gpu.block<linear_dim_3>, #gpu.block<linear_dim_2>, #gpu.block<linear_dim_1>, #gpu.block<linear_dim_0>]}
-// CHECK: qattn.combine_splits %[[GRID]]#2, %[[GRID]]#0, %[[GRID]]#1 {group = 4 : i64} : tensor<?x2x1x4x16x64xf32>, tensor<?x2x1x4x16xf32>, tensor<?x2x1x4x16xf32> -> tensor<?x8x1x64xf16>
+// CHECK: qattn.combine_splits %[[GRID]]#2, %[[GRID]]#0, %[[GRID]]#1 {group = 4 : i64} : tensor<?x2x1x64x16x64xf32>, tensor<?x2x1x64x16xf32>, tensor<?x2x1x64x16xf32> -> tensor<?x8x1x64xf16>
 // CHECK-NOT: qattn.attention
 // SPLITS: scf.forall ({{.*}}) in (%{{.*}}, 2, 1, 2)
 func.func @paged_decode(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x64xi8>, %kz2: tensor<?x2x4x64xi8>,

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelCommon.h"
+#include "TileLowering.h"
 
 #include "qattn/Conversion/Passes.h"
 
@@ -991,11 +992,15 @@ struct QAttnConvertToGPUPass
                          << "'; qattn has kernels for " << knownChips();
       return signalPassFailure();
     }
+    // The decode grids of the tile layer, op by op (TileGrid.cpp).
+    if (tiles::hasTileGrids(module) &&
+        failed(tiles::lowerTileGrids(module, getOrCreateKernelModule(module))))
+      return signalPassFailure();
     WalkResult unsupported = module.walk([](Operation *op) {
       if (isa<LoadQueryTileOp, LoadKVTileOp, DequantizeTileOp, TileScoresOp,
-              SoftmaxUpdateOp, WaitTilesOp, CombineSplitsOp>(op)) {
-        op->emitOpError("of the tile layer has no GPU lowering yet; the "
-                        "tiled program runs on the CPU (qattn-lower-reference)");
+              TileRowMaxOp, SoftmaxUpdateOp, WaitTilesOp, CombineSplitsOp>(op)) {
+        op->emitOpError("of the tile layer has no GPU lowering outside a "
+                        "decode grid of qattn-tile");
         return WalkResult::interrupt();
       }
       if (isa<QAttnDialect>(op->getDialect()) && !isa<AttentionOp>(op)) {

@@ -34,6 +34,15 @@ func.func @f(%kp: tensor<?x64x32xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4
 
 // -----
 
+func.func @f(%k: tensor<?x2x32x64xi8>, %ks: tensor<?x2xf32>, %i: index) {
+  // expected-error@+1 {{expected a key or value fragment layout, got mma_queries_b}}
+  %c:2 = qattn.load_kv_tile %k, %ks [%i, %i, %i] bound %i {keys = 16, layout = #qattn.fragment<mma_queries_b>}
+      : (tensor<?x2x32x64xi8>, tensor<?x2xf32>) -> (tensor<16x64xi8>, tensor<16xf32>)
+  return
+}
+
+// -----
+
 func.func @f(%k: tensor<?x2x24x64xi8>, %ks: tensor<?x2x3xf32>, %t: tensor<?x?xi32>, %i: index) {
   // expected-error@+1 {{expected the tile size 16 to divide the page size, got pages of 'tensor<?x2x24x64xi8>'}}
   %c:2 = qattn.load_kv_tile %k, %ks [%i, %i, %i] bound %i pages(%t : tensor<?x?xi32>) {keys = 16, stage1 = #qattn.stage1<block = 8>}

@@ -28,12 +28,12 @@ func.func @tile_step(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x48xi8>, %ks: ten
 
 // The int8 tail page and the split combine.
 // CHECK-LABEL: func.func @tail_and_combine
-// CHECK: qattn.load_kv_tile %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] bound %{{.*}} {keys = 16 : i64} : (tensor<?x2x64x64xi8>, tensor<?x2xf32>) -> (tensor<16x64xi8>, tensor<16xf32>)
+// CHECK: qattn.load_kv_tile %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] bound %{{.*}} {keys = 16 : i64, layout = #qattn.fragment<mma_values_a>} : (tensor<?x2x64x64xi8>, tensor<?x2xf32>) -> (tensor<16x64xi8>, tensor<16xf32>)
 // CHECK: qattn.dequantize_tile %{{.*}}, %{{.*}} : tensor<16x64xi8>, tensor<16xf32> -> tensor<16x64xf32>
 // CHECK: qattn.combine_splits %{{.*}}, %{{.*}}, %{{.*}} {group = 4 : i64} : tensor<?x2x1x8x16x64xf32>, tensor<?x2x1x8x16xf32>, tensor<?x2x1x8x16xf32> -> tensor<?x8x1x64xf16>
 func.func @tail_and_combine(%kb: tensor<?x2x64x64xi8>, %kbs: tensor<?x2xf32>, %b: index, %hk: index, %j: index, %end: index,
                             %acc: tensor<?x2x1x8x16x64xf32>, %m: tensor<?x2x1x8x16xf32>, %l: tensor<?x2x1x8x16xf32>) -> (tensor<16x64xf32>, tensor<?x8x1x64xf16>) {
-  %t, %s = qattn.load_kv_tile %kb, %kbs [%b, %hk, %j] bound %end {keys = 16} : (tensor<?x2x64x64xi8>, tensor<?x2xf32>) -> (tensor<16x64xi8>, tensor<16xf32>)
+  %t, %s = qattn.load_kv_tile %kb, %kbs [%b, %hk, %j] bound %end {keys = 16, layout = #qattn.fragment<mma_values_a>} : (tensor<?x2x64x64xi8>, tensor<?x2xf32>) -> (tensor<16x64xi8>, tensor<16xf32>)
   %v = qattn.dequantize_tile %t, %s : tensor<16x64xi8>, tensor<16xf32> -> tensor<16x64xf32>
   %o = qattn.combine_splits %acc, %m, %l {group = 4} : tensor<?x2x1x8x16x64xf32>, tensor<?x2x1x8x16xf32>, tensor<?x2x1x8x16xf32> -> tensor<?x8x1x64xf16>
   return %v, %o : tensor<16x64xf32>, tensor<?x8x1x64xf16>

@@ -65,6 +65,10 @@ LogicalResult LoadKVTileOp::verify() {
   bool buffer = !getStage1Attr();
   if (packed && buffer)
     return emitOpError() << "expected stage1 with stage2";
+  if (std::optional<FragmentLayout> layout = getLayout();
+      layout == FragmentLayout::mma_queries_b)
+    return emitOpError() << "expected a key or value fragment layout, got "
+                         << stringifyFragmentLayout(*layout);
   size_t parts = packed ? 4 : 2;
   if (getSources().size() != parts || getTile().size() != parts)
     return emitOpError() << "expected " << parts << " sources and " << parts

@@ -39,9 +39,10 @@ constexpr int64_t kDecodeDeepRingStages = 4, kDecodeDeepRingWarps = 4;
 // Decode key slices below this many keys (8 steps of 16) cost more in the
 // combine than they gain in parallelism.
 constexpr int64_t kShortestSplit = 128;
-// Key splits of a shape-generic decode grid, whose lengths are known only at
-// run time (so no split heuristic can see them yet).
-constexpr int64_t kShapeGenericSplits = 4;
+// Key splits of a shape-generic decode grid, whose batch and lengths are
+// known only at run time: enough for one warp per SM at batch 1, within
+// these bounds (a split past a sequence's end exits at once).
+constexpr int64_t kShapeGenericMinSplits = 4, kShapeGenericMaxSplits = 64;
 
 struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   using QAttnTileBase::QAttnTileBase;
@@ -89,6 +90,16 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   /// kernel's occupancy), none shorter than the minimum. A shape that gets fewer than
   /// `decodeMinWarps` warps that way (its latency not hidden) takes shorter
   /// slices, down to kShortestSplit keys, to reach that many.
+  int64_t chooseShapeGenericSplits(AttentionOp op) const {
+    int64_t tasks = op.getNumKVHeads() *
+                    llvm::divideCeilSigned(op.getNumQueryHeads() /
+                                               op.getNumKVHeads() *
+                                               op.getNumQueries(),
+                                           16);
+    return std::clamp<int64_t>(llvm::divideCeilSigned(sms, tasks),
+                               kShapeGenericMinSplits, kShapeGenericMaxSplits);
+  }
+
   int64_t chooseDecodeSplits(AttentionOp op) const {
     int64_t tasks = decodeTasks(op);
     int64_t keys = op.getNumCacheKeys();
@@ -200,7 +211,8 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     for (AttentionOp op : tiled) {
       int64_t s = splits;
       if (s <= 0)
-        s = op.isShapeGeneric() ? kShapeGenericSplits : chooseDecodeSplits(op);
+        s = op.isShapeGeneric() ? chooseShapeGenericSplits(op)
+                                : chooseDecodeSplits(op);
       tileDecodeAttention(op, s);
     }
     WalkResult result = getOperation()->walk([&](AttentionOp op) {

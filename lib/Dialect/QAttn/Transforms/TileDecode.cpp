@@ -65,7 +65,8 @@ private:
   }
   /// The tile loaded from `kv` at key `first` of the cache (or the buffer).
   SmallVector<Value> loadTile(const KVSources &kv, bool fromBuffer, Value bi,
-                              Value hk, Value first, Value bound);
+                              Value hk, Value first, Value bound,
+                              FragmentLayout layout);
   Value dequantize(const KVSources &kv, bool fromBuffer, ValueRange tile,
                    Value hk, FragmentLayout layout);
   /// What a key loop computes: the online softmax, or (SAS, defined
@@ -87,7 +88,7 @@ private:
 
 SmallVector<Value> DecodeTiler::loadTile(const KVSources &kv, bool fromBuffer,
                                          Value bi, Value hk, Value first,
-                                         Value bound) {
+                                         Value bound, FragmentLayout layout) {
   int64_t d = op.getHeadDim();
   SmallVector<Value> sources =
       fromBuffer ? SmallVector<Value>{kv.buffer, kv.bufferScale} : kv.cache;
@@ -112,7 +113,8 @@ SmallVector<Value> DecodeTiler::loadTile(const KVSources &kv, bool fromBuffer,
   types.push_back(RankedTensorType::get(s1Shape, f32));
   Value table = fromBuffer ? Value() : op.getPageTable();
   auto load = LoadKVTileOp::create(b, types, sources, table, bi, hk, first,
-                                   bound, b.getI64IntegerAttr(kTileKeys), s1, s2);
+                                   bound, b.getI64IntegerAttr(kTileKeys), s1, s2,
+                                   FragmentLayoutAttr::get(b.getContext(), layout));
   return SmallVector<Value>(load.getResults());
 }
 
@@ -140,10 +142,12 @@ SmallVector<Value> DecodeTiler::keyLoop(Pass pass, bool fromBuffer, Value lo,
   // Buffer rows count from the cache's end.
   Value first = fromBuffer ? sub(j, cacheEnd) : j;
   Value bound = fromBuffer ? sub(hi, cacheEnd) : hi;
-  SmallVector<Value> kTile = loadTile(k, fromBuffer, bi, hk, first, bound);
+  SmallVector<Value> kTile = loadTile(k, fromBuffer, bi, hk, first, bound,
+                                      FragmentLayout::mma_keys_a);
   SmallVector<Value> vTile;
   if (pass != Pass::maxOnly)
-    vTile = loadTile(v, fromBuffer, bi, hk, first, bound);
+    vTile = loadTile(v, fromBuffer, bi, hk, first, bound,
+                     FragmentLayout::mma_values_a);
   Value keys = dequantize(k, fromBuffer, kTile, hk, FragmentLayout::mma_keys_a);
   auto scoresType = RankedTensorType::get({kTileRows, kTileKeys}, b.getF32Type());
   Value scores = TileScoresOp::create(

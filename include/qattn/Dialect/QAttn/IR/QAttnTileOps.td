@@ -8,8 +8,9 @@
 // writes these ops inside an scf.forall (the grid) and an scf.for over keys
 // with SSA bounds; qattn-pipeline software-pipelines that loop. Each op has
 // a reference semantics on tensors (qattn-lower-reference), so the tiled
-// program runs on the CPU. The GPU lowering, one pattern per op to its
-// instructions, does not exist yet.
+// program runs on the CPU. On the GPU each grid point is one warp and each
+// tile op lowers to that warp's registers and instructions
+// (lib/Conversion/QAttnToGPU/Tile*.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,7 +67,9 @@ def QAttn_LoadKVTileOp : QAttn_Op<"load_kv_tile", [Pure, AttrSizedOperandSegment
     P]` (`P` the cache operands' token size, a multiple of `T`; `first` is
     then a multiple of `T`); else row `j` of batch entry `b`. Keys at or
     past `bound` are not read: their bytes and scales are 0 (so a tile may
-    run past a sequence's end, as a pipelined prologue does).
+    run past a sequence's end, as a pipelined prologue does). `layout` is
+    that of the `qattn.dequantize_tile` that takes the tile: on the GPU
+    each lane loads the bytes of its own fragment.
 
     ```mlir
     %c, %s2, %z2, %s1 = qattn.load_kv_tile %kp, %ks, %ks2, %kz2
@@ -82,7 +85,8 @@ def QAttn_LoadKVTileOp : QAttn_Op<"load_kv_tile", [Pure, AttrSizedOperandSegment
                        Optional<RankedTensorOf<[I32]>>:$page_table,
                        Index:$batch, Index:$kv_head, Index:$first, Index:$bound,
                        I64Attr:$keys, OptionalAttr<QAttn_Stage1Attr>:$stage1,
-                       OptionalAttr<QAttn_Stage2Attr>:$stage2);
+                       OptionalAttr<QAttn_Stage2Attr>:$stage2,
+                       OptionalAttr<QAttn_FragmentLayoutAttr>:$layout);
   let results = (outs Variadic<RankedTensorOf<[F32, I8]>>:$tile);
   let assemblyFormat = [{
     $sources `[` $batch `,` $kv_head `,` $first `]` `bound` $bound

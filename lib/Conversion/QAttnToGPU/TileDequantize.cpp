@@ -1,0 +1,112 @@
+//===- TileDequantize.cpp - loaded K/V tiles as mma A fragments -----------===//
+//
+// Part of the qattn project.
+//
+// qattn.dequantize_tile in registers: the codes a lane loaded become the
+// f16x2 pairs of its A fragments, exactly (q8' is an integer in [-128, 127],
+// Dequantize.h). Stage-2 codes are read in place within their words, in the
+// channel order of their packing (LaneChannels); int8 tiles (the decode
+// buffer, stage-1 caches) pick their bytes in that same order with one prmt
+// per pair, so that one query fragment serves the cache and the buffer. The
+// stage-1 scale rides along: the scores and P^T apply it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileLowering.h"
+
+using namespace mlir;
+using namespace mlir::qattn;
+using namespace mlir::qattn::kernels;
+using namespace mlir::qattn::tiles;
+
+/// Bytes `lo` of `loWords` and `hi` of `hiWords`, int8 values, as an f16x2
+/// pair: biased to unsigned (xor 0x80), read as 1024 + 128 + v, less 1152.
+static Value int8Pair(ImplicitLocOpBuilder &b, Value loWords, int64_t lo,
+                      Value hiWords, int64_t hi) {
+  Value magic = i32Const(b, (kMagic1024 << 16 | kMagic1024) ^ 0x00800080);
+  Value pair = half2(
+      b, maskXor(b, bytePair(b, loWords, lo, hiWords, hi), 0x00ff00ff, magic));
+  return arith::SubFOp::create(b, pair, half2Const(b, 1152, 1152));
+}
+
+/// K as the A fragments of S^T = K Q^T: per 16-channel chunk j, lane t's
+/// pairs 2j and 2j + 1 of keys g and g + 8.
+static Regs keyFragments(WarpProgram &w, DequantizeTileOp op) {
+  ImplicitLocOpBuilder &b = w.b;
+  const Regs &codes = w.regs(op.getParts()[0]);
+  ArrayRef<std::pair<int64_t, int64_t>> pairs = w.channels.keyPairs;
+  Stage2Attr s2 = op.getStage2Attr();
+  auto pairOf = [&](int64_t p, int64_t key) -> Value {
+    auto [lo, hi] = pairs[p];
+    if (!s2)
+      return int8Pair(b, codes[key], lo, codes[key], hi);
+    int64_t bits = s2.getBits().front(), perWord = 16 / bits;
+    int64_t shift = p % perWord * bits;
+    Value scales = w.regs(op.getParts()[1])[0],
+          zeros = w.regs(op.getParts()[2])[0];
+    auto [s, z] = groupPairs(b, {scales, scales}, {zeros, zeros}, lo, hi, shift,
+                             bits, s2.getAnchor());
+    Value word = vector::ExtractOp::create(b, codes[key],
+                                           ArrayRef<int64_t>{p / perWord});
+    return dequantPair(b, word, shift, bits, s, z, s2.getAnchor());
+  };
+  Regs frags;
+  for (int64_t j = 0; j < w.headDim / 16; ++j)
+    frags.push_back(fragment(b, {pairOf(2 * j, 0), pairOf(2 * j, 1),
+                                 pairOf(2 * j + 1, 0), pairOf(2 * j + 1, 1)}));
+  return frags;
+}
+
+/// V^T as the A fragments of O^T += V^T P^T: per 16-channel m tile i, lane
+/// g's channels 2i (row g) and 2i + 1 (row g + 8) of keys (2t, 2t + 1) and
+/// (2t + 8, 2t + 9), each pair one channel of two keys.
+static Regs valueFragments(WarpProgram &w, DequantizeTileOp op) {
+  ImplicitLocOpBuilder &b = w.b;
+  const Regs &codes = w.regs(op.getParts()[0]);
+  ArrayRef<int64_t> channels = w.channels.valueChannels;
+  Stage2Attr s2 = op.getStage2Attr();
+  // The pairs of channel u for keys (2t, 2t + 1) and (2t + 8, 2t + 9).
+  auto pairsOf = [&](int64_t u) -> std::array<Value, 2> {
+    int64_t c = channels[u];
+    std::array<Value, 2> out;
+    if (!s2) {
+      for (int64_t reg = 0; reg < 2; ++reg)
+        out[reg] = int8Pair(b, codes[2 * reg], c, codes[2 * reg + 1], c);
+      return out;
+    }
+    int64_t bits = s2.getBits().front(), perChunk = 16 / bits;
+    int64_t shift = u % perChunk * bits;
+    Value scales = w.regs(op.getParts()[1])[0],
+          zeros = w.regs(op.getParts()[2])[0];
+    auto [s, z] = groupPairs(b, {scales, scales}, {zeros, zeros}, c, c, shift,
+                             bits, s2.getAnchor());
+    // The 16-bit chunk holding channel u, of the two keys side by side.
+    int64_t chunk = u / perChunk, byte = 2 * (chunk % 2);
+    int64_t sel = byte | (byte + 1) << 4 | (4 + byte) << 8 | (5 + byte) << 12;
+    for (int64_t reg = 0; reg < 2; ++reg) {
+      auto word = [&](int64_t key) {
+        return vector::ExtractOp::create(b, codes[key],
+                                         ArrayRef<int64_t>{chunk / 2});
+      };
+      Value both = NVVM::PermuteOp::create(b, b.getI32Type(), word(2 * reg),
+                                           word(2 * reg + 1), i32Const(b, sel),
+                                           NVVM::PermuteMode::DEFAULT);
+      out[reg] = dequantPair(b, both, shift, bits, s, z, s2.getAnchor());
+    }
+    return out;
+  };
+  Regs frags;
+  for (int64_t i = 0; i < w.headDim / 16; ++i) {
+    std::array<Value, 2> lo = pairsOf(2 * i), hi = pairsOf(2 * i + 1);
+    frags.push_back(fragment(b, {lo[0], hi[0], lo[1], hi[1]}));
+  }
+  return frags;
+}
+
+void mlir::qattn::tiles::lowerDequantizeTile(WarpProgram &w,
+                                             DequantizeTileOp op) {
+  bool keys = *op.getLayout() == FragmentLayout::mma_keys_a;
+  Regs regs = keys ? keyFragments(w, op) : valueFragments(w, op);
+  regs.push_back(w.regs(op.getParts().back())[0]);
+  w.tiles[op.getValues()] = regs;
+}

@@ -1,0 +1,461 @@
+//===- TileGrid.cpp - a decode grid of the tile layer as a kernel ---------===//
+//
+// Part of the qattn project.
+//
+// The scf.forall that qattn-tile writes over (batch, KV head, row tile, key
+// split) becomes a kernel of one warp per grid point (grid x: row tile and
+// split, y: KV head, z: batch entry), and the qattn.combine_splits of its
+// results a second kernel. The host passes every tensor as a flat buffer and
+// each dynamic size as an i32; the kernel's body is the grid body, rewritten
+// op by op: index arithmetic is cloned, tensor.extract reads the buffer, the
+// key loops become loops over the lanes' registers (Regs), and each tile op
+// goes to its lowering (TileLowering.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileLowering.h"
+
+#include "qattn/Conversion/LoweringUtils.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::qattn;
+using namespace mlir::qattn::kernels;
+using namespace mlir::qattn::tiles;
+
+Value FlatTensor::linearize(ImplicitLocOpBuilder &b, ValueRange idx) const {
+  Value at = idx[0];
+  for (auto [size, i] :
+       llvm::zip(ArrayRef<Value>(sizes).drop_front(), idx.drop_front()))
+    at = arith::AddIOp::create(b, arith::MulIOp::create(b, at, size), i);
+  return at;
+}
+
+WarpProgram::WarpProgram(ImplicitLocOpBuilder &b, int64_t headDim,
+                         int64_t rowBlocks, LaneChannels channels)
+    : b(b), headDim(headDim), rowBlocks(rowBlocks),
+      channels(std::move(channels)) {
+  lane = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  g = div(b, lane, 4);
+  t = rem(b, lane, 4);
+}
+
+Value WarpProgram::idx(int64_t v) { return indexConst(b, v); }
+
+//===----------------------------------------------------------------------===//
+// The grid body
+//===----------------------------------------------------------------------===//
+
+static bool isTile(Type type) { return isa<RankedTensorType>(type); }
+
+static LogicalResult lowerBlock(WarpProgram &w, Block &block);
+
+/// A key loop over the registers of the tiles it carries.
+static LogicalResult lowerFor(WarpProgram &w, scf::ForOp loop) {
+  ImplicitLocOpBuilder &b = w.b;
+  SmallVector<Value> init;
+  SmallVector<int64_t> counts;
+  for (Value v : loop.getInitArgs()) {
+    if (isTile(v.getType())) {
+      const Regs &r = w.regs(v);
+      init.append(r.begin(), r.end());
+      counts.push_back(r.size());
+    } else {
+      init.push_back(w.scalar(v));
+      counts.push_back(-1);
+    }
+  }
+  auto flat = scf::ForOp::create(b, w.scalar(loop.getLowerBound()),
+                                 w.scalar(loop.getUpperBound()),
+                                 w.scalar(loop.getStep()), init);
+  // Spreads `flatValues` over `values` as `counts` says.
+  auto bind = [&](ValueRange values, ValueRange flatValues) {
+    size_t at = 0;
+    for (auto [v, n] : llvm::zip(values, counts)) {
+      if (n < 0) {
+        w.scalars.map(v, flatValues[at++]);
+        continue;
+      }
+      w.tiles[v] = Regs(flatValues.slice(at, n));
+      at += n;
+    }
+  };
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(flat.getBody());
+    w.scalars.map(loop.getInductionVar(), flat.getInductionVar());
+    bind(loop.getRegionIterArgs(), flat.getRegionIterArgs());
+    if (failed(lowerBlock(w, *loop.getBody())))
+      return failure();
+    SmallVector<Value> yielded;
+    for (Value v : loop.getBody()->getTerminator()->getOperands()) {
+      if (!isTile(v.getType())) {
+        yielded.push_back(w.scalar(v));
+        continue;
+      }
+      const Regs &r = w.regs(v);
+      yielded.append(r.begin(), r.end());
+    }
+    scf::YieldOp::create(b, yielded);
+    for (auto [v, result] : llvm::zip(
+             loop.getBody()->getTerminator()->getOperands(), loop.getResults()))
+      if (w.sums.contains(v))
+        w.sums.insert(result);
+  }
+  bind(loop.getResults(), flat.getResults());
+  return success();
+}
+
+/// A constant: a scalar cloned, or a splat of the row state or accumulators.
+static LogicalResult lowerConstant(WarpProgram &w, arith::ConstantOp op) {
+  auto type = dyn_cast<RankedTensorType>(op.getType());
+  if (!type) {
+    w.scalars.map(op.getResult(), w.b.clone(*op)->getResult(0));
+    return success();
+  }
+  auto splat = dyn_cast<SplatElementsAttr>(op.getValue());
+  if (!splat || !type.getElementType().isF32() || type.getRank() > 2)
+    return op.emitOpError("inside a decode grid: only splats of the row "
+                          "state or the accumulators have a GPU lowering");
+  w.tiles[op.getResult()] =
+      splatState(w, type, splat.getSplatValue<APFloat>().convertToDouble());
+  return success();
+}
+
+static LogicalResult lowerOp(WarpProgram &w, Operation &op) {
+  ImplicitLocOpBuilder &b = w.b;
+  return TypeSwitch<Operation *, LogicalResult>(&op)
+      .Case([&](LoadQueryTileOp o) {
+        return lowerLoadQueryTile(w, o), success();
+      })
+      .Case([&](LoadKVTileOp o) { return lowerLoadKVTile(w, o), success(); })
+      .Case([&](DequantizeTileOp o) {
+        return lowerDequantizeTile(w, o), success();
+      })
+      .Case([&](TileScoresOp o) { return lowerTileScores(w, o), success(); })
+      .Case([&](SoftmaxUpdateOp o) {
+        return lowerSoftmaxUpdate(w, o), success();
+      })
+      .Case([&](WaitTilesOp o) {
+        // Register loads complete at their first use.
+        for (auto [in, out] : llvm::zip(o.getTiles(), o.getReady()))
+          w.tiles[out] = w.regs(in);
+        return success();
+      })
+      .Case([&](scf::ForOp o) { return lowerFor(w, o); })
+      .Case([&](arith::ConstantOp o) { return lowerConstant(w, o); })
+      .Case([&](tensor::ExtractOp o) {
+        const FlatTensor &t = w.tensor(o.getTensor());
+        SmallVector<Value> idx;
+        for (Value i : o.getIndices())
+          idx.push_back(w.scalar(i));
+        w.scalars.map(
+            o.getResult(),
+            memref::LoadOp::create(b, t.buffer, ValueRange{t.linearize(b, idx)})
+                .getResult());
+        return success();
+      })
+      .Case([&](tensor::DimOp o) -> LogicalResult {
+        std::optional<int64_t> dim = o.getConstantIndex();
+        if (!dim || !w.tensors.contains(o.getSource()))
+          return o.emitOpError("inside a decode grid needs a constant "
+                               "dimension of a tensor the grid reads");
+        w.scalars.map(o.getResult(), w.tensor(o.getSource()).sizes[*dim]);
+        return success();
+      })
+      .Default([&](Operation *other) -> LogicalResult {
+        bool scalar = other->getNumRegions() == 0 &&
+                      llvm::none_of(other->getOperandTypes(), isTile) &&
+                      llvm::none_of(other->getResultTypes(), isTile);
+        if (!scalar || !isPure(other))
+          return other->emitOpError(
+              "inside a decode grid has no GPU lowering (the grid body may "
+              "hold index arithmetic, tensor.extract, scf.for and tile ops)");
+        b.clone(*other, w.scalars);
+        return success();
+      });
+}
+
+static LogicalResult lowerBlock(WarpProgram &w, Block &block) {
+  for (Operation &op : block.without_terminator())
+    if (failed(lowerOp(w, op)))
+      return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Outlining
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The static size of a kernel's flat view of a tensor: any buffer fits.
+constexpr int64_t kFlatElements = int64_t(1) << 40;
+
+/// A tensor passed to a kernel: its flat buffer and i32 dynamic sizes.
+struct KernelTensor {
+  RankedTensorType type;
+  Value flat;
+  SmallVector<Value> dynamicSizes;
+};
+
+/// The host side of a kernel launch: its arguments, in order.
+struct LaunchArgs {
+  SmallVector<KernelTensor> tensors;
+
+  void add(ImplicitLocOpBuilder &b, Value buffer, RankedTensorType type,
+           ValueRange sizes) {
+    // A view of the buffer as 2^40 elements: kernel parameters are bare
+    // pointers, which upstream's lowering makes only for static shapes;
+    // the kernel indexes it with the sizes passed beside it.
+    auto flatType = MemRefType::get({kFlatElements}, type.getElementType());
+    KernelTensor k{type,
+                   memref::ReinterpretCastOp::create(
+                       b, flatType, buffer, /*offset=*/0,
+                       ArrayRef<int64_t>{kFlatElements}, ArrayRef<int64_t>{1}),
+                   {}};
+    for (auto [i, size] : llvm::enumerate(type.getShape()))
+      if (ShapedType::isDynamic(size))
+        k.dynamicSizes.push_back(
+            arith::IndexCastOp::create(b, b.getI32Type(), sizes[i]));
+    tensors.push_back(std::move(k));
+  }
+  SmallVector<Value> operands() const {
+    SmallVector<Value> out;
+    for (const KernelTensor &k : tensors) {
+      out.push_back(k.flat);
+      out.append(k.dynamicSizes);
+    }
+    return out;
+  }
+};
+} // namespace
+
+/// The sizes of `tensor` on the host (tensor.dim where dynamic).
+static SmallVector<Value> hostSizes(ImplicitLocOpBuilder &b, Value tensor) {
+  SmallVector<Value> sizes;
+  auto type = cast<RankedTensorType>(tensor.getType());
+  for (auto [i, size] : llvm::enumerate(type.getShape()))
+    sizes.push_back(ShapedType::isDynamic(size)
+                        ? tensor::DimOp::create(b, tensor, i).getResult()
+                        : indexConst(b, size));
+  return sizes;
+}
+
+/// Creates kernel `name` in `kernels` taking `args`, with a block of 32
+/// threads, and returns its tensors as FlatTensors (building into `kb`).
+static gpu::GPUFuncOp createKernel(gpu::GPUModuleOp kernels, Location loc,
+                                   StringRef name, const LaunchArgs &args) {
+  OpBuilder mb = OpBuilder::atBlockEnd(kernels.getBody());
+  auto type = FunctionType::get(kernels.getContext(),
+                                ValueRange(args.operands()).getTypes(), {});
+  auto kernel = gpu::GPUFuncOp::create(mb, loc, name, type);
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(
+      mb.getDenseI32ArrayAttr({kThreadsPerWarp, 1, 1}));
+  SymbolTable(kernels).insert(kernel);
+  OpBuilder kb = OpBuilder::atBlockBegin(&kernel.front());
+  gpu::ReturnOp::create(kb, loc);
+  return kernel;
+}
+
+static SmallVector<FlatTensor> kernelTensors(ImplicitLocOpBuilder &b,
+                                             gpu::GPUFuncOp kernel,
+                                             const LaunchArgs &args) {
+  SmallVector<FlatTensor> out;
+  unsigned at = 0;
+  for (const KernelTensor &k : args.tensors) {
+    FlatTensor f{kernel.getArgument(at++), {}};
+    for (int64_t size : k.type.getShape())
+      f.sizes.push_back(ShapedType::isDynamic(size)
+                            ? arith::IndexCastOp::create(
+                                  b, b.getIndexType(), kernel.getArgument(at++))
+                                  .getResult()
+                            : indexConst(b, size));
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+static void launch(ImplicitLocOpBuilder &b, gpu::GPUFuncOp kernel,
+                   gpu::KernelDim3 grid, const LaunchArgs &args) {
+  Value one = indexConst(b, 1);
+  gpu::LaunchFuncOp::create(
+      b, kernel, grid, {indexConst(b, kThreadsPerWarp), one, one},
+      /*dynamicSharedMemorySize=*/Value(), args.operands());
+}
+
+static Value product(ImplicitLocOpBuilder &b, OpFoldResult x, OpFoldResult y) {
+  auto value = [&](OpFoldResult v) -> Value {
+    if (auto c = getConstantIntValue(v))
+      return indexConst(b, *c);
+    return cast<Value>(v);
+  };
+  return arith::MulIOp::create(b, value(x), value(y));
+}
+
+/// The grid's one user, the combine of its partial rows.
+static CombineSplitsOp combineOf(scf::ForallOp grid) {
+  if (!grid->hasOneUse() && !llvm::all_of(grid->getUsers(), [&](Operation *u) {
+        return u == *grid->getUsers().begin();
+      }))
+    return {};
+  auto combine = dyn_cast<CombineSplitsOp>(*grid->getUsers().begin());
+  if (!combine || combine.getMax() != grid.getResult(0) ||
+      combine.getSum() != grid.getResult(1) ||
+      combine.getAcc() != grid.getResult(2))
+    return {};
+  return combine;
+}
+
+static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
+                               StringRef prefix) {
+  CombineSplitsOp combine = combineOf(grid);
+  if (!combine || grid.getRank() != 4 || grid.getNumResults() != 3)
+    return grid.emitOpError(
+        "is not a decode grid of qattn-tile (batch, KV head, row tile, split "
+        "with max, sum and accumulator results combined by "
+        "qattn.combine_splits)");
+  if (failed(checkLowerable(grid)))
+    return failure();
+  LoadQueryTileOp queryLoad =
+      *grid.getBody()->getOps<LoadQueryTileOp>().begin();
+  auto queryType = cast<RankedTensorType>(queryLoad.getQ().getType());
+  int64_t headDim = queryType.getDimSize(3);
+  int64_t pairs = queryLoad.getGroup() * queryType.getDimSize(2);
+  int64_t rowBlocks = pairs <= 8 ? 1 : 2;
+
+  SetVector<Value> captured;
+  getUsedValuesDefinedAbove(grid.getRegion(), captured);
+  ImplicitLocOpBuilder hb(grid.getLoc(), grid);
+  LaunchArgs args;
+  SmallVector<Value> tensors, constants;
+  for (Value v : captured) {
+    if (v.getDefiningOp<arith::ConstantOp>()) {
+      constants.push_back(v);
+    } else if (isa<RankedTensorType>(v.getType())) {
+      args.add(hb, toBuffer(hb, v), cast<RankedTensorType>(v.getType()),
+               hostSizes(hb, v));
+      tensors.push_back(v);
+    } else {
+      return grid.emitOpError("reads ")
+             << v
+             << " from outside, which its kernel cannot take (only "
+                "tensors and constants)";
+    }
+  }
+  // The partial rows: fresh buffers shaped like the grid's outputs.
+  SmallVector<Value> partials;
+  for (Value init : grid.getOutputs()) {
+    auto type = cast<RankedTensorType>(init.getType());
+    SmallVector<Value> sizes = hostSizes(hb, init);
+    partials.push_back(allocFor(hb, type, sizes));
+    args.add(hb, partials.back(), type, sizes);
+  }
+
+  gpu::GPUFuncOp kernel = createKernel(kernels, grid.getLoc(),
+                                       (prefix + "_decode_tiles").str(), args);
+  {
+    OpBuilder kb = OpBuilder::atBlockBegin(&kernel.front());
+    ImplicitLocOpBuilder b(grid.getLoc(), kb);
+    WarpProgram w(b, headDim, rowBlocks, laneChannelsOf(grid, headDim));
+    SmallVector<FlatTensor> flat = kernelTensors(b, kernel, args);
+    for (auto [v, f] : llvm::zip(tensors, flat))
+      w.tensors[v] = f;
+    for (auto [v, f] :
+         llvm::zip(grid.getRegionIterArgs(), ArrayRef(flat).take_back(3)))
+      w.tensors[v] = f;
+    for (Value c : constants)
+      if (failed(lowerConstant(w, c.getDefiningOp<arith::ConstantOp>())))
+        return failure();
+    std::optional<int64_t> splits =
+        getConstantIntValue(grid.getMixedUpperBound()[3]);
+    Value x = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+    ValueRange ivs = grid.getInductionVars();
+    w.scalars.map(ivs[0], gpu::BlockIdOp::create(b, gpu::Dimension::z));
+    w.scalars.map(ivs[1], gpu::BlockIdOp::create(b, gpu::Dimension::y));
+    w.scalars.map(ivs[2], div(b, x, *splits));
+    w.scalars.map(ivs[3], rem(b, x, *splits));
+    if (failed(lowerBlock(w, *grid.getBody())))
+      return failure();
+    for (Operation &op : grid.getTerminator().getYieldingOps())
+      storeRows(w, cast<tensor::ParallelInsertSliceOp>(op));
+  }
+  SmallVector<OpFoldResult> ub = grid.getMixedUpperBound();
+  auto asValue = [&](OpFoldResult v) -> Value {
+    if (auto c = getConstantIntValue(v))
+      return indexConst(hb, *c);
+    return cast<Value>(v);
+  };
+  launch(hb, kernel,
+         {product(hb, ub[2], ub[3]), asValue(ub[1]), asValue(ub[0])}, args);
+
+  // The combine: one warp per output row.
+  auto outType = cast<RankedTensorType>(combine.getResult().getType());
+  Value batch = memref::DimOp::create(hb, partials[2], 0);
+  SmallVector<Value> outSizes = {batch};
+  for (int64_t size : outType.getShape().drop_front())
+    outSizes.push_back(indexConst(hb, size));
+  Value out = allocFor(hb, outType, outSizes);
+  LaunchArgs combineArgs;
+  // acc, max, sum: the grid's outputs 2, 0, 1.
+  for (int64_t i : {2, 0, 1}) {
+    Value init = grid.getOutputs()[i];
+    combineArgs.add(hb, partials[i], cast<RankedTensorType>(init.getType()),
+                    hostSizes(hb, init));
+  }
+  combineArgs.add(hb, out, outType, outSizes);
+  gpu::GPUFuncOp combineKernel =
+      createKernel(kernels, combine.getLoc(), (prefix + "_combine_tiles").str(),
+                   combineArgs);
+  {
+    OpBuilder kb = OpBuilder::atBlockBegin(&combineKernel.front());
+    ImplicitLocOpBuilder b(combine.getLoc(), kb);
+    emitCombineKernel(b, combine, kernelTensors(b, combineKernel, combineArgs));
+  }
+  Value rows = mul(hb, batch, outType.getDimSize(1) * outType.getDimSize(2));
+  launch(hb, combineKernel, {rows, indexConst(hb, 1), indexConst(hb, 1)},
+         combineArgs);
+  combine.replaceAllUsesWith(toTensor(hb, out, outType));
+  combine.erase();
+  SmallVector<Value> inits(grid.getOutputs());
+  grid.erase();
+  for (Value init : inits)
+    if (init.use_empty())
+      init.getDefiningOp()->erase();
+  return success();
+}
+
+static bool isTileGrid(scf::ForallOp grid) {
+  return !grid.getBody()->getOps<LoadQueryTileOp>().empty();
+}
+
+bool mlir::qattn::tiles::hasTileGrids(ModuleOp module) {
+  return module
+      .walk([](scf::ForallOp grid) {
+        return isTileGrid(grid) ? WalkResult::interrupt()
+                                : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+LogicalResult mlir::qattn::tiles::lowerTileGrids(ModuleOp module,
+                                                 gpu::GPUModuleOp kernels) {
+  SmallVector<scf::ForallOp> grids;
+  module.walk([&](scf::ForallOp grid) {
+    if (isTileGrid(grid))
+      grids.push_back(grid);
+  });
+  for (scf::ForallOp grid : grids) {
+    auto func = grid->getParentOfType<func::FuncOp>();
+    if (failed(lowerGrid(grid, kernels, func ? func.getSymName() : "qattn")))
+      return failure();
+  }
+  return success();
+}

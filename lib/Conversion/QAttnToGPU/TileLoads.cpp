@@ -1,0 +1,201 @@
+//===- TileLoads.cpp - the tile layer's loads, into one lane's registers --===//
+//
+// Part of the qattn project.
+//
+// Each lane loads the bytes of its own fragment straight from global memory
+// into registers (vector loads of 4 to 32 bytes): the query columns of its
+// B fragments, and of a K or V tile the codes of the keys its A fragment
+// holds, the group constants of its channels and the tile's stage-1 scale.
+// A load is asynchronous until its first use, so the look-ahead loads of a
+// pipelined key loop (qattn-pipeline) keep several tiles in flight with no
+// shared memory; qattn.wait_tiles is then nothing.
+//
+// A key at or past the load's `bound` is read at row 0 of page 0 (batch
+// entry 0) instead: memory that exists, whatever the table holds there. Its
+// scores are masked, so its values meet a weight of 0. Tiles are whole
+// groups and blocks (checkLowerable), so the constants and the stage-1
+// scale come from the tile's first key, which a tile that is used has.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileLowering.h"
+
+#include "qattn/Conversion/FormatMath.h"
+#include "qattn/Conversion/LoweringUtils.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::qattn;
+using namespace mlir::qattn::kernels;
+using namespace mlir::qattn::tiles;
+
+namespace {
+/// Where a key of the cache lives: the entry (page or batch entry) and row.
+struct KeyPlace {
+  Value entry, row;
+};
+
+/// Locates key `key` of sequence `bi` (a safe place when it is at or past
+/// `bound`): through the page table, or in batch entry `bi`.
+KeyPlace locate(WarpProgram &w, LoadKVTileOp op, Value bi, Value key,
+                Value bound, int64_t rowsPerEntryDim) {
+  ImplicitLocOpBuilder &b = w.b;
+  Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, key, bound);
+  Value zero = w.idx(0);
+  Value safeKey = arith::SelectOp::create(b, valid, key, zero);
+  const FlatTensor &first = w.tensor(op.getSources()[0]);
+  if (!op.getPageTable()) {
+    Value entry = arith::SelectOp::create(b, valid, bi, zero);
+    return {entry, safeKey};
+  }
+  const FlatTensor &table = w.tensor(op.getPageTable());
+  Value pageSize = first.sizes[rowsPerEntryDim];
+  Value slot = arith::DivUIOp::create(b, safeKey, pageSize);
+  Value page = arith::IndexCastOp::create(
+      b, b.getIndexType(),
+      memref::LoadOp::create(b, table.buffer,
+                             ValueRange{table.linearize(b, {bi, slot})}));
+  return {arith::SelectOp::create(b, valid, page, zero),
+          arith::RemUIOp::create(b, safeKey, pageSize)};
+}
+
+/// `bytes` bytes at element `at` of the i8 buffer `t` as i32 words (one
+/// word for 2 bytes).
+Value loadBytes(WarpProgram &w, const FlatTensor &t, Value at, int64_t bytes) {
+  if (bytes >= 4)
+    return loadWords(w.b, t.buffer, {at}, bytes, 32);
+  return widen(w.b, loadWords(w.b, t.buffer, {at}, 2, 16));
+}
+
+/// The keys (offsets from the tile's first key) whose codes this lane's
+/// fragment holds.
+SmallVector<Value> laneKeys(WarpProgram &w, FragmentLayout layout) {
+  ImplicitLocOpBuilder &b = w.b;
+  if (layout == FragmentLayout::mma_keys_a)
+    return {w.g, add(b, w.g, w.idx(8))};
+  Value twoT = mul(b, w.t, 2);
+  SmallVector<Value> keys;
+  for (int64_t dj : {0, 1, 8, 9})
+    keys.push_back(add(b, twoT, w.idx(dj)));
+  return keys;
+}
+} // namespace
+
+void mlir::qattn::tiles::lowerLoadQueryTile(WarpProgram &w,
+                                            LoadQueryTileOp op) {
+  ImplicitLocOpBuilder &b = w.b;
+  int64_t d = w.headDim, group = op.getGroup();
+  auto qType = cast<RankedTensorType>(op.getQ().getType());
+  int64_t pairs = group * qType.getDimSize(2);
+  const FlatTensor &q = w.tensor(op.getQ());
+  Value bi = w.scalar(op.getBatch()), hk = w.scalar(op.getKvHead());
+  Value first = mul(b, w.scalar(op.getRowTile()), kTileRows);
+  Regs regs;
+  for (int64_t nb = 0; nb < w.rowBlocks; ++nb) {
+    // Row 8 nb + g, clamped to the last pair: rows past it are masked.
+    Value p =
+        minIdx(b, add(b, first, add(b, w.g, w.idx(8 * nb))), w.idx(pairs - 1));
+    Value head = add(b, mul(b, hk, group), rem(b, p, group));
+    Value at = q.linearize(b, {bi, head, div(b, p, group), mul(b, w.t, d / 4)});
+    Type element = qType.getElementType();
+    Value row = vector::LoadOp::create(b, VectorType::get({d / 4}, element),
+                                       q.buffer, ValueRange{at},
+                                       /*nontemporal=*/false, llvm::Align(16));
+    // The mma takes f16 (as the decode kernel, bf16 and f32 round to it).
+    auto vec = [&](Type t) { return VectorType::get({d / 4}, t); };
+    if (element.isBF16())
+      row = arith::ExtFOp::create(b, vec(b.getF32Type()), row);
+    if (!element.isF16())
+      row = arith::TruncFOp::create(b, vec(b.getF16Type()), row);
+    for (auto [lo, hi] : w.channels.keyPairs)
+      regs.push_back(
+          vector::ShuffleOp::create(b, row, row, ArrayRef<int64_t>{lo, hi}));
+  }
+  // Two pairs per B fragment: k columns 2t, 2t + 1 and 2t + 8, 2t + 9.
+  Regs frags;
+  for (size_t i = 0; i < regs.size(); i += 2)
+    frags.push_back(fragment(b, {regs[i], regs[i + 1]}));
+  w.tiles[op.getTile()] = frags;
+}
+
+void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
+  ImplicitLocOpBuilder &b = w.b;
+  int64_t d = w.headDim;
+  FragmentLayout layout = *op.getLayout();
+  bool keys = layout == FragmentLayout::mma_keys_a;
+  Value bi = w.scalar(op.getBatch()), hk = w.scalar(op.getKvHead());
+  Value first = w.scalar(op.getFirst()), bound = w.scalar(op.getBound());
+  ValueRange sources = op.getSources();
+  ResultRange results = op.getTile();
+  // The lane's channels: lane t's d/4 of K, lane g's d/8 of V.
+  int64_t laneChannels = keys ? d / 4 : d / 8;
+  Value channel0 = mul(b, keys ? w.t : w.g, laneChannels);
+
+  if (!op.getStage1Attr()) {
+    // The int8 decode buffer [B, Hkv, Nb, d] and its scale [B, Hkv].
+    const FlatTensor &data = w.tensor(sources[0]);
+    Regs codes;
+    for (Value dk : laneKeys(w, layout)) {
+      Value key = add(b, first, dk);
+      Value valid =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, key, bound);
+      Value row = arith::SelectOp::create(b, valid, key, w.idx(0));
+      codes.push_back(loadBytes(
+          w, data, data.linearize(b, {bi, hk, row, channel0}), laneChannels));
+    }
+    const FlatTensor &scale = w.tensor(sources[1]);
+    w.tiles[results[0]] = codes;
+    w.tiles[results[1]] = {toF32(
+        b, memref::LoadOp::create(b, scale.buffer,
+                                  ValueRange{scale.linearize(b, {bi, hk})}))};
+    return;
+  }
+
+  Stage1Attr s1 = op.getStage1Attr();
+  Stage2Attr s2 = op.getStage2Attr();
+  // The tile's first key (safe when the tile lies past the end): its
+  // group constants and stage-1 scale hold for the whole tile.
+  int64_t rowDim = s2 ? 1 : 2;
+  KeyPlace head = locate(w, op, bi, first, bound, rowDim);
+  if (!s2) {
+    // Stage 1 only: data [entries, Hkv, P, d].
+    const FlatTensor &data = w.tensor(sources[0]);
+    Regs codes;
+    for (Value dk : laneKeys(w, layout)) {
+      KeyPlace at = locate(w, op, bi, add(b, first, dk), bound, rowDim);
+      codes.push_back(loadBytes(
+          w, data, data.linearize(b, {at.entry, hk, at.row, channel0}),
+          laneChannels));
+    }
+    w.tiles[results[0]] = codes;
+  } else {
+    // Stage 2: codes [entries, P, R], constants [entries, Hkv, P/g, d].
+    const FlatTensor &codes = w.tensor(sources[0]);
+    int64_t bits = s2.getBits().front();
+    int64_t laneBytes = laneChannels * bits / 8;
+    Value headByte =
+        add(b, mul(b, hk, d * bits / 8), mul(b, keys ? w.t : w.g, laneBytes));
+    Regs words;
+    for (Value dk : laneKeys(w, layout)) {
+      KeyPlace at = locate(w, op, bi, add(b, first, dk), bound, 1);
+      words.push_back(
+          loadBytes(w, codes, codes.linearize(b, {at.entry, at.row, headByte}),
+                    laneBytes));
+    }
+    w.tiles[results[0]] = words;
+    Value groupRow = div(b, head.row, s2.getGroup());
+    for (int64_t part : {2, 3}) {
+      const FlatTensor &consts = w.tensor(sources[part]);
+      w.tiles[results[part - 1]] = {loadBytes(
+          w, consts, consts.linearize(b, {head.entry, hk, groupRow, channel0}),
+          laneChannels)};
+    }
+  }
+  const FlatTensor &scales = w.tensor(sources[1]);
+  Value block = div(b, head.row, s1.getBlock());
+  Value scale = memref::LoadOp::create(
+      b, scales.buffer,
+      ValueRange{scales.linearize(b, {head.entry, hk, block})});
+  w.tiles[results.back()] = {toF32(b, scale)};
+}

@@ -1,0 +1,126 @@
+//===- TileLowering.h - the tile layer as one warp's registers ---*- C++
+//-*-===//
+//
+// Part of the qattn project.
+//
+// The GPU lowering of the tile layer. Each point of a decode grid (the
+// scf.forall qattn-tile writes) is one warp; its body is rewritten op by op
+// into what the warp's lanes compute, every tile-layer value becoming the
+// registers one lane holds of it (`Regs`). TileGrid.cpp outlines the grid
+// into a kernel and walks its body; one file per concern lowers the tile ops:
+// TileLoads.cpp (loads into registers), TileDequantize.cpp, TileScores.cpp
+// (mma and masks), TileSoftmax.cpp (online softmax and P.V, the partial rows'
+// stores), TileCombine.cpp (the split-combine kernel).
+//
+// Lane l = 4g + t. The layouts are those of the decode kernel
+// (DecodeKernel.cpp), S^T = K Q^T and O^T += V^T P^T on mma.sync m16n8k16,
+// rows (query, head pairs) on the n side in 8-row blocks `nb`:
+//   query tile (mma_queries_b): per nb and 16-channel chunk j, the B
+//     fragment (vector<2x2xf16>) of row 8 nb + g at lane t's channel pairs
+//     2j, 2j + 1 (LaneChannels::keyPairs);
+//   key tile (mma_keys_a): per chunk j the A fragment (vector<4x2xf16>) of
+//     keys g, g + 8, then the tile's stage-1 scale (f32);
+//   value tile (mma_values_a): per 16-channel m tile i the A fragment of V^T
+//     (lane g's channels 2i, 2i + 1 of LaneChannels::valueChannels; keys 2t,
+//     2t + 1, 2t + 8, 2t + 9), then the tile's stage-1 scale;
+//   scores: per nb, row 2t + c (c = 0, 1) and key g + 8h (h = 0, 1) an f32,
+//     in base 2 (times log2 e), -inf where masked;
+//   row max: per nb and c, in base 2; row sum: per nb and c, the sum over
+//     this lane's keys only (the 8 lanes of a column add up at the store);
+//   accumulators: per nb and m tile i, the C fragment (vector<2x2xf32>) of
+//     O^T, rows 2t + c.
+// Loaded tiles keep their bytes as words (see lowerLoadKVTile).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QATTN_LIB_CONVERSION_QATTNTOGPU_TILELOWERING_H
+#define QATTN_LIB_CONVERSION_QATTNTOGPU_TILELOWERING_H
+
+#include "Dequantize.h"
+
+#include "qattn/Dialect/QAttn/IR/QAttnOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::qattn::tiles {
+
+using Regs = SmallVector<Value>;
+
+/// Keys per tile and rows per row tile: one mma m (or n) extent.
+inline constexpr int64_t kTileKeys = 16, kTileRows = 16;
+
+/// Which channels a lane holds, fixed for a grid by its cache's stage-2
+/// formats (the int8 buffer tiles follow the cache's order): lane t's K
+/// channel pairs (local to its d/4 channels) in mma k order, and lane g's V
+/// channels (local to its d/8) in m-tile order.
+struct LaneChannels {
+  SmallVector<std::pair<int64_t, int64_t>> keyPairs;
+  SmallVector<int64_t> valueChannels;
+};
+
+/// A tensor the grid reads or writes, inside the kernel: a flat buffer and
+/// the sizes of the tensor it was (index values).
+struct FlatTensor {
+  Value buffer;
+  SmallVector<Value> sizes;
+  /// The linear index of `idx` (row-major).
+  Value linearize(ImplicitLocOpBuilder &b, ValueRange idx) const;
+};
+
+/// One warp's program: the values of the grid body it has lowered.
+class WarpProgram {
+public:
+  WarpProgram(ImplicitLocOpBuilder &b, int64_t headDim, int64_t rowBlocks,
+              LaneChannels channels);
+
+  ImplicitLocOpBuilder &b;
+  int64_t headDim, rowBlocks;
+  LaneChannels channels;
+  Value lane, g, t;
+  /// Scalars of the grid body (indices, lengths) and their kernel values.
+  IRMapping scalars;
+  DenseMap<Value, FlatTensor> tensors;
+  DenseMap<Value, Regs> tiles;
+  /// The row sums among `tiles` (per lane until stored).
+  DenseSet<Value> sums;
+
+  Value scalar(Value v) const { return scalars.lookupOrNull(v); }
+  const FlatTensor &tensor(Value v) const { return tensors.find(v)->second; }
+  const Regs &regs(Value tile) const { return tiles.find(tile)->second; }
+  /// Index constant.
+  Value idx(int64_t v);
+};
+
+/// Fails, with a diagnostic on the op at fault naming what is missing, where
+/// the tile program in `grid` has no GPU lowering yet.
+LogicalResult checkLowerable(scf::ForallOp grid);
+/// The lane channel orders for the formats of `grid`.
+LaneChannels laneChannelsOf(scf::ForallOp grid, int64_t headDim);
+
+void lowerLoadQueryTile(WarpProgram &w, LoadQueryTileOp op);
+void lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op);
+void lowerDequantizeTile(WarpProgram &w, DequantizeTileOp op);
+void lowerTileScores(WarpProgram &w, TileScoresOp op);
+void lowerSoftmaxUpdate(WarpProgram &w, SoftmaxUpdateOp op);
+/// The registers of a splat constant of the row state ([16]) or the
+/// accumulators ([16, d]).
+Regs splatState(WarpProgram &w, RankedTensorType type, double value);
+/// Stores the warp's row state or accumulators, the source of `insert` (a
+/// tensor.parallel_insert_slice of the grid's terminator), into its slice.
+void storeRows(WarpProgram &w, tensor::ParallelInsertSliceOp insert);
+
+/// Emits the body of the combine kernel of `op` over its flat arguments
+/// (acc, max, sum, out) and the batch size (index).
+void emitCombineKernel(ImplicitLocOpBuilder &b, CombineSplitsOp op,
+                       ArrayRef<FlatTensor> args);
+
+/// Lowers every decode grid of the tile layer in `module` (and the
+/// combine_splits after it) to kernels in `kernels` and their launches.
+LogicalResult lowerTileGrids(ModuleOp module, gpu::GPUModuleOp kernels);
+/// Whether `module` holds a decode grid of the tile layer.
+bool hasTileGrids(ModuleOp module);
+
+} // namespace mlir::qattn::tiles
+
+#endif // QATTN_LIB_CONVERSION_QATTNTOGPU_TILELOWERING_H

@@ -1,0 +1,154 @@
+//===- TileSoftmax.cpp - the online softmax, P.V and the partial rows -----===//
+//
+// Part of the qattn project.
+//
+// qattn.softmax_update on a lane's rows: the tile's row max over the 8
+// lanes of a column (shuffles), the correction of the sums and accumulators,
+// the terms 2^(s - max), and O^T += V^T P^T on mma.sync, P^T made from the
+// S^T accumulators by a movmatrix transpose, times the V tile's stage-1
+// scale. Sums stay per lane (over its own keys) until the store adds the
+// column's 8. The stores of the grid's terminator write each lane's rows of
+// the split's max (back in natural units), sum and accumulators.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileLowering.h"
+
+#include "qattn/Conversion/FormatMath.h"
+#include "qattn/Conversion/LoweringUtils.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::qattn;
+using namespace mlir::qattn::kernels;
+using namespace mlir::qattn::tiles;
+
+void mlir::qattn::tiles::lowerSoftmaxUpdate(WarpProgram &w,
+                                            SoftmaxUpdateOp op) {
+  ImplicitLocOpBuilder &b = w.b;
+  int64_t chunks = w.headDim / 16, rows = 2 * w.rowBlocks;
+  const Regs &s = w.regs(op.getScores()), &v = w.regs(op.getValues());
+  const Regs &max = w.regs(op.getMax()), &sum = w.regs(op.getSum());
+  Regs acc = w.regs(op.getAcc());
+  Regs newMax, newSum, corr, p(2 * rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    Value tileMax = arith::MaximumFOp::create(b, s[2 * r], s[2 * r + 1]);
+    Value m = arith::MaximumFOp::create(
+        b, max[r], overColumn<arith::MaximumFOp>(b, tileMax));
+    // A row that has seen no key keeps -inf and subtracts 0 (no inf - inf).
+    Value ref = finiteRef(b, m);
+    corr.push_back(exp2Ftz(b, arith::SubFOp::create(b, max[r], ref)));
+    Value l = arith::MulFOp::create(b, sum[r], corr[r]);
+    for (int64_t h = 0; h < 2; ++h) {
+      p[2 * r + h] = exp2Ftz(b, arith::SubFOp::create(b, s[2 * r + h], ref));
+      l = arith::AddFOp::create(b, l, p[2 * r + h]);
+    }
+    newMax.push_back(m);
+    newSum.push_back(l);
+  }
+  auto cType = VectorType::get({2, 2}, b.getF32Type());
+  for (int64_t nb = 0; nb < w.rowBlocks; ++nb) {
+    Value c = vector::FromElementsOp::create(
+        b, cType,
+        ValueRange{corr[2 * nb], corr[2 * nb + 1], corr[2 * nb],
+                   corr[2 * nb + 1]});
+    for (int64_t i = 0; i < chunks; ++i)
+      acc[nb * chunks + i] = arith::MulFOp::create(b, acc[nb * chunks + i], c);
+  }
+  // P^T as B fragments: the accumulators hold (key g (+8), rows 2t, 2t+1);
+  // the operand wants (keys 2t, 2t+1 (+8), row g).
+  Value vScale = v.back();
+  for (int64_t nb = 0; nb < w.rowBlocks; ++nb) {
+    SmallVector<Value> regs;
+    for (int64_t h = 0; h < 2; ++h) {
+      SmallVector<Value> both;
+      for (int64_t c = 0; c < 2; ++c)
+        both.push_back(fromF32(
+            b, arith::MulFOp::create(b, p[2 * (2 * nb + c) + h], vScale),
+            b.getF16Type()));
+      regs.push_back(
+          transpose8x8(b, vector::FromElementsOp::create(
+                              b, VectorType::get({2}, b.getF16Type()), both)));
+    }
+    Value pT = fragment(b, regs);
+    for (int64_t i = 0; i < chunks; ++i)
+      acc[nb * chunks + i] = nvgpu::MmaSyncOp::create(
+          b, v[i], pT, acc[nb * chunks + i], ArrayRef<int64_t>{16, 8, 16});
+  }
+  w.tiles[op.getNewMax()] = newMax;
+  w.tiles[op.getNewSum()] = newSum;
+  w.tiles[op.getNewAcc()] = acc;
+  w.sums.insert(op.getNewSum());
+}
+
+Regs mlir::qattn::tiles::splatState(WarpProgram &w, RankedTensorType type,
+                                    double value) {
+  ImplicitLocOpBuilder &b = w.b;
+  if (type.getRank() == 1)
+    return Regs(2 * w.rowBlocks, f32Const(b, value));
+  auto cType = VectorType::get({2, 2}, b.getF32Type());
+  Value splat = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(cType, b.getF32FloatAttr(value)));
+  return Regs(w.rowBlocks * (w.headDim / 16), splat);
+}
+
+void mlir::qattn::tiles::storeRows(WarpProgram &w,
+                                   tensor::ParallelInsertSliceOp insert) {
+  ImplicitLocOpBuilder &b = w.b;
+  const FlatTensor &dest = w.tensor(insert.getDest());
+  const Regs &regs = w.regs(insert.getSource());
+  SmallVector<Value> offsets;
+  for (OpFoldResult o : insert.getMixedOffsets()) {
+    if (auto v = dyn_cast<Value>(o))
+      offsets.push_back(w.scalar(v));
+    else
+      offsets.push_back(w.idx(*getConstantIntValue(o)));
+  }
+  auto at = [&](ArrayRef<Value> inner) {
+    SmallVector<Value> idx(offsets);
+    for (auto [i, x] : llvm::enumerate(inner)) {
+      Value &o = idx[idx.size() - inner.size() + i];
+      o = add(b, o, x);
+    }
+    return dest.linearize(b, idx);
+  };
+  auto rowOf = [&](int64_t nb, int64_t c) {
+    return add(b, mul(b, w.t, 2), w.idx(8 * nb + c));
+  };
+  auto store = [&](Value value, Value index) {
+    memref::StoreOp::create(b, value, dest.buffer, ValueRange{index});
+  };
+  if (cast<RankedTensorType>(insert.getSource().getType()).getRank() == 2) {
+    int64_t chunks = w.headDim / 16;
+    Value laneBase = mul(b, w.g, w.headDim / 8);
+    for (int64_t nb = 0; nb < w.rowBlocks; ++nb)
+      for (int64_t i = 0; i < chunks; ++i)
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t c = 0; c < 2; ++c) {
+            Value channel =
+                add(b, laneBase, w.idx(w.channels.valueChannels[2 * i + h]));
+            store(vector::ExtractOp::create(b, regs[nb * chunks + i],
+                                            ArrayRef<int64_t>{h, c}),
+                  at({rowOf(nb, c), channel}));
+          }
+    return;
+  }
+  bool sum = w.sums.contains(insert.getSource());
+  SmallVector<Value> values;
+  for (Value x : regs)
+    values.push_back(sum ? overColumn<arith::AddFOp>(b, x)
+                         // The max goes back to natural units.
+                         : arith::MulFOp::create(b, x, f32Const(b, M_LN2)));
+  // The 8 lanes of a column hold the same rows: lane g = 0 stores them.
+  Value first =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, w.g, w.idx(0));
+  ifThen(b, first, [&] {
+    for (int64_t nb = 0; nb < w.rowBlocks; ++nb)
+      for (int64_t c = 0; c < 2; ++c)
+        store(values[2 * nb + c], at({rowOf(nb, c)}));
+  });
+}

@@ -1,0 +1,90 @@
+//===- TileSupport.cpp - which tile programs the GPU lowering takes -------===//
+//
+// Part of the qattn project.
+//
+// The register lowering of the tile layer covers decode over uniform 2- and
+// 4-bit stage-2 caches or int8 stage-1 caches with block scales, the int8
+// tail, float queries (rounded to f16), exact softmax, head dims 64 and 128.
+// Everything else is a diagnostic on the op, naming what is missing. Also the
+// lane channel orders, which the cache's packing fixes (TileLowering.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileLowering.h"
+
+using namespace mlir;
+using namespace mlir::qattn;
+using namespace mlir::qattn::kernels;
+using namespace mlir::qattn::tiles;
+
+static LogicalResult checkLoad(LoadKVTileOp op) {
+  auto fail = [&](const Twine &what) {
+    return op.emitOpError("has no GPU lowering yet for ") << what;
+  };
+  if (op.getKeys() != kTileKeys)
+    return fail("tiles of " + Twine(op.getKeys()) + " keys (16 only)");
+  std::optional<FragmentLayout> layout = op.getLayout();
+  if (layout != FragmentLayout::mma_keys_a &&
+      layout != FragmentLayout::mma_values_a)
+    return fail("a tile without a key or value fragment layout");
+  if (Stage1Attr s1 = op.getStage1Attr()) {
+    if (s1.getGranularity() != Granularity::block)
+      return fail("channel stage-1 scales");
+    if (s1.getBlock() % kTileKeys)
+      return fail("stage-1 blocks of " + Twine(s1.getBlock()) +
+                  " keys (multiples of 16 only)");
+  }
+  if (Stage2Attr s2 = op.getStage2Attr()) {
+    if (s2.getBits().size() != 1)
+      return fail("per-head code widths");
+    int64_t bits = s2.getBits().front();
+    if (bits != 2 && bits != 4)
+      return fail(Twine(bits) + "-bit codes (2 and 4 only)");
+    if (s2.getGroup() % kTileKeys)
+      return fail("stage-2 groups of " + Twine(s2.getGroup()) +
+                  " keys (multiples of 16 only)");
+  }
+  return success();
+}
+
+LogicalResult mlir::qattn::tiles::checkLowerable(scf::ForallOp grid) {
+  WalkResult result = grid.getBody()->walk([&](Operation *op) {
+    LogicalResult ok = success();
+    if (auto load = dyn_cast<LoadQueryTileOp>(op)) {
+      auto type = cast<RankedTensorType>(load.getQ().getType());
+      int64_t d = type.getDimSize(3);
+      if (load.getQScales())
+        ok = load.emitOpError("has no GPU lowering yet for int8 queries");
+      else if (d != 64 && d != 128)
+        ok = load.emitOpError("has no GPU lowering yet for head dim ")
+             << d << " (64 and 128 only)";
+    } else if (auto load = dyn_cast<LoadKVTileOp>(op)) {
+      ok = checkLoad(load);
+    } else if (isa<TileRowMaxOp>(op) ||
+               (isa<SoftmaxUpdateOp>(op) &&
+                cast<SoftmaxUpdateOp>(op).getFixedMax())) {
+      ok = op->emitOpError("has no GPU lowering yet for a softmax against "
+                           "the final max (SAS)");
+    }
+    return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+LaneChannels mlir::qattn::tiles::laneChannelsOf(scf::ForallOp grid,
+                                                int64_t headDim) {
+  LaneChannels c;
+  c.keyPairs = keyPairs(headDim, 8, PackOrder::lsb_first);
+  c.valueChannels = valueChannels(headDim, 8, PackOrder::lsb_first);
+  grid.getBody()->walk([&](LoadKVTileOp load) {
+    Stage2Attr s2 = load.getStage2Attr();
+    if (!s2)
+      return;
+    int64_t bits = s2.getBits().front();
+    if (load.getLayout() == FragmentLayout::mma_keys_a)
+      c.keyPairs = keyPairs(headDim, bits, s2.getOrder());
+    else
+      c.valueChannels = valueChannels(headDim, bits, s2.getOrder());
+  });
+  return c;
+}

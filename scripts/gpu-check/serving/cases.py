@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""The serving-form decode cases of the GPU check: one module of paged,
+per-sequence-length attentions (qattn-tile puts them on the tile layer, whose
+GPU lowering compiles them once for any batch, length and pool) and, per
+case, the make_paged.py / check_paged.py arguments that make and check its
+inputs (test/Integration/Inputs).
+
+usage: cases.py mlir > decode.mlir     the module
+       cases.py json > cases.json      the runs (serving.sh reads them)
+"""
+import json
+import sys
+
+# name, Hq, Hkv, Nq, d, K scheme, V scheme, page, buffer, causal, q dtype,
+# out dtype, lengths (several batches of one compiled function)
+CASES = [
+    ("paged_int4_d64", 8, 2, 1, 64, "block=64,bits=4,group=16", "block=64,bits=4,group=16",
+     64, True, False, "f32", "f32", ["1,15,16,17,1000,4097", "64,65,300"]),
+    ("paged_int2_causal", 4, 1, 4, 64, "block=64,bits=2,group=16,order=msb,anchor=min",
+     "block=64,bits=2,group=16,order=msb,anchor=min", 128, False, True, "f32", "f32",
+     ["0,1,3,4,5,127,128,129,1000"]),
+    ("llama_int4_d128", 32, 8, 1, 128, "block=64,bits=4,group=32", "block=64,bits=4,group=32",
+     64, True, False, "f16", "f16", ["1,63,64,65,700,3000,8191,5"]),
+    ("spec_int4_causal", 8, 2, 8, 128, "block=64,bits=4,group=16,order=msb,anchor=min",
+     "block=128,bits=4,group=64", 128, True, True, "f32", "f32", ["8,9,100,2000", "300"]),
+    ("paged_int8", 4, 2, 2, 64, "block=32", "block=32", 64, True, False, "f32", "f32",
+     ["1,31,32,33,640,1111"]),
+    ("mha_int2_d128", 4, 4, 1, 128, "block=64,bits=2,group=16", "block=64,bits=2,group=32",
+     64, False, False, "f32", "bf16", ["2,100,4000"]),
+]
+
+
+def scheme(spec):
+    kv = dict(x.split("=") for x in spec.split(","))
+    s1 = f"#qattn.stage1<block = {kv['block']}>"
+    if "bits" not in kv:
+        return s1, None
+    extra = ""
+    if kv.get("order") == "msb":
+        extra += ", order = msb_first"
+    if kv.get("anchor") == "min":
+        extra += ", anchor = min"
+    return s1, (int(kv["bits"]), int(kv["group"]),
+                f"#qattn.stage2<bits = [{kv['bits']}], group = {kv['group']}{extra}>")
+
+
+def operands(prefix, spec, hkv, d, page):
+    s1, s2 = scheme(spec)
+    block = int(dict(x.split("=") for x in spec.split(","))["block"])
+    if s2 is None:
+        return [(f"{prefix}_data", f"?x{hkv}x{page}x{d}xi8", "NP"),
+                (f"{prefix}_scales", f"?x{hkv}x{page // block}xf32", "NP")]
+    bits, group, _ = s2
+    return [(f"{prefix}_codes", f"?x{page}x{hkv * d * bits // 8}xi8", "NP"),
+            (f"{prefix}_scales", f"?x{hkv}x{page // block}xf32", "NP"),
+            (f"{prefix}_group_scales", f"?x{hkv}x{page // group}x{d}xi8", "NP"),
+            (f"{prefix}_zeros", f"?x{hkv}x{page // group}x{d}xi8", "NP")]
+
+
+def function(case):
+    name, hq, hkv, nq, d, k, v, page, buffer, causal, qdt, odt, _ = case
+    ops = [("q", f"?x{hq}x{nq}x{d}x{qdt}", "B")]
+    ks, vs = operands("k", k, hkv, d, page), operands("v", v, hkv, d, page)
+    ops += ks + vs
+    buf = []
+    if buffer:
+        buf = [("k_buffer", f"?x{hkv}x{page}x{d}xi8", "B"), ("k_buffer_scale", f"?x{hkv}xf32", "B"),
+               ("v_buffer", f"?x{hkv}x{page}x{d}xi8", "B"), ("v_buffer_scale", f"?x{hkv}xf32", "B")]
+    ops += buf + [("kv_lens", "?xi32", "B"), ("page_table", "?x?xi32", "B,MP")]
+    args = []
+    for i, (n, t, dims) in enumerate(ops):
+        rank = t.count("x")
+        syms = dims.split(",") + [""] * (rank - len(dims.split(",")))
+        dims_attr = ", ".join(f'"{s}"' for s in syms)
+        args.append(f'    %a{i}: tensor<{t}> {{qattn.name = "{n}", qattn.dims = [{dims_attr}]}}')
+    v = [f"%a{i}" for i in range(len(ops))]
+    nk, nv, nb = len(ks), len(vs), len(buf)
+    keys = ", ".join(v[1:1 + nk])
+    vals = ", ".join(v[1 + nk:1 + nk + nv])
+    rest = v[1 + nk + nv:]
+    bufs = f" buffers({', '.join(rest[:nb])})" if nb else ""
+    attrs = []
+    for p, spec in (("k", k), ("v", v_ := case[6])):
+        s1, s2 = scheme(spec)
+        attrs.append(f"{p}_stage1 = {s1}")
+        if s2:
+            attrs.append(f"{p}_stage2 = {s2[2]}")
+    if causal:
+        attrs.append("causal")
+    out = f"tensor<?x{hq}x{nq}x{d}x{odt}>"
+    types = ", ".join(f"tensor<{t}>" for _, t, _ in ops)
+    return (f"func.func @{name}(\n" + ",\n".join(args) + ")\n"
+            f'    -> ({out} {{qattn.name = "o", qattn.dims = ["B", "", "", ""]}}) {{\n'
+            f"  %o = qattn.attention {v[0]} keys({keys}) values({vals}){bufs} "
+            f"lengths({rest[nb]}) pages({rest[nb + 1]})\n"
+            f"      {{{', '.join(attrs)}}}\n      : ({types}) -> {out}\n"
+            f"  return %o : {out}\n}}\n")
+
+
+def runs():
+    out = []
+    for case in CASES:
+        name, hq, hkv, nq, d, k, v, page, buffer, causal, qdt, odt, batches = case
+        for i, lens in enumerate(batches):
+            make = ["--batch-lens", lens, "--hq", str(hq), "--hkv", str(hkv), "--nq", str(nq),
+                    "--d", str(d), "--k", k, "--v", v, "--page", str(page), "--q-dtype", qdt]
+            if buffer:
+                make.append("--buffer")
+            if i:
+                make += ["--pages-extra", "5", "--garbage", "nan"]
+            check = ["--k", k, "--v", v] + (["--causal"] if causal else [])
+            out.append({"function": name, "run": f"{name}_{i}", "make": make, "check": check})
+    return out
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["mlir"]:
+        print("// Generated by scripts/gpu-check/serving/cases.py mlir; do not edit.\n")
+        print("\n".join(function(c) for c in CASES))
+    elif sys.argv[1:] == ["json"]:
+        json.dump(runs(), sys.stdout, indent=1)
+    else:
+        sys.exit(__doc__)

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Runs the serving-form decode cases (cases.py) on the GPU machine.
+
+For each run, with fresh random data (the seed is printed): make_paged.py
+writes a batch of paged sequences (shuffled pages, garbage everywhere the
+kernels must not read, NaN in some runs), qattn-run runs the CUDA artifact's
+function on it, and check_paged.py compares the output with the NumPy model
+of docs/FORMAT.md (test/Integration/Inputs). The tile layer's kernels round
+the queries and P to f16 for the mma (2^-11 relative), so the bound of
+check (a) is widened to 2^-10 A + 2^-9 of max|V'| (--tol-score 16384,
+--tol-base 32768 in units of 2^-24): a layout, mask or scale fault is off
+by order 1. compute-sanitizer memcheck runs the first batch of each
+function. Exit 1 if anything fails.
+
+usage: serving.py ART QATTN_RUN WORK [--seed N]
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+INPUTS = os.path.join(ROOT, "test", "Integration", "Inputs")
+# Error against float attention on the unquantized data, by the narrower
+# width of K and V (the CPU integration test's bounds).
+ACCURACY = {2: ("0.6", "4.5"), 4: ("0.2", "14"), 8: ("0.05", "26")}
+
+
+def width(spec):
+    kv = dict(x.split("=") for x in spec.split(","))
+    return int(kv.get("bits", 8))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("art")
+    p.add_argument("qattn_run")
+    p.add_argument("work")
+    p.add_argument("--seed", type=int, default=random.randrange(1 << 30))
+    a = p.parse_args()
+    print(f"seed {a.seed}", flush=True)
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}/python:{INPUTS}")
+    manifest = json.load(open(f"{a.art}/manifest.json"))
+    args_of = {f["name"]: [x["name"] for x in f["args"]] for f in manifest["functions"]}
+    runs = json.load(open(f"{HERE}/cases.json"))
+    failed, sanitized = [], set()
+
+    def sh(cmd):
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        return r.returncode, r.stdout + r.stderr
+
+    for i, r in enumerate(runs):
+        fn, name = r["function"], r["run"]
+        inp, out = f"{a.work}/{name}-in", f"{a.work}/{name}-out"
+        rc, log = sh([sys.executable, f"{INPUTS}/make_paged.py", "--seed", str(a.seed + i),
+                      "--out", inp] + r["make"])
+        if rc:
+            failed.append(name); print(f"FAIL {name}: make_paged\n{log}"); continue
+        inputs = [x for n in args_of[fn] for x in ("--input", f"{n}={inp}/{n}.npy")]
+        cmd = [a.qattn_run, a.art, "--function", fn, "--output-dir", out] + inputs
+        rc, log = sh(cmd)
+        if rc:
+            failed.append(name); print(f"FAIL {name}: qattn-run\n{log}"); continue
+        k, v = r["check"][1], r["check"][3]
+        rel, sqnr = ACCURACY[min(width(k), width(v))]
+        rc, log = sh([sys.executable, f"{INPUTS}/check_paged.py", "--case", name, "--art", a.art,
+                      "--function", fn, "--in", inp, "--out", out, "--tol-score", "16384",
+                      "--tol-base", "32768", "--max-rel-fro", rel, "--min-sqnr", sqnr]
+                     + r["check"])
+        print(log.strip(), flush=True)
+        if rc:
+            failed.append(name)
+        sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
+        if fn not in sanitized and os.path.exists(sanitizer):
+            sanitized.add(fn)
+            rc, log = sh([sanitizer, "--tool", "memcheck", "--error-exitcode", "9"]
+                         + cmd[:-len(inputs)] + ["--quiet"] + inputs)
+            print(f"memcheck {name}: {'ok' if rc == 0 else 'FAIL'}")
+            if rc:
+                failed.append(name + " (memcheck)"); print(log[-3000:])
+    print(f"serving: {len(runs) - len(failed)} of {len(runs)} runs passed"
+          + (f"; failed: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+// RUN: qattn-opt %s --qattn-tile --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s
+
+// A paged decode with the int8 tail page, on the tile layer, as two kernels:
+// one warp per grid point (x: row tile and split, y: KV head, z: batch
+// entry), the tensors passed as flat views with their dynamic sizes as i32,
+// and the split combine.
+// CHECK-LABEL: func.func @paged_decode
+// CHECK: %[[B:.*]] = tensor.dim %{{.*}}, %c0 : tensor<?x8x1x64xf16>
+// CHECK: memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [1099511627776], strides: [1] : memref<?x?xi32> to memref<1099511627776xi32>
+// CHECK: gpu.launch_func @qattn_kernels::@paged_decode_decode_tiles blocks in (%c64, %c2, %[[B]]) threads in (%c32, %c1, %c1)
+// CHECK: %[[ROWS:.*]] = arith.muli %[[B]], %c8 : index
+// CHECK: gpu.launch_func @qattn_kernels::@paged_decode_combine_tiles blocks in (%[[ROWS]], %c1, %c1) threads in (%c32, %c1, %c1)
+// CHECK: %[[OUT:.*]] = bufferization.to_tensor
+// CHECK: return %[[OUT]]
+
+// The grid body over one lane's registers: the query B fragments, then the
+// cache's key loop carrying the softmax state (f32 rows, vector<2x2xf32>
+// accumulators) and the look-ahead tiles' words (qattn-pipeline's ring, in
+// registers); S^T = K Q^T and O^T += V^T P^T on mma.sync, P^T by movmatrix;
+// then the tail's loop, and the stores of the partial rows.
+// CHECK-LABEL: gpu.func @paged_decode_decode_tiles
+// CHECK-SAME: known_block_size = array<i32: 32, 1, 1>
+// CHECK-DAG: gpu.block_id z
+// CHECK-DAG: gpu.block_id y
+// CHECK: vector.load %{{.*}} : memref<1099511627776xf16>, vector<16xf16>
+// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2xi32>, vector<2xi32>, vector<4xi32>, vector<4xi32>, f32, vector<1xi32>
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: ex2.approx.ftz.f32
+// CHECK: movmatrix.sync.aligned.m8n8.trans.b16
+// CHECK: nvgpu.mma.sync
+// CHECK: scf.yield
+// CHECK: scf.for
+// CHECK: scf.yield
+// CHECK: memref.store
+// CHECK: gpu.return
+// CHECK-LABEL: gpu.func @paged_decode_combine_tiles
+// CHECK: ex2.approx.ftz.f32
+// CHECK: arith.truncf {{.*}} : f32 to f16
+// CHECK: memref.store
+func.func @paged_decode(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x64xi8>, %kz2: tensor<?x2x4x64xi8>,
+                        %kb: tensor<?x2x64x64xi8>, %kbs: tensor<?x2xf32>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x64xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) buffers(%kb, %kbs, %kb, %kbs) lengths(%lens) pages(%table)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>}
+      : (tensor<?x8x1x64xf16>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x4x64xi8>, tensor<?x2x4x64xi8>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x4x64xi8>, tensor<?x2x4x64xi8>, tensor<?x2x64x64xi8>, tensor<?x2xf32>, tensor<?x2x64x64xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x64xf16>
+  return %o : tensor<?x8x1x64xf16>
+}
