@@ -50,6 +50,19 @@ def QAttnConvertToGPU : Pass<"qattn-convert-to-gpu", "mlir::ModuleOp"> {
     key splits, each CTA writes a partial row (output, max, sum) to scratch
     buffers and a combine kernel merges them (flash-decoding).
 
+    A decode grid of the tile layer (the `scf.forall` qattn-tile writes for
+    the serving form, or with `tile-layer`) becomes a kernel of one warp per
+    grid point (grid x: row tile and split, y: KV head, z: batch entry) and
+    its `qattn.combine_splits` a combine kernel of one warp per output row.
+    The tensors pass as flat views (`memref.reinterpret_cast`, 2^40
+    elements) with each dynamic size as an i32, so one artifact serves every
+    batch, length and pool. The grid body is rewritten op by op into the
+    lanes' registers: loads straight from global memory (a pipelined key
+    loop's look-ahead loads stay in flight until first use), exact f16x2
+    dequantization, mma.sync for S^T = K Q^T and O^T += V^T P^T, the online
+    softmax in base 2. Formats it does not take yet are a diagnostic on the
+    attention naming them.
+
     Operands enter and leave through `bufferization.to_buffer` / `to_tensor`,
     so the host function bufferizes with one-shot bufferization; the host
     side then only allocates scratch buffers and launches kernels, which is

@@ -994,7 +994,8 @@ struct QAttnConvertToGPUPass
     }
     // The decode grids of the tile layer, op by op (TileGrid.cpp).
     if (tiles::hasTileGrids(module) &&
-        failed(tiles::lowerTileGrids(module, getOrCreateKernelModule(module))))
+        failed(tiles::lowerTileGrids(module, getOrCreateKernelModule(module),
+                                     *info)))
       return signalPassFailure();
     WalkResult unsupported = module.walk([](Operation *op) {
       if (isa<LoadQueryTileOp, LoadKVTileOp, DequantizeTileOp, TileScoresOp,

@@ -314,8 +314,12 @@ static CombineSplitsOp combineOf(scf::ForallOp grid) {
   return combine;
 }
 
+/// Registers a lane may take in the grid kernel: latency is hidden by warps
+/// (16 per SM at 128), and two row blocks' accumulators need more.
+static constexpr int64_t kRegistersOneBlock = 128, kRegistersTwoBlocks = 168;
+
 static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
-                               StringRef prefix) {
+                               StringRef prefix, const ChipInfo &chip) {
   CombineSplitsOp combine = combineOf(grid);
   if (!combine || grid.getRank() != 4 || grid.getNumResults() != 3)
     return grid.emitOpError(
@@ -361,6 +365,10 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
 
   gpu::GPUFuncOp kernel = createKernel(kernels, grid.getLoc(),
                                        (prefix + "_decode_tiles").str(), args);
+  int64_t budget = rowBlocks == 1 ? kRegistersOneBlock : kRegistersTwoBlocks;
+  kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  hb.getI32IntegerAttr(chip.registersPerSM /
+                                       (kThreadsPerWarp * budget)));
   {
     OpBuilder kb = OpBuilder::atBlockBegin(&kernel.front());
     ImplicitLocOpBuilder b(grid.getLoc(), kb);
@@ -446,7 +454,8 @@ bool mlir::qattn::tiles::hasTileGrids(ModuleOp module) {
 }
 
 LogicalResult mlir::qattn::tiles::lowerTileGrids(ModuleOp module,
-                                                 gpu::GPUModuleOp kernels) {
+                                                 gpu::GPUModuleOp kernels,
+                                                 const ChipInfo &chip) {
   SmallVector<scf::ForallOp> grids;
   module.walk([&](scf::ForallOp grid) {
     if (isTileGrid(grid))
@@ -454,7 +463,8 @@ LogicalResult mlir::qattn::tiles::lowerTileGrids(ModuleOp module,
   });
   for (scf::ForallOp grid : grids) {
     auto func = grid->getParentOfType<func::FuncOp>();
-    if (failed(lowerGrid(grid, kernels, func ? func.getSymName() : "qattn")))
+    if (failed(lowerGrid(grid, kernels, func ? func.getSymName() : "qattn",
+                         chip)))
       return failure();
   }
   return success();

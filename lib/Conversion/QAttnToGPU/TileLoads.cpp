@@ -10,11 +10,13 @@
 // pipelined key loop (qattn-pipeline) keep several tiles in flight with no
 // shared memory; qattn.wait_tiles is then nothing.
 //
-// A key at or past the load's `bound` is read at row 0 of page 0 (batch
-// entry 0) instead: memory that exists, whatever the table holds there. Its
-// scores are masked, so its values meet a weight of 0. Tiles are whole
-// groups and blocks (checkLowerable), so the constants and the stage-1
-// scale come from the tile's first key, which a tile that is used has.
+// A tile lies in one page, so its first key is located once (the table
+// read once per tile); a tile at or past the load's `bound` is read at row
+// 0 of page 0 (batch entry 0) instead, memory that exists whatever the
+// table holds there, and a key past `bound` in a tile that is used at its
+// first key's row. Such keys' scores are masked, so their values meet a
+// weight of 0. Tiles are whole groups and blocks (checkLowerable), so the
+// constants and the stage-1 scale come from the tile's first key.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +60,18 @@ KeyPlace locate(WarpProgram &w, LoadKVTileOp op, Value bi, Value key,
                              ValueRange{table.linearize(b, {bi, slot})}));
   return {arith::SelectOp::create(b, valid, page, zero),
           arith::RemUIOp::create(b, safeKey, pageSize)};
+}
+
+/// Key `first + dk` of the tile whose first key is at `head`: a tile lies in
+/// one page (pages are whole tiles), so the table is read once per tile. A
+/// key at or past `bound` reads the first key's row instead.
+KeyPlace keyOfTile(WarpProgram &w, KeyPlace head, Value first, Value dk,
+                   Value bound) {
+  ImplicitLocOpBuilder &b = w.b;
+  Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                      add(b, first, dk), bound);
+  return {head.entry,
+          arith::SelectOp::create(b, valid, add(b, head.row, dk), head.row)};
 }
 
 /// `bytes` bytes at element `at` of the i8 buffer `t` as i32 words (one
@@ -163,7 +177,7 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
     const FlatTensor &data = w.tensor(sources[0]);
     Regs codes;
     for (Value dk : laneKeys(w, layout)) {
-      KeyPlace at = locate(w, op, bi, add(b, first, dk), bound, rowDim);
+      KeyPlace at = keyOfTile(w, head, first, dk, bound);
       codes.push_back(loadBytes(
           w, data, data.linearize(b, {at.entry, hk, at.row, channel0}),
           laneChannels));
@@ -178,7 +192,7 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
         add(b, mul(b, hk, d * bits / 8), mul(b, keys ? w.t : w.g, laneBytes));
     Regs words;
     for (Value dk : laneKeys(w, layout)) {
-      KeyPlace at = locate(w, op, bi, add(b, first, dk), bound, 1);
+      KeyPlace at = keyOfTile(w, head, first, dk, bound);
       words.push_back(
           loadBytes(w, codes, codes.linearize(b, {at.entry, at.row, headByte}),
                     laneBytes));

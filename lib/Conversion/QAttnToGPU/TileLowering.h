@@ -39,6 +39,7 @@
 #include "Dequantize.h"
 
 #include "qattn/Dialect/QAttn/IR/QAttnOps.h"
+#include "qattn/Target/Chip.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/IRMapping.h"
@@ -116,8 +117,10 @@ void emitCombineKernel(ImplicitLocOpBuilder &b, CombineSplitsOp op,
                        ArrayRef<FlatTensor> args);
 
 /// Lowers every decode grid of the tile layer in `module` (and the
-/// combine_splits after it) to kernels in `kernels` and their launches.
-LogicalResult lowerTileGrids(ModuleOp module, gpu::GPUModuleOp kernels);
+/// combine_splits after it) to kernels in `kernels` and their launches,
+/// with limits from `chip`.
+LogicalResult lowerTileGrids(ModuleOp module, gpu::GPUModuleOp kernels,
+                             const ChipInfo &chip);
 /// Whether `module` holds a decode grid of the tile layer.
 bool hasTileGrids(ModuleOp module);
 

@@ -26,8 +26,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 INPUTS = os.path.join(ROOT, "test", "Integration", "Inputs")
 # Error against float attention on the unquantized data, by the narrower
-# width of K and V (the CPU integration test's bounds).
-ACCURACY = {2: ("0.6", "4.5"), 4: ("0.2", "14"), 8: ("0.05", "26")}
+# width of K and V: what the format loses, which the model loses as well
+# (2 bits with groups of 32 over 4000 keys: rel_fro 0.60 on the H200 and in
+# the model alike). Check (a), against the model, is the kernels' test.
+ACCURACY = {2: ("0.75", "3"), 4: ("0.2", "14"), 8: ("0.05", "26")}
 
 
 def width(spec):

@@ -40,11 +40,13 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     come from `kv_lens` (`qattn.load_kv_tile`, `qattn.dequantize_tile`,
     `qattn.tile_scores`, `qattn.softmax_update`; the cache's keys, then the
     int8 tail's) and writing its partial rows, which `qattn.combine_splits`
-    merges. `splits` key splits (4 when 0: the lengths are known only at
-    run time; with static shapes the decode kernel's split heuristic). With
-    `tile-layer` static attentions that the tile layer can express take it
-    too. The tile layer runs on the CPU (`qattn-lower-reference`); it has no
-    GPU lowering yet. SAS takes one split and two passes over the keys
+    merges. `splits` key splits (when 0: with dynamic shapes enough for one
+    warp per SM at batch 1, 4 to 64, the batch and lengths being known only
+    at run time; with static shapes the decode kernel's split heuristic).
+    With `tile-layer` static attentions that the tile layer can express take
+    it too. The tile layer runs on the CPU (`qattn-lower-reference`) and on
+    the GPU (`qattn-convert-to-gpu`, one warp per grid point). SAS takes one
+    split and two passes over the keys
     (each row's final max, then the terms). It needs stage-2 groups and
     pages of multiples of 16 keys (or groups dividing 16) and buffers of
     multiples of 16 keys; anything else in this form is an error.
@@ -70,8 +72,7 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     Option<"tileLayer", "tile-layer", "bool", /*default=*/"false",
            "Materialize every attention the tile layer can express as tile "
            "programs, static shapes too (those it cannot express keep the "
-           "kernels' tiling); the tiled program runs on the CPU, the tile "
-           "layer has no GPU lowering yet (default false)">,
+           "kernels' tiling) (default false)">,
     Option<"useDecode", "decode-kernel", "bool", /*default=*/"true",
            "Use the tensor-core decode kernel where it applies (packed 2/4-bit "
            "K/V, block scales, no decode buffer, exact softmax) (default true)">,
