@@ -145,8 +145,10 @@ static LogicalResult lowerOp(WarpProgram &w, Operation &op) {
       })
       .Case([&](WaitTilesOp o) {
         // Register loads complete at their first use.
-        for (auto [in, out] : llvm::zip(o.getTiles(), o.getReady()))
-          w.tiles[out] = w.regs(in);
+        for (auto [in, out] : llvm::zip(o.getTiles(), o.getReady())) {
+          Regs ready = w.regs(in); // a copy: inserting may move the map
+          w.tiles[out] = std::move(ready);
+        }
         return success();
       })
       .Case([&](scf::ForOp o) { return lowerFor(w, o); })
