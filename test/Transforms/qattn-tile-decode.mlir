@@ -3,8 +3,8 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile=tile-layer=true --canonicalize | FileCheck %s --check-prefix=LAYER
 
 // A paged decode with the int8 tail page becomes a grid of tile programs:
-// one per (batch, KV head, row tile, key split: at batch 1 one warp per SM,
-// 132 / 2 capped at 64); each walks its slice of
+// one per (batch, KV head, row tile, key split: at batch 1 two warps per SM,
+// 2 x 132 / 2 capped at 64); each walks its slice of
 // the sequence's cache keys (bounds from kv_lens, the last L mod 64 keys in
 // the buffer) and then its tail keys, in 16-key tiles, and the splits'
 // partial rows are combined.

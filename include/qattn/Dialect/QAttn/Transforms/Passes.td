@@ -40,8 +40,8 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     come from `kv_lens` (`qattn.load_kv_tile`, `qattn.dequantize_tile`,
     `qattn.tile_scores`, `qattn.softmax_update`; the cache's keys, then the
     int8 tail's) and writing its partial rows, which `qattn.combine_splits`
-    merges. `splits` key splits (when 0: with dynamic shapes enough for one
-    warp per SM at batch 1, 4 to 64, the batch and lengths being known only
+    merges. `splits` key splits (when 0: with dynamic shapes enough for two
+    warps per SM at batch 1, 4 to 64, the batch and lengths being known only
     at run time; with static shapes the decode kernel's split heuristic).
     With `tile-layer` static attentions that the tile layer can express take
     it too. The tile layer runs on the CPU (`qattn-lower-reference`) and on
