@@ -62,8 +62,10 @@ MLIR_CAPI_EXPORTED MlirLogicalResult qattnRunPipeline(MlirModule module,
 /// `outputDir` (docs/ARTIFACT.md), as `qattn-compile --target=<target>`
 /// does. `target` is "cpu" (module.so through the reference lowering; needs
 /// a C compiler driver `cc` to link) or "cuda" (module.ptx, and module.cubin
-/// when ptxas is found; sm_90a). The module is lowered in place: clone it
-/// first (mlirOperationClone) to keep the tensor-level IR.
+/// when ptxas is found; sm_90a). An attention still in linalg (not raised
+/// by qattn-raise-attention) is an error, as for qattn-compile without
+/// --allow-unquantized. The module is lowered in place: clone it first
+/// (mlirOperationClone) to keep the tensor-level IR.
 MLIR_CAPI_EXPORTED MlirLogicalResult qattnEmitArtifact(MlirModule module,
                                                       MlirStringRef target,
                                                       MlirStringRef outputDir);

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "UnraisedAttention.h"
+
 #include "qattn/Pipelines/Pipelines.h"
 #include "qattn/Target/Artifact.h"
 
@@ -104,6 +106,11 @@ static LogicalResult link(Location loc, StringRef linker, StringRef object,
 LogicalResult mlir::qattn::emitCpuArtifact(ModuleOp module,
                                            const CpuArtifactOptions &options) {
   Location loc = module.getLoc();
+  // Attention left in linalg is refused, or compiled as float code on
+  // purpose: the reference pipeline lowers linalg.generic, not linalg.softmax.
+  if (failed(options.allowUnquantized ? decomposeSoftmax(module)
+                                      : checkAttentionRaised(module)))
+    return failure();
   FailureOr<llvm::json::Array> functions = describeFunctions(module);
   if (failed(functions))
     return failure();

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaHostPlan.h"
+#include "UnraisedAttention.h"
 
 #include "qattn/Target/Artifact.h"
 #include "qattn/Target/Chip.h"
@@ -78,6 +79,8 @@ LogicalResult mlir::qattn::emitCudaArtifact(ModuleOp module,
   if (!lookupChip(options.gpu.chip))
     return emitError(loc) << "unknown chip '" << options.gpu.chip
                           << "'; qattn has kernels for " << knownChips();
+  if (!options.allowUnquantized && failed(checkAttentionRaised(module)))
+    return failure();
   FailureOr<json::Array> functions = describeFunctions(module);
   if (failed(functions))
     return failure();

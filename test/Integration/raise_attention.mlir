@@ -1,10 +1,11 @@
 // qattn-raise-attention end to end: three attentions written in plain linalg (QK^T and P.V as
 // linalg.generic contractions, scale and causal mask as elementwise ops, linalg.softmax) are
 // compiled twice for the CPU: as written (the softmax decomposed by upstream's transform into
-// linalg.generic, f32 throughout, no quantization) and after the pass with two schemes. qattn-run
-// runs each on the same fresh random data (one seed per function); check_raise.py compares the
-// raised output with the original program's output and with a float64 NumPy attention written
-// from the program's own semantics (and checks that the original agrees with it to 1e-5).
+// linalg.generic, f32 throughout, no quantization: qattn-compile --allow-unquantized) and after
+// the pass with two schemes. qattn-run runs each on the same fresh random data (one seed per
+// function); check_raise.py compares the raised output with the original program's output and
+// with a float64 NumPy attention written from the program's own semantics (and checks that the
+// original agrees with it to 1e-5).
 // Tolerances, measured on seeds 51-53 with margin: the default scheme (4-bit K and V, block 64,
 // group 16; measured rel_fro 0.095-0.111, SQNR 19.1-20.5 dB) rel_fro <= 0.14, SQNR >= 17 dB;
 // int8 Q, K and V (rel_fro 0.013-0.016, SQNR 36.2-38.0 dB) rel_fro <= 0.025, SQNR >= 32 dB.
@@ -14,7 +15,7 @@
 // REQUIRES: numpy
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: qattn-opt %s --transform-preload-library="transform-library-paths=%S/Inputs/decompose_softmax.mlir" --transform-interpreter -o %t/original.mlir
-// RUN: qattn-compile %t/original.mlir -o %t/original
+// RUN: qattn-compile %t/original.mlir -o %t/original --allow-unquantized
 // RUN: qattn-opt %s --qattn-raise-attention=strict=true -o %t/int4.mlir
 // RUN: FileCheck %s --check-prefix=IR --input-file %t/int4.mlir
 // RUN: qattn-compile %t/int4.mlir -o %t/int4

@@ -3,6 +3,7 @@
 // Part of the qattn project.
 //
 // qattn-compile INPUT.mlir -o DIR [--target=cpu] [--emit-llvm]
+//               [--allow-unquantized]
 // writes DIR/manifest.json and the compiled code (docs/ARTIFACT.md).
 //
 //===----------------------------------------------------------------------===//
@@ -58,6 +59,13 @@ static llvm::cl::opt<bool>
                           "scale per 64-key tile; faster, relative rounding up "
                           "to 2^-4 per operand (docs/PERF.md)"),
            llvm::cl::init(false), llvm::cl::cat(compileOptions));
+static llvm::cl::opt<bool> allowUnquantized(
+    "allow-unquantized",
+    llvm::cl::desc("Compile attention that is still in linalg (a "
+                   "linalg.softmax, or a softmax between two contractions, "
+                   "that qattn-raise-attention did not raise) as float code; "
+                   "default false: such a module is an error"),
+    llvm::cl::init(false), llvm::cl::cat(compileOptions));
 static llvm::cl::opt<bool> emitLLVM("emit-llvm",
                                     llvm::cl::desc("Also write module.ll"),
                                     llvm::cl::init(false),
@@ -96,6 +104,7 @@ int main(int argc, char **argv) {
     options.gpu.chip = chip;
     options.gpu.pvE4m3 = pvE4m3;
     options.emitCubin = !noCubin;
+    options.allowUnquantized = allowUnquantized;
     if (failed(qattn::emitCudaArtifact(*module, options)))
       return 1;
     llvm::outs() << "wrote " << outputDir << "/manifest.json and the kernels ("
@@ -111,6 +120,7 @@ int main(int argc, char **argv) {
   qattn::CpuArtifactOptions options;
   options.outputDir = outputDir;
   options.emitLLVMIR = emitLLVM;
+  options.allowUnquantized = allowUnquantized;
   if (failed(qattn::emitCpuArtifact(*module, options)))
     return 1;
   llvm::outs() << "wrote " << outputDir << "/manifest.json and " << outputDir

@@ -53,10 +53,16 @@ struct CpuArtifactOptions {
   bool emitLLVMIR = false;
   /// The C compiler driver that links the object into a shared library.
   std::string linker = "cc";
+  /// Compile attention left in linalg (a linalg.softmax, or a softmax
+  /// written out between two contractions) as float code instead of
+  /// refusing it; linalg.softmax is decomposed first.
+  bool allowUnquantized = false;
 };
 
 /// Lowers `module` (tensor level, qattn ops) through the CPU reference
 /// pipeline and writes module.so and manifest.json into the output directory.
+/// Attention that qattn-raise-attention did not raise is an error, unless
+/// `options.allowUnquantized`.
 LogicalResult emitCpuArtifact(ModuleOp module, const CpuArtifactOptions &options);
 
 struct CudaArtifactOptions {
@@ -68,6 +74,9 @@ struct CudaArtifactOptions {
   /// CUDA toolkit root for ptxas and libdevice ("" = $CUDA_HOME or
   /// /usr/local/cuda).
   std::string toolkitPath;
+  /// Let attention left in linalg through to the GPU pipeline instead of
+  /// refusing it (which then refuses it as host code it cannot launch).
+  bool allowUnquantized = false;
 };
 
 /// Lowers `module` through the GPU pipeline and writes module.ptx,
