@@ -317,7 +317,9 @@ static CombineSplitsOp combineOf(scf::ForallOp grid) {
 }
 
 /// Registers a lane may take in the grid kernel: latency is hidden by warps
-/// (16 per SM at 128), and two row blocks' accumulators need more.
+/// (16 per SM at 128), and two row blocks' accumulators need more. H200, B8
+/// Hq32 Hkv8 d128 L32K 4-bit, same call: 128 (24 bytes spilled) 177.1 us,
+/// 168 (none) 192.8.
 static constexpr int64_t kRegistersOneBlock = 128, kRegistersTwoBlocks = 168;
 
 static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
