@@ -1,5 +1,5 @@
-// RUN: qattn-opt %s --qattn-tile --qattn-pipeline=num-stages=3 --canonicalize | FileCheck %s
-// RUN: qattn-opt %s --qattn-tile --qattn-pipeline=num-stages=1 --canonicalize | FileCheck %s --check-prefix=ONE
+// RUN: qattn-opt %s --qattn-tile=tile-keys=16 --qattn-pipeline=num-stages=3 --canonicalize | FileCheck %s
+// RUN: qattn-opt %s --qattn-tile=tile-keys=16 --qattn-pipeline=num-stages=1 --canonicalize | FileCheck %s --check-prefix=ONE
 
 // qattn-pipeline on a tile-layer key loop, 3 stages: the tiles of the first
 // two steps load before the loop; each step loads the tiles of the step two

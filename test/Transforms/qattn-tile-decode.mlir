@@ -1,6 +1,7 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile --canonicalize | FileCheck %s
 // RUN: qattn-opt %s -split-input-file --qattn-tile=splits=2 --canonicalize | FileCheck %s --check-prefix=SPLITS
 // RUN: qattn-opt %s -split-input-file --qattn-tile=tile-layer=true --canonicalize | FileCheck %s --check-prefix=LAYER
+// RUN: qattn-opt %s -split-input-file --qattn-tile=tile-keys=16 --canonicalize | FileCheck %s --check-prefix=NARROW
 
 // A paged decode with the int8 tail page becomes a grid of tile programs:
 // one per (batch, KV head, row tile, key split: at batch 1 two warps per SM,
@@ -61,4 +62,35 @@ func.func @static_decode(%q: tensor<1x8x1x64xf16>, %k: tensor<1x2x128x64xi8>, %k
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
       : (tensor<1x8x1x64xf16>, tensor<1x2x128x64xi8>, tensor<1x2x2xf32>, tensor<1x2x128x64xi8>, tensor<1x2x2xf32>) -> tensor<1x8x1x64xf16>
   return %o : tensor<1x8x1x64xf16>
+}
+
+// -----
+
+// Groups, blocks, pages and the buffer all multiples of 32 keys: tiles of 32
+// keys (the loops step 32, one group per tile); tile-keys=16 keeps 16.
+// CHECK-LABEL: func.func @wide_tiles
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32
+// CHECK: qattn.load_kv_tile {{.*}} {keys = 32 : i64, layout = #qattn.fragment<mma_keys_a>, stage1 = #qattn.stage1<block = 64>, stage2 = #qattn.stage2<bits = [4], group = 32>} : {{.*}} -> (tensor<32x32xi8>, tensor<1x64xi8>, tensor<1x64xi8>, tensor<32xf32>)
+// CHECK: qattn.tile_scores {{.*}} -> tensor<16x32xf32>
+// SPLITS-LABEL: func.func @wide_tiles
+// SPLITS: qattn.load_kv_tile {{.*}} {keys = 32 : i64
+func.func @wide_tiles(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x2x64xi8>, %kz2: tensor<?x2x2x64xi8>,
+                      %kb: tensor<?x2x64x64xi8>, %kbs: tensor<?x2xf32>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x64xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) buffers(%kb, %kbs, %kb, %kbs) lengths(%lens) pages(%table)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 32>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 32>}
+      : (tensor<?x8x1x64xf16>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x2x64xi8>, tensor<?x2x2x64xi8>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x2x64xi8>, tensor<?x2x2x64xi8>, tensor<?x2x64x64xi8>, tensor<?x2xf32>, tensor<?x2x64x64xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x64xf16>
+  return %o : tensor<?x8x1x64xf16>
+}
+
+// -----
+
+// NARROW-LABEL: func.func @wide_tiles_narrowed
+// NARROW: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
+// NARROW: qattn.load_kv_tile {{.*}} {keys = 16 : i64
+func.func @wide_tiles_narrowed(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x2x64xi8>, %kz2: tensor<?x2x2x64xi8>,
+                               %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x64xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) lengths(%lens) pages(%table)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 32>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 32>}
+      : (tensor<?x8x1x64xf16>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x2x64xi8>, tensor<?x2x2x64xi8>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x2x64xi8>, tensor<?x2x2x64xi8>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x64xf16>
+  return %o : tensor<?x8x1x64xf16>
 }

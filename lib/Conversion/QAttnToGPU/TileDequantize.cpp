@@ -31,9 +31,9 @@ static Value int8Pair(ImplicitLocOpBuilder &b, Value loWords, int64_t lo,
 
 /// K as the A fragments of S^T = K Q^T: per 16-channel chunk j, lane t's
 /// pairs 2j and 2j + 1 of keys g and g + 8.
-static Regs keyFragments(WarpProgram &w, DequantizeTileOp op) {
+static Regs keyFragments(WarpProgram &w, DequantizeTileOp op,
+                         ArrayRef<Value> codes) {
   ImplicitLocOpBuilder &b = w.b;
-  const Regs &codes = w.regs(op.getParts()[0]);
   ArrayRef<std::pair<int64_t, int64_t>> pairs = w.channels.keyPairs;
   Stage2Attr s2 = op.getStage2Attr();
   auto pairOf = [&](int64_t p, int64_t key) -> Value {
@@ -60,9 +60,9 @@ static Regs keyFragments(WarpProgram &w, DequantizeTileOp op) {
 /// V^T as the A fragments of O^T += V^T P^T: per 16-channel m tile i, lane
 /// g's channels 2i (row g) and 2i + 1 (row g + 8) of keys (2t, 2t + 1) and
 /// (2t + 8, 2t + 9), each pair one channel of two keys.
-static Regs valueFragments(WarpProgram &w, DequantizeTileOp op) {
+static Regs valueFragments(WarpProgram &w, DequantizeTileOp op,
+                           ArrayRef<Value> codes) {
   ImplicitLocOpBuilder &b = w.b;
-  const Regs &codes = w.regs(op.getParts()[0]);
   ArrayRef<int64_t> channels = w.channels.valueChannels;
   Stage2Attr s2 = op.getStage2Attr();
   // The pairs of channel u for keys (2t, 2t + 1) and (2t + 8, 2t + 9).
@@ -106,7 +106,15 @@ static Regs valueFragments(WarpProgram &w, DequantizeTileOp op) {
 void mlir::qattn::tiles::lowerDequantizeTile(WarpProgram &w,
                                              DequantizeTileOp op) {
   bool keys = *op.getLayout() == FragmentLayout::mma_keys_a;
-  Regs regs = keys ? keyFragments(w, op) : valueFragments(w, op);
+  Regs codes = w.regs(op.getParts()[0]);
+  // Codes of 2 (K) or 4 (V) keys per key block; one set of constants.
+  int64_t perBlock = keys ? 2 : 4;
+  Regs regs;
+  for (size_t at = 0; at < codes.size(); at += perBlock) {
+    ArrayRef<Value> block = ArrayRef<Value>(codes).slice(at, perBlock);
+    llvm::append_range(regs, keys ? keyFragments(w, op, block)
+                                  : valueFragments(w, op, block));
+  }
   regs.push_back(w.regs(op.getParts().back())[0]);
   w.tiles[op.getValues()] = regs;
 }

@@ -317,10 +317,11 @@ static CombineSplitsOp combineOf(scf::ForallOp grid) {
 }
 
 /// Registers a lane may take in the grid kernel: latency is hidden by warps
-/// (16 per SM at 128), and two row blocks' accumulators need more. H200, B8
-/// Hq32 Hkv8 d128 L32K 4-bit, same call: 128 (24 bytes spilled) 177.1 us,
-/// 168 (none) 192.8.
-static constexpr int64_t kRegistersOneBlock = 128, kRegistersTwoBlocks = 168;
+/// (16 per SM at 128), but two row blocks' accumulators or two key blocks'
+/// fragments need more. H200, B8 Hq32 Hkv8 d128 L32K 4-bit, same call: 16-key
+/// tiles at 128 (24 bytes spilled) 177.1 us, at 168 (none) 192.8; 32-key
+/// tiles at 128 (200 bytes spilled) 164.8, at 168 (none) 159.1.
+static constexpr int64_t kRegistersNarrow = 128, kRegistersWide = 168;
 
 static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
                                StringRef prefix, const ChipInfo &chip) {
@@ -369,10 +370,13 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
 
   gpu::GPUFuncOp kernel = createKernel(kernels, grid.getLoc(),
                                        (prefix + "_decode_tiles").str(), args);
-  int64_t budget = rowBlocks == 1 ? kRegistersOneBlock : kRegistersTwoBlocks;
-  kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                  hb.getI32IntegerAttr(chip.registersPerSM /
-                                       (kThreadsPerWarp * budget)));
+  int64_t tileKeys =
+      (*grid.getBody()->getOps<LoadKVTileOp>().begin()).getKeys();
+  int64_t budget = rowBlocks == 1 && tileKeys == kKeyBlock ? kRegistersNarrow
+                                                           : kRegistersWide;
+  kernel->setAttr(
+      NVVM::NVVMDialect::getMinctasmAttrName(),
+      hb.getI32IntegerAttr(chip.registersPerSM / (kThreadsPerWarp * budget)));
   {
     OpBuilder kb = OpBuilder::atBlockBegin(&kernel.front());
     ImplicitLocOpBuilder b(grid.getLoc(), kb);
@@ -467,8 +471,8 @@ LogicalResult mlir::qattn::tiles::lowerTileGrids(ModuleOp module,
   });
   for (scf::ForallOp grid : grids) {
     auto func = grid->getParentOfType<func::FuncOp>();
-    if (failed(lowerGrid(grid, kernels, func ? func.getSymName() : "qattn",
-                         chip)))
+    if (failed(
+            lowerGrid(grid, kernels, func ? func.getSymName() : "qattn", chip)))
       return failure();
   }
   return success();

@@ -83,15 +83,22 @@ Value loadBytes(WarpProgram &w, const FlatTensor &t, Value at, int64_t bytes) {
 }
 
 /// The keys (offsets from the tile's first key) whose codes this lane's
-/// fragment holds.
-SmallVector<Value> laneKeys(WarpProgram &w, FragmentLayout layout) {
+/// fragment holds, key block by key block.
+SmallVector<Value> laneKeys(WarpProgram &w, FragmentLayout layout,
+                            int64_t tileKeys) {
   ImplicitLocOpBuilder &b = w.b;
-  if (layout == FragmentLayout::mma_keys_a)
-    return {w.g, add(b, w.g, w.idx(8))};
-  Value twoT = mul(b, w.t, 2);
+  SmallVector<Value> offsets;
+  if (layout == FragmentLayout::mma_keys_a) {
+    offsets = {w.g, add(b, w.g, w.idx(8))};
+  } else {
+    Value twoT = mul(b, w.t, 2);
+    for (int64_t dj : {0, 1, 8, 9})
+      offsets.push_back(add(b, twoT, w.idx(dj)));
+  }
   SmallVector<Value> keys;
-  for (int64_t dj : {0, 1, 8, 9})
-    keys.push_back(add(b, twoT, w.idx(dj)));
+  for (int64_t kb = 0; kb < tileKeys; kb += kKeyBlock)
+    for (Value o : offsets)
+      keys.push_back(add(b, o, w.idx(kb)));
   return keys;
 }
 } // namespace
@@ -150,7 +157,7 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
     // The int8 decode buffer [B, Hkv, Nb, d] and its scale [B, Hkv].
     const FlatTensor &data = w.tensor(sources[0]);
     Regs codes;
-    for (Value dk : laneKeys(w, layout)) {
+    for (Value dk : laneKeys(w, layout, op.getKeys())) {
       Value key = add(b, first, dk);
       Value valid =
           arith::CmpIOp::create(b, arith::CmpIPredicate::ult, key, bound);
@@ -176,7 +183,7 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
     // Stage 1 only: data [entries, Hkv, P, d].
     const FlatTensor &data = w.tensor(sources[0]);
     Regs codes;
-    for (Value dk : laneKeys(w, layout)) {
+    for (Value dk : laneKeys(w, layout, op.getKeys())) {
       KeyPlace at = keyOfTile(w, head, first, dk, bound);
       codes.push_back(loadBytes(
           w, data, data.linearize(b, {at.entry, hk, at.row, channel0}),
@@ -191,7 +198,7 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
     Value headByte =
         add(b, mul(b, hk, d * bits / 8), mul(b, keys ? w.t : w.g, laneBytes));
     Regs words;
-    for (Value dk : laneKeys(w, layout)) {
+    for (Value dk : laneKeys(w, layout, op.getKeys())) {
       KeyPlace at = keyOfTile(w, head, first, dk, bound);
       words.push_back(
           loadBytes(w, codes, codes.linearize(b, {at.entry, at.row, headByte}),

@@ -18,13 +18,14 @@
 //   query tile (mma_queries_b): per nb and 16-channel chunk j, the B
 //     fragment (vector<2x2xf16>) of row 8 nb + g at lane t's channel pairs
 //     2j, 2j + 1 (LaneChannels::keyPairs);
-//   key tile (mma_keys_a): per chunk j the A fragment (vector<4x2xf16>) of
-//     keys g, g + 8, then the tile's stage-1 scale (f32);
-//   value tile (mma_values_a): per 16-channel m tile i the A fragment of V^T
-//     (lane g's channels 2i, 2i + 1 of LaneChannels::valueChannels; keys 2t,
-//     2t + 1, 2t + 8, 2t + 9), then the tile's stage-1 scale;
-//   scores: per nb, row 2t + c (c = 0, 1) and key g + 8h (h = 0, 1) an f32,
-//     in base 2 (times log2 e), -inf where masked;
+//   key tile (mma_keys_a): per key block and chunk j the A fragment
+//     (vector<4x2xf16>) of keys g, g + 8, then the tile's stage-1 scale;
+//   value tile (mma_values_a): per key block and 16-channel m tile i the A
+//     fragment of V^T (lane g's channels 2i, 2i + 1 of
+//     LaneChannels::valueChannels; keys 2t, 2t + 1, 2t + 8, 2t + 9), then
+//     the tile's stage-1 scale;
+//   scores: per key block, nb, row 2t + c (c = 0, 1) and key g + 8h (h = 0,
+//     1) an f32, in base 2 (times log2 e), -inf where masked;
 //   row max: per nb and c, in base 2; row sum: per nb and c, the sum over
 //     this lane's keys only (the 8 lanes of a column add up at the store);
 //   accumulators: per nb and m tile i, the C fragment (vector<2x2xf32>) of
@@ -48,8 +49,10 @@ namespace mlir::qattn::tiles {
 
 using Regs = SmallVector<Value>;
 
-/// Keys per tile and rows per row tile: one mma m (or n) extent.
-inline constexpr int64_t kTileKeys = 16, kTileRows = 16;
+/// Keys per key block and rows per row tile: one mma m (or n) extent. A tile
+/// holds one or two key blocks (16 or 32 keys); the layouts below repeat per
+/// key block `kb`, outermost.
+inline constexpr int64_t kKeyBlock = 16, kTileRows = 16;
 
 /// Which channels a lane holds, fixed for a grid by its cache's stage-2
 /// formats (the int8 buffer tiles follow the cache's order): lane t's K

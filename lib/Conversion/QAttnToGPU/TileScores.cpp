@@ -36,32 +36,37 @@ void mlir::qattn::tiles::lowerTileScores(WarpProgram &w, TileScoresOp op) {
   auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
     return arith::CmpIOp::create(b, p, x, y);
   };
+  int64_t blocks =
+      cast<RankedTensorType>(op.getScores().getType()).getDimSize(1) /
+      kKeyBlock;
   Regs scores;
-  for (int64_t nb = 0; nb < w.rowBlocks; ++nb) {
-    Value acc = zeros(b, VectorType::get({2, 2}, b.getF32Type()));
-    for (int64_t j = 0; j < chunks; ++j)
-      acc = nvgpu::MmaSyncOp::create(b, k[j], q[nb * chunks + j], acc,
-                                     ArrayRef<int64_t>{16, 8, 16});
-    for (int64_t c = 0; c < 2; ++c) {
-      Value row = add(b, rowTile, add(b, mul(b, w.t, 2), w.idx(8 * nb + c)));
-      Value rowSees = cmp(arith::CmpIPredicate::ult, row, w.idx(pairs));
-      // Query i sees keys j with j + queries <= i + length.
-      Value lastSeen = add(b, div(b, row, group), length);
-      for (int64_t h = 0; h < 2; ++h) {
-        Value key = add(b, first, add(b, w.g, w.idx(8 * h)));
-        Value seen = arith::AndIOp::create(
-            b, rowSees, cmp(arith::CmpIPredicate::ult, key, bound));
-        if (op.getCausal())
-          seen =
-              arith::AndIOp::create(b, seen,
-                                    cmp(arith::CmpIPredicate::ule,
-                                        add(b, key, w.idx(queries)), lastSeen));
-        Value s = arith::MulFOp::create(
-            b, vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{h, c}),
-            factor);
-        scores.push_back(arith::SelectOp::create(b, seen, s, minusInf));
+  for (int64_t kb = 0; kb < blocks; ++kb)
+    for (int64_t nb = 0; nb < w.rowBlocks; ++nb) {
+      Value acc = zeros(b, VectorType::get({2, 2}, b.getF32Type()));
+      for (int64_t j = 0; j < chunks; ++j)
+        acc =
+            nvgpu::MmaSyncOp::create(b, k[kb * chunks + j], q[nb * chunks + j],
+                                     acc, ArrayRef<int64_t>{16, 8, 16});
+      for (int64_t c = 0; c < 2; ++c) {
+        Value row = add(b, rowTile, add(b, mul(b, w.t, 2), w.idx(8 * nb + c)));
+        Value rowSees = cmp(arith::CmpIPredicate::ult, row, w.idx(pairs));
+        // Query i sees keys j with j + queries <= i + length.
+        Value lastSeen = add(b, div(b, row, group), length);
+        for (int64_t h = 0; h < 2; ++h) {
+          Value key = add(b, first, add(b, w.g, w.idx(kKeyBlock * kb + 8 * h)));
+          Value seen = arith::AndIOp::create(
+              b, rowSees, cmp(arith::CmpIPredicate::ult, key, bound));
+          if (op.getCausal())
+            seen = arith::AndIOp::create(b, seen,
+                                         cmp(arith::CmpIPredicate::ule,
+                                             add(b, key, w.idx(queries)),
+                                             lastSeen));
+          Value s = arith::MulFOp::create(
+              b, vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{h, c}),
+              factor);
+          scores.push_back(arith::SelectOp::create(b, seen, s, minusInf));
+        }
       }
     }
-  }
   w.tiles[op.getScores()] = scores;
 }

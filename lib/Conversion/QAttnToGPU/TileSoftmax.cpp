@@ -31,22 +31,34 @@ void mlir::qattn::tiles::lowerSoftmaxUpdate(WarpProgram &w,
                                             SoftmaxUpdateOp op) {
   ImplicitLocOpBuilder &b = w.b;
   int64_t chunks = w.headDim / 16, rows = 2 * w.rowBlocks;
+  int64_t blocks =
+      cast<RankedTensorType>(op.getScores().getType()).getDimSize(1) /
+      kKeyBlock;
   const Regs &s = w.regs(op.getScores()), &v = w.regs(op.getValues());
   const Regs &max = w.regs(op.getMax()), &sum = w.regs(op.getSum());
   Regs acc = w.regs(op.getAcc());
-  Regs newMax, newSum, corr, p(2 * rows);
+  // Scores and terms of key block kb, row r, key half h.
+  auto at = [&](int64_t kb, int64_t r, int64_t h) {
+    return (kb * rows + r) * 2 + h;
+  };
+  Regs newMax, newSum, corr, p(s.size());
   for (int64_t r = 0; r < rows; ++r) {
-    Value tileMax = arith::MaximumFOp::create(b, s[2 * r], s[2 * r + 1]);
+    Value tileMax = s[at(0, r, 0)];
+    for (int64_t kb = 0; kb < blocks; ++kb)
+      for (int64_t h = 0; h < 2; ++h)
+        tileMax = arith::MaximumFOp::create(b, tileMax, s[at(kb, r, h)]);
     Value m = arith::MaximumFOp::create(
         b, max[r], overColumn<arith::MaximumFOp>(b, tileMax));
     // A row that has seen no key keeps -inf and subtracts 0 (no inf - inf).
     Value ref = finiteRef(b, m);
     corr.push_back(exp2Ftz(b, arith::SubFOp::create(b, max[r], ref)));
     Value l = arith::MulFOp::create(b, sum[r], corr[r]);
-    for (int64_t h = 0; h < 2; ++h) {
-      p[2 * r + h] = exp2Ftz(b, arith::SubFOp::create(b, s[2 * r + h], ref));
-      l = arith::AddFOp::create(b, l, p[2 * r + h]);
-    }
+    for (int64_t kb = 0; kb < blocks; ++kb)
+      for (int64_t h = 0; h < 2; ++h) {
+        Value &term = p[at(kb, r, h)];
+        term = exp2Ftz(b, arith::SubFOp::create(b, s[at(kb, r, h)], ref));
+        l = arith::AddFOp::create(b, l, term);
+      }
     newMax.push_back(m);
     newSum.push_back(l);
   }
@@ -62,23 +74,25 @@ void mlir::qattn::tiles::lowerSoftmaxUpdate(WarpProgram &w,
   // P^T as B fragments: the accumulators hold (key g (+8), rows 2t, 2t+1);
   // the operand wants (keys 2t, 2t+1 (+8), row g).
   Value vScale = v.back();
-  for (int64_t nb = 0; nb < w.rowBlocks; ++nb) {
-    SmallVector<Value> regs;
-    for (int64_t h = 0; h < 2; ++h) {
-      SmallVector<Value> both;
-      for (int64_t c = 0; c < 2; ++c)
-        both.push_back(fromF32(
-            b, arith::MulFOp::create(b, p[2 * (2 * nb + c) + h], vScale),
-            b.getF16Type()));
-      regs.push_back(
-          transpose8x8(b, vector::FromElementsOp::create(
-                              b, VectorType::get({2}, b.getF16Type()), both)));
+  for (int64_t kb = 0; kb < blocks; ++kb)
+    for (int64_t nb = 0; nb < w.rowBlocks; ++nb) {
+      SmallVector<Value> regs;
+      for (int64_t h = 0; h < 2; ++h) {
+        SmallVector<Value> both;
+        for (int64_t c = 0; c < 2; ++c)
+          both.push_back(fromF32(
+              b, arith::MulFOp::create(b, p[at(kb, 2 * nb + c, h)], vScale),
+              b.getF16Type()));
+        regs.push_back(transpose8x8(
+            b, vector::FromElementsOp::create(
+                   b, VectorType::get({2}, b.getF16Type()), both)));
+      }
+      Value pT = fragment(b, regs);
+      for (int64_t i = 0; i < chunks; ++i)
+        acc[nb * chunks + i] = nvgpu::MmaSyncOp::create(
+            b, v[kb * chunks + i], pT, acc[nb * chunks + i],
+            ArrayRef<int64_t>{16, 8, 16});
     }
-    Value pT = fragment(b, regs);
-    for (int64_t i = 0; i < chunks; ++i)
-      acc[nb * chunks + i] = nvgpu::MmaSyncOp::create(
-          b, v[i], pT, acc[nb * chunks + i], ArrayRef<int64_t>{16, 8, 16});
-  }
   w.tiles[op.getNewMax()] = newMax;
   w.tiles[op.getNewSum()] = newSum;
   w.tiles[op.getNewAcc()] = acc;

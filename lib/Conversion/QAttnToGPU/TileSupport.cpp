@@ -21,8 +21,9 @@ static LogicalResult checkLoad(LoadKVTileOp op) {
   auto fail = [&](const Twine &what) {
     return op.emitOpError("has no GPU lowering yet for ") << what;
   };
-  if (op.getKeys() != kTileKeys)
-    return fail("tiles of " + Twine(op.getKeys()) + " keys (16 only)");
+  int64_t keys = op.getKeys();
+  if (keys != kKeyBlock && keys != 2 * kKeyBlock)
+    return fail("tiles of " + Twine(keys) + " keys (16 and 32 only)");
   std::optional<FragmentLayout> layout = op.getLayout();
   if (layout != FragmentLayout::mma_keys_a &&
       layout != FragmentLayout::mma_values_a)
@@ -30,9 +31,9 @@ static LogicalResult checkLoad(LoadKVTileOp op) {
   if (Stage1Attr s1 = op.getStage1Attr()) {
     if (s1.getGranularity() != Granularity::block)
       return fail("channel stage-1 scales");
-    if (s1.getBlock() % kTileKeys)
+    if (s1.getBlock() % keys)
       return fail("stage-1 blocks of " + Twine(s1.getBlock()) +
-                  " keys (multiples of 16 only)");
+                  " keys in tiles of " + Twine(keys));
   }
   if (Stage2Attr s2 = op.getStage2Attr()) {
     if (s2.getBits().size() != 1)
@@ -40,9 +41,9 @@ static LogicalResult checkLoad(LoadKVTileOp op) {
     int64_t bits = s2.getBits().front();
     if (bits != 2 && bits != 4)
       return fail(Twine(bits) + "-bit codes (2 and 4 only)");
-    if (s2.getGroup() % kTileKeys)
+    if (s2.getGroup() % keys)
       return fail("stage-2 groups of " + Twine(s2.getGroup()) +
-                  " keys (multiples of 16 only)");
+                  " keys in tiles of " + Twine(keys));
   }
   return success();
 }

@@ -62,7 +62,8 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   static bool fitsDecodeKernel(AttentionOp op) {
     auto packed = [](Stage2Attr s) {
       return s && s.getGroup() % 16 == 0 &&
-             llvm::all_of(s.getBits(), [](int64_t b) { return b == 2 || b == 4; });
+             llvm::all_of(s.getBits(),
+                          [](int64_t b) { return b == 2 || b == 4; });
     };
     auto blockScales = [](Stage1Attr s) {
       return s && s.getGranularity() == Granularity::block &&
@@ -87,21 +88,23 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
            llvm::divideCeilSigned(decodeRows(op), int64_t(16));
   }
 
-  /// Decode kernel: a warp per 16 (query, head) rows of a KV head and key
-  /// slice; as many slices as fit `decodeWarpsPerSM` warps on every SM (the
-  /// kernel's occupancy), none shorter than the minimum. A shape that gets fewer than
-  /// `decodeMinWarps` warps that way (its latency not hidden) takes shorter
-  /// slices, down to kShortestSplit keys, to reach that many.
+  /// A shape-generic decode grid: kShapeGenericMinSplits..MaxSplits splits,
+  /// two warps per SM at batch 1 (one warp per 16 rows of a KV head).
   int64_t chooseShapeGenericSplits(AttentionOp op) const {
-    int64_t tasks = op.getNumKVHeads() *
-                    llvm::divideCeilSigned(op.getNumQueryHeads() /
-                                               op.getNumKVHeads() *
-                                               op.getNumQueries(),
-                                           16);
+    int64_t tasks =
+        op.getNumKVHeads() *
+        llvm::divideCeilSigned(op.getNumQueryHeads() / op.getNumKVHeads() *
+                                   op.getNumQueries(),
+                               16);
     return std::clamp<int64_t>(llvm::divideCeilSigned(2 * sms, tasks),
                                kShapeGenericMinSplits, kShapeGenericMaxSplits);
   }
 
+  /// Decode kernel: a warp per 16 (query, head) rows of a KV head and key
+  /// slice; as many slices as fit `decodeWarpsPerSM` warps on every SM (the
+  /// kernel's occupancy), none shorter than the minimum. A shape that gets
+  /// fewer than `decodeMinWarps` warps that way (its latency not hidden) takes
+  /// shorter slices, down to kShortestSplit keys, to reach that many.
   int64_t chooseDecodeSplits(AttentionOp op) const {
     int64_t tasks = decodeTasks(op);
     int64_t keys = op.getNumCacheKeys();
@@ -111,8 +114,9 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     int64_t affordable = std::max<int64_t>(1, keys / decodeMinKeysPerSplit);
     int64_t s = std::max<int64_t>(1, std::min(wanted, affordable));
     if (tasks * s < decodeMinWarps)
-      s = std::max(s, std::min(llvm::divideCeilSigned(int64_t(decodeMinWarps), tasks),
-                               keys / kShortestSplit));
+      s = std::max(
+          s, std::min(llvm::divideCeilSigned(int64_t(decodeMinWarps), tasks),
+                      keys / kShortestSplit));
     // Slices start at multiples of 16 keys (the kernel side:
     // AttentionShape::keysPerSplit), so some of s slices may get no
     // key (N128K: 264 wanted, 256 of 512 keys): drop them, the combine then
@@ -161,8 +165,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     int64_t tasks = op.getBatch() * op.getNumKVHeads() * op.getNumQueries();
     int64_t ctas = llvm::divideCeilSigned(tasks, int64_t(warps));
     int64_t keys = op.getNumCacheKeys() + op.getNumBufferKeys();
-    int64_t wanted =
-        llvm::divideCeilSigned(sms * int64_t(ctasPerSM), ctas);
+    int64_t wanted = llvm::divideCeilSigned(sms * int64_t(ctasPerSM), ctas);
     int64_t affordable = std::max<int64_t>(1, keys / minKeysPerSplit);
     return std::max<int64_t>(1, std::min(wanted, affordable));
   }
@@ -173,9 +176,9 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   void runOnOperation() override {
     std::optional<ChipInfo> info = lookupChip(chip);
     if (!info) {
-      emitError(getOperation().getLoc()) << "qattn-tile: unknown chip '" << chip
-                                 << "'; qattn has kernels for "
-                                 << knownChips();
+      emitError(getOperation().getLoc())
+          << "qattn-tile: unknown chip '" << chip << "'; qattn has kernels for "
+          << knownChips();
       return signalPassFailure();
     }
     sms = numSMs > 0 ? int64_t(numSMs) : info->numSMs;
@@ -189,12 +192,19 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       getOperation().emitError("qattn-tile: invalid options");
       return signalPassFailure();
     }
+    if (tileKeys != 0 && tileKeys != 16 && tileKeys != 32) {
+      emitError(getOperation().getLoc())
+          << "qattn-tile: tile-keys must be 0, 16 or 32, got "
+          << int64_t(tileKeys);
+      return signalPassFailure();
+    }
     // The serving form (lengths, pages, dynamic sizes) goes through the
     // tile layer; with tile-layer, static attentions it can express too.
     SmallVector<AttentionOp> tiled;
     WalkResult inexpressible = getOperation()->walk([&](AttentionOp op) {
       bool generic = op.isShapeGeneric();
-      if (!generic && !(tileLayer && !op.getGpuTilingAttr() && op.getBatch() >= 1))
+      if (!generic &&
+          !(tileLayer && !op.getGpuTilingAttr() && op.getBatch() >= 1))
         return WalkResult::advance();
       std::string why = whyNotDecodeTiles(op);
       if (why.empty()) {
@@ -215,7 +225,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       if (s <= 0)
         s = op.isShapeGeneric() ? chooseShapeGenericSplits(op)
                                 : chooseDecodeSplits(op);
-      tileDecodeAttention(op, s);
+      tileDecodeAttention(op, s, tileKeys);
     }
     WalkResult result = getOperation()->walk([&](AttentionOp op) {
       if (op.getGpuTilingAttr())
@@ -231,12 +241,12 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
         kernel = useWgmma ? GpuKernel::wgmma : GpuKernel::mma;
       else if (useDecode && fitsDecodeKernel(op))
         kernel = GpuKernel::decode;
-      int64_t s = splits > 0 ? static_cast<int64_t>(splits)
+      int64_t s = splits > 0                    ? static_cast<int64_t>(splits)
                   : kernel == GpuKernel::decode ? chooseDecodeSplits(op)
                                                 : chooseSplits(op);
-      LLVM_DEBUG(llvm::dbgs() << "qattn-tile: " << op.getLoc() << " kernel="
-                              << stringifyGpuKernel(kernel) << " warps="
-                              << warps << " splits=" << s << "\n");
+      LLVM_DEBUG(llvm::dbgs() << "qattn-tile: " << op.getLoc()
+                              << " kernel=" << stringifyGpuKernel(kernel)
+                              << " warps=" << warps << " splits=" << s << "\n");
       // The tensor-core kernel covers all keys per CTA; SAS needs each row's
       // final max in one warp.
       bool prefill = kernel == GpuKernel::mma || kernel == GpuKernel::wgmma;

@@ -29,7 +29,26 @@ using namespace mlir::qattn;
 namespace {
 // Keys per tile and rows per row tile: the m16n8k16 fragments of the decode
 // kernel (16 keys on the m side, up to 16 (query, head) rows on the n side).
-constexpr int64_t kTileKeys = 16, kTileRows = 16;
+// A tile takes two such key blocks where every stage-2 group, stage-1 block,
+// page and buffer is a multiple of 32 keys: the GPU lowering then converts
+// a tile's group constants and walks its loop once per 32 keys.
+constexpr int64_t kTileKeys = 16, kWideTileKeys = 32, kTileRows = 16;
+
+/// kWideTileKeys where the op's formats are whole wide tiles, else kTileKeys.
+int64_t chooseTileKeys(AttentionOp op) {
+  auto whole = [](int64_t n) { return n % kWideTileKeys == 0; };
+  for (Stage2Attr s2 : {op.getKStage2Attr(), op.getVStage2Attr()})
+    if (s2 && !whole(s2.getGroup()))
+      return kTileKeys;
+  for (Stage1Attr s1 : {op.getKStage1Attr(), op.getVStage1Attr()})
+    if (s1 && !whole(s1.getBlock()))
+      return kTileKeys;
+  if (op.getPageTable() && !whole(op.getNumCacheKeys()))
+    return kTileKeys;
+  if (op.getKBuffer() && !whole(op.getNumBufferKeys()))
+    return kTileKeys;
+  return kWideTileKeys;
+}
 
 /// The K or V operands of the op, by role.
 struct KVSources {
@@ -41,8 +60,9 @@ struct KVSources {
 
 class DecodeTiler {
 public:
-  DecodeTiler(AttentionOp op, int64_t splits)
-      : op(op), b(op.getLoc(), op), splits(splits) {}
+  DecodeTiler(AttentionOp op, int64_t splits, int64_t tileKeys)
+      : op(op), b(op.getLoc(), op), splits(splits),
+        tileKeys(tileKeys ? tileKeys : chooseTileKeys(op)) {}
 
   Value materialize();
 
@@ -56,7 +76,8 @@ private:
   Value maxU(Value x, Value y) { return arith::MaxUIOp::create(b, x, y); }
   Value splat(RankedTensorType type, double v) {
     return arith::ConstantOp::create(
-        b, DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), v)));
+        b,
+        DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), v)));
   }
 
   int64_t group() { return op.getNumQueryHeads() / op.getNumKVHeads(); }
@@ -81,7 +102,7 @@ private:
 
   AttentionOp op;
   ImplicitLocOpBuilder b;
-  int64_t splits;
+  int64_t splits, tileKeys;
   KVSources k, v;
 };
 } // namespace
@@ -95,7 +116,7 @@ SmallVector<Value> DecodeTiler::loadTile(const KVSources &kv, bool fromBuffer,
   Stage1Attr s1 = fromBuffer ? Stage1Attr() : kv.stage1;
   Stage2Attr s2 = fromBuffer ? Stage2Attr() : kv.stage2;
   Type i8 = b.getI8Type(), f32 = b.getF32Type();
-  SmallVector<int64_t> s1Shape = {kTileKeys};
+  SmallVector<int64_t> s1Shape = {tileKeys};
   if (s1 && s1.getGranularity() == Granularity::channel)
     s1Shape.push_back(d);
   SmallVector<Type> types;
@@ -103,18 +124,19 @@ SmallVector<Value> DecodeTiler::loadTile(const KVSources &kv, bool fromBuffer,
     int64_t widest = 0;
     for (int64_t h = 0, e = op.getNumKVHeads(); h < e; ++h)
       widest = std::max(widest, d * s2.getBitsOfHead(h) / 8);
-    int64_t groups = std::max<int64_t>(1, kTileKeys / s2.getGroup());
-    types = {RankedTensorType::get({kTileKeys, widest}, i8),
+    int64_t groups = std::max<int64_t>(1, tileKeys / s2.getGroup());
+    types = {RankedTensorType::get({tileKeys, widest}, i8),
              RankedTensorType::get({groups, d}, i8),
              RankedTensorType::get({groups, d}, i8)};
   } else {
-    types = {RankedTensorType::get({kTileKeys, d}, i8)};
+    types = {RankedTensorType::get({tileKeys, d}, i8)};
   }
   types.push_back(RankedTensorType::get(s1Shape, f32));
   Value table = fromBuffer ? Value() : op.getPageTable();
-  auto load = LoadKVTileOp::create(b, types, sources, table, bi, hk, first,
-                                   bound, b.getI64IntegerAttr(kTileKeys), s1, s2,
-                                   FragmentLayoutAttr::get(b.getContext(), layout));
+  auto load =
+      LoadKVTileOp::create(b, types, sources, table, bi, hk, first, bound,
+                           b.getI64IntegerAttr(tileKeys), s1, s2,
+                           FragmentLayoutAttr::get(b.getContext(), layout));
   return SmallVector<Value>(load.getResults());
 }
 
@@ -123,7 +145,8 @@ Value DecodeTiler::dequantize(const KVSources &kv, bool fromBuffer,
                               FragmentLayout layout) {
   Stage2Attr s2 = fromBuffer ? Stage2Attr() : kv.stage2;
   bool mixed = s2 && s2.getBits().size() > 1;
-  auto type = RankedTensorType::get({kTileKeys, op.getHeadDim()}, b.getF32Type());
+  auto type =
+      RankedTensorType::get({tileKeys, op.getHeadDim()}, b.getF32Type());
   return DequantizeTileOp::create(
       b, type, tile, mixed ? hk : Value(), s2,
       FragmentLayoutAttr::get(b.getContext(), layout));
@@ -133,7 +156,7 @@ SmallVector<Value> DecodeTiler::keyLoop(Pass pass, bool fromBuffer, Value lo,
                                         Value hi, Value cacheEnd, Value length,
                                         Value bi, Value hk, Value rt,
                                         Value queryTile, ValueRange state) {
-  auto loop = scf::ForOp::create(b, lo, hi, idx(kTileKeys), state);
+  auto loop = scf::ForOp::create(b, lo, hi, idx(tileKeys), state);
   // qattn-pipeline software-pipelines the loops that carry this mark.
   loop->setAttr("qattn.key_loop", b.getUnitAttr());
   OpBuilder::InsertionGuard guard(b);
@@ -142,14 +165,15 @@ SmallVector<Value> DecodeTiler::keyLoop(Pass pass, bool fromBuffer, Value lo,
   // Buffer rows count from the cache's end.
   Value first = fromBuffer ? sub(j, cacheEnd) : j;
   Value bound = fromBuffer ? sub(hi, cacheEnd) : hi;
-  SmallVector<Value> kTile = loadTile(k, fromBuffer, bi, hk, first, bound,
-                                      FragmentLayout::mma_keys_a);
+  SmallVector<Value> kTile =
+      loadTile(k, fromBuffer, bi, hk, first, bound, FragmentLayout::mma_keys_a);
   SmallVector<Value> vTile;
   if (pass != Pass::maxOnly)
     vTile = loadTile(v, fromBuffer, bi, hk, first, bound,
                      FragmentLayout::mma_values_a);
   Value keys = dequantize(k, fromBuffer, kTile, hk, FragmentLayout::mma_keys_a);
-  auto scoresType = RankedTensorType::get({kTileRows, kTileKeys}, b.getF32Type());
+  auto scoresType =
+      RankedTensorType::get({kTileRows, tileKeys}, b.getF32Type());
   Value scores = TileScoresOp::create(
       b, scoresType, queryTile, keys, rt, j, hi, length,
       b.getF32FloatAttr(op.getSoftmaxScale()), b.getI64IntegerAttr(group()),
@@ -161,7 +185,8 @@ SmallVector<Value> DecodeTiler::keyLoop(Pass pass, bool fromBuffer, Value lo,
     scf::YieldOp::create(b, max);
     return SmallVector<Value>(loop.getResults());
   }
-  Value values = dequantize(v, fromBuffer, vTile, hk, FragmentLayout::mma_values_a);
+  Value values =
+      dequantize(v, fromBuffer, vTile, hk, FragmentLayout::mma_values_a);
   bool fixed = pass == Pass::fixedMax;
   auto update = SoftmaxUpdateOp::create(
       b, args[0].getType(), args[1].getType(), args[2].getType(), scores,
@@ -172,10 +197,16 @@ SmallVector<Value> DecodeTiler::keyLoop(Pass pass, bool fromBuffer, Value lo,
 }
 
 Value DecodeTiler::materialize() {
-  k = {{op.getK(), op.getKScales()}, op.getKBuffer(), op.getKBufferScale(),
-       op.getKStage1(), op.getKStage2Attr()};
-  v = {{op.getV(), op.getVScales()}, op.getVBuffer(), op.getVBufferScale(),
-       op.getVStage1(), op.getVStage2Attr()};
+  k = {{op.getK(), op.getKScales()},
+       op.getKBuffer(),
+       op.getKBufferScale(),
+       op.getKStage1(),
+       op.getKStage2Attr()};
+  v = {{op.getV(), op.getVScales()},
+       op.getVBuffer(),
+       op.getVBufferScale(),
+       op.getVStage1(),
+       op.getVStage2Attr()};
   if (k.stage2)
     k.cache.append({op.getKGroupScales(), op.getKZeros()});
   if (v.stage2)
@@ -194,7 +225,8 @@ Value DecodeTiler::materialize() {
   if (!op.getKvLens())
     cacheTokens = tensor::DimOp::create(b, op.getK(), k.stage2 ? 1 : 2);
   int64_t dyn = ShapedType::kDynamic;
-  auto accType = RankedTensorType::get({dyn, hkv, rts, splits, kTileRows, d}, f32);
+  auto accType =
+      RankedTensorType::get({dyn, hkv, rts, splits, kTileRows, d}, f32);
   auto rowType = RankedTensorType::get({dyn, hkv, rts, splits, kTileRows}, f32);
   // Per grid point and row: the running max, sum and accumulators.
   SmallVector<Value> outs = {
@@ -224,17 +256,18 @@ Value DecodeTiler::materialize() {
     if (Value lens = op.getKvLens()) {
       Value len = tensor::ExtractOp::create(b, lens, ValueRange{bi});
       length = arith::IndexCastOp::create(b, b.getIndexType(), len);
-      cacheEnd = bufferKeys
-                     ? sub(length, arith::RemUIOp::create(b, length, idx(bufferKeys)))
-                     : length;
+      cacheEnd =
+          bufferKeys
+              ? sub(length, arith::RemUIOp::create(b, length, idx(bufferKeys)))
+              : length;
     } else {
       cacheEnd = cacheTokens;
       length = add(cacheEnd, idx(bufferKeys));
     }
     // This split's keys: whole tiles of the sequence, in `splits` slices.
     Value perSplit = divU(add(length, idx(splits - 1)), idx(splits));
-    perSplit = mul(divU(add(perSplit, idx(kTileKeys - 1)), idx(kTileKeys)),
-                   idx(kTileKeys));
+    perSplit = mul(divU(add(perSplit, idx(tileKeys - 1)), idx(tileKeys)),
+                   idx(tileKeys));
     Value lo = minU(mul(s, perSplit), length);
     Value hi = minU(add(lo, perSplit), length);
 
@@ -244,8 +277,9 @@ Value DecodeTiler::materialize() {
         b.getI64IntegerAttr(group()), op.getQStage1Attr(),
         FragmentLayoutAttr::get(ctx, FragmentLayout::mma_queries_b));
     auto rows = RankedTensorType::get({kTileRows}, f32);
-    SmallVector<Value> state = {splat(rows, -INFINITY), splat(rows, 0.0),
-                                splat(RankedTensorType::get({kTileRows, d}, f32), 0.0)};
+    SmallVector<Value> state = {
+        splat(rows, -INFINITY), splat(rows, 0.0),
+        splat(RankedTensorType::get({kTileRows, d}, f32), 0.0)};
     Value cacheHi = minU(hi, cacheEnd);
     // The cache's keys, then the buffer's.
     auto allKeys = [&](Pass pass, ValueRange init) {
@@ -274,8 +308,8 @@ Value DecodeTiler::materialize() {
       return sizes;
     };
     auto outArgs = grid.getRegionIterArgs();
-    SmallVector<SmallVector<int64_t>> tails = {{kTileRows}, {kTileRows},
-                                               {kTileRows, d}};
+    SmallVector<SmallVector<int64_t>> tails = {
+        {kTileRows}, {kTileRows}, {kTileRows, d}};
     for (auto [value, dest, tail] : llvm::zip(state, outArgs, tails)) {
       SmallVector<OpFoldResult> offsets = {bi, hk, rt, s};
       offsets.append(tail.size(), b.getIndexAttr(0));
@@ -303,8 +337,9 @@ std::string mlir::qattn::whyNotDecodeTiles(AttentionOp op) {
   return "";
 }
 
-void mlir::qattn::tileDecodeAttention(AttentionOp op, int64_t splits) {
-  Value out = DecodeTiler(op, splits).materialize();
+void mlir::qattn::tileDecodeAttention(AttentionOp op, int64_t splits,
+                                      int64_t tileKeys) {
+  Value out = DecodeTiler(op, splits, tileKeys).materialize();
   op.getResult().replaceAllUsesWith(out);
   op.erase();
 }

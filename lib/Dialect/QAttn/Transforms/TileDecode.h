@@ -16,7 +16,8 @@ namespace mlir::qattn {
 std::string whyNotDecodeTiles(AttentionOp op);
 /// Replaces `op` by its decode grid over the tile layer (see TileDecode.cpp)
 /// with `splits` key splits per sequence.
-void tileDecodeAttention(AttentionOp op, int64_t splits);
+/// `tileKeys` 16 or 32; 0 picks (32 where the formats allow it).
+void tileDecodeAttention(AttentionOp op, int64_t splits, int64_t tileKeys);
 } // namespace mlir::qattn
 
 #endif // QATTN_LIB_DIALECT_QATTN_TRANSFORMS_TILEDECODE_H

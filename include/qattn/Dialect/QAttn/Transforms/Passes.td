@@ -69,6 +69,10 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            /*default=*/"128", "Shortest key slice worth a CTA (default 128)">,
     Option<"keysPerStep", "keys-per-step", "int64_t", /*default=*/"8",
            "Keys a warp loads before reducing their scores (default 8)">,
+    Option<"tileKeys", "tile-keys", "int64_t", /*default=*/"0",
+           "Keys per tile of the tile layer, 16 or 32; 0: 32 where every "
+           "stage-2 group, stage-1 block, page and buffer is a multiple of "
+           "32, else 16 (default 0)">,
     Option<"tileLayer", "tile-layer", "bool", /*default=*/"false",
            "Materialize every attention the tile layer can express as tile "
            "programs, static shapes too (those it cannot express keep the "
