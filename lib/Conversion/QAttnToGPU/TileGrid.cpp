@@ -250,8 +250,8 @@ static SmallVector<Value> hostSizes(ImplicitLocOpBuilder &b, Value tensor) {
   return sizes;
 }
 
-/// Creates kernel `name` in `kernels` taking `args`, with a block of 32
-/// threads, and returns its tensors as FlatTensors (building into `kb`).
+/// Creates kernel `name` in `kernels` taking `args` (flat buffers and their
+/// i32 sizes), for blocks of one warp; its body is an empty gpu.return.
 static gpu::GPUFuncOp createKernel(gpu::GPUModuleOp kernels, Location loc,
                                    StringRef name, const LaunchArgs &args) {
   OpBuilder mb = OpBuilder::atBlockEnd(kernels.getBody());
@@ -267,6 +267,7 @@ static gpu::GPUFuncOp createKernel(gpu::GPUModuleOp kernels, Location loc,
   return kernel;
 }
 
+/// The kernel's view of the tensors of `args`: its arguments, sizes as index.
 static SmallVector<FlatTensor> kernelTensors(ImplicitLocOpBuilder &b,
                                              gpu::GPUFuncOp kernel,
                                              const LaunchArgs &args) {

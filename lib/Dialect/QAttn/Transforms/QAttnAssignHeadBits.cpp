@@ -128,7 +128,7 @@ struct QAttnAssignHeadBitsPass
     if (statsFile.empty())
       return true;
     auto fail = [&](const Twine &why) {
-      getOperation().emitError() << "qattn-assign-head-bits: " << statsFile
+      mlir::emitError(getOperation().getLoc()) << "qattn-assign-head-bits: " << statsFile
                                  << ": " << why;
       return false;
     };
@@ -137,7 +137,7 @@ struct QAttnAssignHeadBitsPass
     // 50,000 nested arrays the stack).
     llvm::sys::fs::file_status status;
     if (std::error_code ec = llvm::sys::fs::status(statsFile, status)) {
-      getOperation().emitError() << "qattn-assign-head-bits: cannot read "
+      mlir::emitError(getOperation().getLoc()) << "qattn-assign-head-bits: cannot read "
                                  << statsFile << ": " << ec.message();
       return false;
     }
@@ -147,7 +147,7 @@ struct QAttnAssignHeadBitsPass
       return fail("larger than " + Twine(kMaxStatsBytes) + " bytes");
     auto buffer = llvm::MemoryBuffer::getFile(statsFile);
     if (!buffer) {
-      getOperation().emitError() << "qattn-assign-head-bits: cannot read "
+      mlir::emitError(getOperation().getLoc()) << "qattn-assign-head-bits: cannot read "
                                  << statsFile << ": "
                                  << buffer.getError().message();
       return false;
@@ -157,13 +157,13 @@ struct QAttnAssignHeadBitsPass
     llvm::Expected<llvm::json::Value> json =
         llvm::json::parse((*buffer)->getBuffer());
     if (!json) {
-      getOperation().emitError() << "qattn-assign-head-bits: " << statsFile
+      mlir::emitError(getOperation().getLoc()) << "qattn-assign-head-bits: " << statsFile
                                  << " is not JSON: "
                                  << llvm::toString(json.takeError());
       return false;
     }
     if (!json->getAsObject()) {
-      getOperation().emitError() << "qattn-assign-head-bits: expected " << statsFile
+      mlir::emitError(getOperation().getLoc()) << "qattn-assign-head-bits: expected " << statsFile
                                  << " to hold an object of entries";
       return false;
     }
@@ -222,7 +222,7 @@ struct QAttnAssignHeadBitsPass
 
   void runOnOperation() override {
     if (lowBits < 2 || lowBits > 4 || highBits < 2 || highBits > 4) {
-      getOperation().emitError("qattn-assign-head-bits: bit widths must be 2, 3 or 4");
+      mlir::emitError(getOperation().getLoc(), "qattn-assign-head-bits: bit widths must be 2, 3 or 4");
       return signalPassFailure();
     }
     if (!readFile())

@@ -152,7 +152,7 @@ struct QAttnPipelinePass : qattn::impl::QAttnPipelineBase<QAttnPipelinePass> {
     // The tile layer's key loops (qattn-tile's decode grids).
     int64_t stages = numStages > 0 ? int64_t(numStages) : kKeyLoopStages;
     if (stages > 4) {
-      getOperation().emitError() << "qattn-pipeline: expected 1 to 4 stages "
+      mlir::emitError(getOperation().getLoc()) << "qattn-pipeline: expected 1 to 4 stages "
                                     "for a tile-layer key loop, got "
                                  << stages;
       return signalPassFailure();

@@ -751,7 +751,7 @@ struct QAttnRaiseAttentionPass
   bool parseOptions() {
     ModuleOp module = getOperation();
     auto error = [&]() {
-      return module.emitError() << "qattn-raise-attention: ";
+      return mlir::emitError(module.getLoc()) << "qattn-raise-attention: ";
     };
     for (auto [name, bits] : {std::pair("k-bits", int64_t(kBits)),
                               std::pair("v-bits", int64_t(vBits))})

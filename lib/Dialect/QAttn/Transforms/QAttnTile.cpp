@@ -183,13 +183,13 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     }
     sms = numSMs > 0 ? int64_t(numSMs) : info->numSMs;
     if (failed(GpuTilingAttr::verifyInvariants(
-            [&] { return getOperation().emitError("qattn-tile: "); }, warps,
+            [&] { return mlir::emitError(getOperation().getLoc(), "qattn-tile: "); }, warps,
             splits > 0 ? int64_t(splits) : 1, keysPerStep, GpuKernel::rows,
             /*stages=*/1, PvOperands::f16, TileProducer::none)) ||
         numSMs < 0 || ctasPerSM < 1 || minKeysPerSplit < 1 ||
         decodeWarpsPerSM < 1 || decodeMinKeysPerSplit < 1 ||
         decodeMinWarps < 0) {
-      getOperation().emitError("qattn-tile: invalid options");
+      mlir::emitError(getOperation().getLoc(), "qattn-tile: invalid options");
       return signalPassFailure();
     }
     if (tileKeys != 0 && tileKeys != 16 && tileKeys != 32) {
