@@ -31,11 +31,11 @@ func.func @f(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>, %ks: tensor<?x2x
 
 // -----
 
-func.func @f(%q: tensor<?x8x1x64xi8>, %qs: tensor<?x8x1xf32>, %k: tensor<?x2x64x64xi8>, %ks: tensor<?x2x1xf32>, %lens: tensor<?xi32>) -> tensor<?x8x1x64xf16> {
-  // expected-error@+1 {{has no GPU lowering yet for int8 queries}}
+func.func @f(%q: tensor<?x8x1x64xi8>, %qs: tensor<?x8x1x64xf32>, %k: tensor<?x2x64x64xi8>, %ks: tensor<?x2x1xf32>, %lens: tensor<?xi32>) -> tensor<?x8x1x64xf16> {
+  // expected-error@+1 {{has no GPU lowering yet for int8 queries with channel scales}}
   %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %ks) lengths(%lens)
-      {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
-      : (tensor<?x8x1x64xi8>, tensor<?x8x1xf32>, tensor<?x2x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x64x64xi8>, tensor<?x2x1xf32>, tensor<?xi32>) -> tensor<?x8x1x64xf16>
+      {q_stage1 = #qattn.stage1<block = 64, granularity = channel>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
+      : (tensor<?x8x1x64xi8>, tensor<?x8x1x64xf32>, tensor<?x2x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x64x64xi8>, tensor<?x2x1xf32>, tensor<?xi32>) -> tensor<?x8x1x64xf16>
   return %o : tensor<?x8x1x64xf16>
 }
 

@@ -123,11 +123,14 @@ void mlir::qattn::tiles::lowerLoadQueryTile(WarpProgram &w,
     Value row = vector::LoadOp::create(b, VectorType::get({d / 4}, element),
                                        q.buffer, ValueRange{at},
                                        /*nontemporal=*/false, llvm::Align(16));
-    // The mma takes f16 (as the decode kernel, bf16 and f32 round to it).
+    // The mma takes f16 (as the decode kernel, bf16 and f32 round to it;
+    // int8 codes are exact, their scale applies to the scores).
     auto vec = [&](Type t) { return VectorType::get({d / 4}, t); };
+    if (element.isInteger(8))
+      row = arith::SIToFPOp::create(b, vec(b.getF16Type()), row);
     if (element.isBF16())
       row = arith::ExtFOp::create(b, vec(b.getF32Type()), row);
-    if (!element.isF16())
+    if (!element.isF16() && !element.isInteger(8))
       row = arith::TruncFOp::create(b, vec(b.getF16Type()), row);
     for (auto [lo, hi] : w.channels.keyPairs)
       regs.push_back(
@@ -137,6 +140,22 @@ void mlir::qattn::tiles::lowerLoadQueryTile(WarpProgram &w,
   Regs frags;
   for (size_t i = 0; i < regs.size(); i += 2)
     frags.push_back(fragment(b, {regs[i], regs[i + 1]}));
+  // BPQ queries: the stage-1 scale of each row the scores hold (rows 2t + c
+  // of each row block), after the fragments.
+  if (Value scales = op.getQScales()) {
+    const FlatTensor &qs = w.tensor(scales);
+    int64_t block = op.getQStage1Attr().getBlock();
+    for (int64_t nb = 0; nb < w.rowBlocks; ++nb)
+      for (int64_t c = 0; c < 2; ++c) {
+        Value p =
+            minIdx(b, add(b, first, add(b, mul(b, w.t, 2), w.idx(8 * nb + c))),
+                   w.idx(pairs - 1));
+        Value head = add(b, mul(b, hk, group), rem(b, p, group));
+        Value at = qs.linearize(b, {bi, head, div(b, div(b, p, group), block)});
+        frags.push_back(
+            toF32(b, memref::LoadOp::create(b, qs.buffer, ValueRange{at})));
+      }
+  }
   w.tiles[op.getTile()] = frags;
 }
 

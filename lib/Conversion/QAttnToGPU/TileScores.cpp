@@ -52,6 +52,11 @@ void mlir::qattn::tiles::lowerTileScores(WarpProgram &w, TileScoresOp op) {
         Value rowSees = cmp(arith::CmpIPredicate::ult, row, w.idx(pairs));
         // Query i sees keys j with j + queries <= i + length.
         Value lastSeen = add(b, div(b, row, group), length);
+        // BPQ queries carry each row's stage-1 scale after their fragments.
+        Value rowFactor = factor;
+        if (q.size() > size_t(w.rowBlocks * chunks))
+          rowFactor = arith::MulFOp::create(
+              b, factor, q[w.rowBlocks * chunks + 2 * nb + c]);
         for (int64_t h = 0; h < 2; ++h) {
           Value key = add(b, first, add(b, w.g, w.idx(kKeyBlock * kb + 8 * h)));
           Value seen = arith::AndIOp::create(
@@ -63,7 +68,7 @@ void mlir::qattn::tiles::lowerTileScores(WarpProgram &w, TileScoresOp op) {
                                              lastSeen));
           Value s = arith::MulFOp::create(
               b, vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{h, c}),
-              factor);
+              rowFactor);
           scores.push_back(arith::SelectOp::create(b, seen, s, minusInf));
         }
       }

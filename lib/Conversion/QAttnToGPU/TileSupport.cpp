@@ -4,9 +4,10 @@
 //
 // The register lowering of the tile layer covers decode over uniform 2- and
 // 4-bit stage-2 caches or int8 stage-1 caches with block scales, the int8
-// tail, float queries (rounded to f16), exact softmax, head dims 64 and 128.
-// Everything else is a diagnostic on the op, naming what is missing. Also the
-// lane channel orders, which the cache's packing fixes (TileLowering.h).
+// tail, float queries (rounded to f16) or int8 ones with block scales, exact
+// softmax, head dims 64 and 128. Everything else is a diagnostic on the op,
+// naming what is missing. Also the lane channel orders, which the cache's
+// packing fixes (TileLowering.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,8 +55,10 @@ LogicalResult mlir::qattn::tiles::checkLowerable(scf::ForallOp grid) {
     if (auto load = dyn_cast<LoadQueryTileOp>(op)) {
       auto type = cast<RankedTensorType>(load.getQ().getType());
       int64_t d = type.getDimSize(3);
-      if (load.getQScales())
-        ok = load.emitOpError("has no GPU lowering yet for int8 queries");
+      if (load.getQScales() &&
+          load.getQStage1Attr().getGranularity() != Granularity::block)
+        ok = load.emitOpError(
+            "has no GPU lowering yet for int8 queries with channel scales");
       else if (d != 64 && d != 128)
         ok = load.emitOpError("has no GPU lowering yet for head dim ")
              << d << " (64 and 128 only)";

@@ -27,6 +27,9 @@ CASES = [
      ["1,31,32,33,640,1111"]),
     ("mha_int2_d128", 4, 4, 1, 128, "block=64,bits=2,group=16", "block=64,bits=2,group=32",
      64, False, False, "f32", "bf16", ["2,100,4000"]),
+    # BPQ int8 queries, one stage-1 scale per block of 4 queries and head.
+    ("bpq_q_int4_causal", 8, 2, 8, 64, "block=64,bits=4,group=32", "block=64,bits=4,group=32",
+     64, True, True, "i8:block=4", "f32", ["8,40,64,65,900"]),
 ]
 
 
@@ -59,7 +62,10 @@ def operands(prefix, spec, hkv, d, page):
 
 def function(case):
     name, hq, hkv, nq, d, k, v, page, buffer, causal, qdt, odt, _ = case
-    ops = [("q", f"?x{hq}x{nq}x{d}x{qdt}", "B")]
+    qblock = int(qdt.split("block=")[1]) if qdt.startswith("i8") else 0
+    ops = [("q", f"?x{hq}x{nq}x{d}x{'i8' if qblock else qdt}", "B")]
+    if qblock:
+        ops.append(("q_scales", f"?x{hq}x{-(-nq // qblock)}xf32", "B"))
     ks, vs = operands("k", k, hkv, d, page), operands("v", v, hkv, d, page)
     ops += ks + vs
     buf = []
@@ -75,12 +81,14 @@ def function(case):
         args.append(f'    %a{i}: tensor<{t}> {{qattn.name = "{n}", qattn.dims = [{dims_attr}]}}')
     v = [f"%a{i}" for i in range(len(ops))]
     nk, nv, nb = len(ks), len(vs), len(buf)
-    keys = ", ".join(v[1:1 + nk])
-    vals = ", ".join(v[1 + nk:1 + nk + nv])
-    rest = v[1 + nk + nv:]
+    nqo = 2 if qblock else 1  # the query operands
+    keys = ", ".join(v[nqo:nqo + nk])
+    vals = ", ".join(v[nqo + nk:nqo + nk + nv])
+    rest = v[nqo + nk + nv:]
+    query = f"{v[0]} [{v[1]}]" if qblock else v[0]
     bufs = f" buffers({', '.join(rest[:nb])})" if nb else ""
-    attrs = []
-    for p, spec in (("k", k), ("v", v_ := case[6])):
+    attrs = [f"q_stage1 = #qattn.stage1<block = {qblock}>"] if qblock else []
+    for p, spec in (("k", k), ("v", case[6])):
         s1, s2 = scheme(spec)
         attrs.append(f"{p}_stage1 = {s1}")
         if s2:
@@ -91,7 +99,7 @@ def function(case):
     types = ", ".join(f"tensor<{t}>" for _, t, _ in ops)
     return (f"func.func @{name}(\n" + ",\n".join(args) + ")\n"
             f'    -> ({out} {{qattn.name = "o", qattn.dims = ["B", "", "", ""]}}) {{\n'
-            f"  %o = qattn.attention {v[0]} keys({keys}) values({vals}){bufs} "
+            f"  %o = qattn.attention {query} keys({keys}) values({vals}){bufs} "
             f"lengths({rest[nb]}) pages({rest[nb + 1]})\n"
             f"      {{{', '.join(attrs)}}}\n      : ({types}) -> {out}\n"
             f"  return %o : {out}\n}}\n")
@@ -103,12 +111,14 @@ def runs():
         name, hq, hkv, nq, d, k, v, page, buffer, causal, qdt, odt, batches = case
         for i, lens in enumerate(batches):
             make = ["--batch-lens", lens, "--hq", str(hq), "--hkv", str(hkv), "--nq", str(nq),
-                    "--d", str(d), "--k", k, "--v", v, "--page", str(page), "--q-dtype", qdt]
+                    "--d", str(d), "--k", k, "--v", v, "--page", str(page)]
+            q = qdt.split(":")[1] if qdt.startswith("i8") else ""
+            make += ["--q", q] if q else ["--q-dtype", qdt]
             if buffer:
                 make.append("--buffer")
             if i:
                 make += ["--pages-extra", "5", "--garbage", "nan"]
-            check = ["--k", k, "--v", v] + (["--causal"] if causal else [])
+            check = (["--q", q] if q else []) + ["--k", k, "--v", v] + (["--causal"] if causal else [])
             out.append({"function": name, "run": f"{name}_{i}", "make": make, "check": check})
     return out
 

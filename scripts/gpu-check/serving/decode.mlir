@@ -126,3 +126,27 @@ func.func @mha_int2_d128(
   return %o : tensor<?x4x1x128xbf16>
 }
 
+func.func @bpq_q_int4_causal(
+    %a0: tensor<?x8x8x64xi8> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
+    %a1: tensor<?x8x2xf32> {qattn.name = "q_scales", qattn.dims = ["B", "", ""]},
+    %a2: tensor<?x64x64xi8> {qattn.name = "k_codes", qattn.dims = ["NP", "", ""]},
+    %a3: tensor<?x2x1xf32> {qattn.name = "k_scales", qattn.dims = ["NP", "", ""]},
+    %a4: tensor<?x2x2x64xi8> {qattn.name = "k_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %a5: tensor<?x2x2x64xi8> {qattn.name = "k_zeros", qattn.dims = ["NP", "", "", ""]},
+    %a6: tensor<?x64x64xi8> {qattn.name = "v_codes", qattn.dims = ["NP", "", ""]},
+    %a7: tensor<?x2x1xf32> {qattn.name = "v_scales", qattn.dims = ["NP", "", ""]},
+    %a8: tensor<?x2x2x64xi8> {qattn.name = "v_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %a9: tensor<?x2x2x64xi8> {qattn.name = "v_zeros", qattn.dims = ["NP", "", "", ""]},
+    %a10: tensor<?x2x64x64xi8> {qattn.name = "k_buffer", qattn.dims = ["B", "", "", ""]},
+    %a11: tensor<?x2xf32> {qattn.name = "k_buffer_scale", qattn.dims = ["B", ""]},
+    %a12: tensor<?x2x64x64xi8> {qattn.name = "v_buffer", qattn.dims = ["B", "", "", ""]},
+    %a13: tensor<?x2xf32> {qattn.name = "v_buffer_scale", qattn.dims = ["B", ""]},
+    %a14: tensor<?xi32> {qattn.name = "kv_lens", qattn.dims = ["B"]},
+    %a15: tensor<?x?xi32> {qattn.name = "page_table", qattn.dims = ["B", "MP"]})
+    -> (tensor<?x8x8x64xf32> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
+  %o = qattn.attention %a0 [%a1] keys(%a2, %a3, %a4, %a5) values(%a6, %a7, %a8, %a9) buffers(%a10, %a11, %a12, %a13) lengths(%a14) pages(%a15)
+      {q_stage1 = #qattn.stage1<block = 4>, k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 32>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 32>, causal}
+      : (tensor<?x8x8x64xi8>, tensor<?x8x2xf32>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x2x64xi8>, tensor<?x2x2x64xi8>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x2x64xi8>, tensor<?x2x2x64xi8>, tensor<?x2x64x64xi8>, tensor<?x2xf32>, tensor<?x2x64x64xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x8x64xf32>
+  return %o : tensor<?x8x8x64xf32>
+}
+

@@ -67,7 +67,7 @@ def main():
         rc, log = sh(cmd)
         if rc:
             failed.append(name); print(f"FAIL {name}: qattn-run\n{log}"); continue
-        k, v = r["check"][1], r["check"][3]
+        k, v = r["check"][r["check"].index("--k") + 1], r["check"][r["check"].index("--v") + 1]
         rel, sqnr = ACCURACY[min(width(k), width(v))]
         rc, log = sh([sys.executable, f"{INPUTS}/check_paged.py", "--case", name, "--art", a.art,
                       "--function", fn, "--in", inp, "--out", out, "--tol-score", "16384",
