@@ -60,7 +60,7 @@ def QAttnConvertToGPU : Pass<"qattn-convert-to-gpu", "mlir::ModuleOp"> {
     lanes' registers: loads straight from global memory (a pipelined key
     loop's look-ahead loads stay in flight until first use), exact f16x2
     dequantization, mma.sync for S^T = K Q^T and O^T += V^T P^T, the online
-    softmax in base 2. Formats it does not take yet are a diagnostic on the
+    softmax in base 2 (SAS: a max pass, then its terms). Formats it does not take yet are a diagnostic on the
     attention naming them.
 
     Operands enter and leave through `bufferization.to_buffer` / `to_tensor`,

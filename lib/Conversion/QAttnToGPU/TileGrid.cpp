@@ -140,6 +140,7 @@ static LogicalResult lowerOp(WarpProgram &w, Operation &op) {
         return lowerDequantizeTile(w, o), success();
       })
       .Case([&](TileScoresOp o) { return lowerTileScores(w, o), success(); })
+      .Case([&](TileRowMaxOp o) { return lowerTileRowMax(w, o), success(); })
       .Case([&](SoftmaxUpdateOp o) {
         return lowerSoftmaxUpdate(w, o), success();
       })

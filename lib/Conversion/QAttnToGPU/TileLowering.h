@@ -107,6 +107,7 @@ void lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op);
 void lowerDequantizeTile(WarpProgram &w, DequantizeTileOp op);
 void lowerTileScores(WarpProgram &w, TileScoresOp op);
 void lowerSoftmaxUpdate(WarpProgram &w, SoftmaxUpdateOp op);
+void lowerTileRowMax(WarpProgram &w, TileRowMaxOp op);
 /// The registers of a splat constant of the row state ([16]) or the
 /// accumulators ([16, d]).
 Regs splatState(WarpProgram &w, RankedTensorType type, double value);

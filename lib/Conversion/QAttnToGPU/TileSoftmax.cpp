@@ -27,6 +27,32 @@ using namespace mlir::qattn;
 using namespace mlir::qattn::kernels;
 using namespace mlir::qattn::tiles;
 
+/// max(m, the scores of row r over the tile's keys): this lane's keys, then
+/// the 8 lanes of its column.
+static Value rowMax(WarpProgram &w, const Regs &s, int64_t rows, int64_t blocks,
+                    int64_t r, Value m) {
+  ImplicitLocOpBuilder &b = w.b;
+  Value tileMax = s[2 * r];
+  for (int64_t kb = 0; kb < blocks; ++kb)
+    for (int64_t h = 0; h < 2; ++h)
+      tileMax =
+          arith::MaximumFOp::create(b, tileMax, s[(kb * rows + r) * 2 + h]);
+  return arith::MaximumFOp::create(b, m,
+                                   overColumn<arith::MaximumFOp>(b, tileMax));
+}
+
+void mlir::qattn::tiles::lowerTileRowMax(WarpProgram &w, TileRowMaxOp op) {
+  int64_t rows = 2 * w.rowBlocks;
+  int64_t blocks =
+      cast<RankedTensorType>(op.getScores().getType()).getDimSize(1) /
+      kKeyBlock;
+  const Regs &s = w.regs(op.getScores());
+  Regs max = w.regs(op.getMax()), out;
+  for (int64_t r = 0; r < rows; ++r)
+    out.push_back(rowMax(w, s, rows, blocks, r, max[r]));
+  w.tiles[op.getNewMax()] = out;
+}
+
 void mlir::qattn::tiles::lowerSoftmaxUpdate(WarpProgram &w,
                                             SoftmaxUpdateOp op) {
   ImplicitLocOpBuilder &b = w.b;
@@ -41,29 +67,36 @@ void mlir::qattn::tiles::lowerSoftmaxUpdate(WarpProgram &w,
   auto at = [&](int64_t kb, int64_t r, int64_t h) {
     return (kb * rows + r) * 2 + h;
   };
+  // With fixed_max the max is the row's final one (a first pass found it):
+  // no correction, and the terms are those of `softmax` (SAS is defined on
+  // natural-log scores: the base-2 difference times ln 2).
+  bool fixed = op.getFixedMax();
+  SoftmaxAttr softmax = op.getSoftmaxAttr();
+  auto termOf = [&](Value x) -> Value {
+    if (!fixed || !softmax || softmax.getMode() == SoftmaxMode::exact)
+      return exp2Ftz(b, x);
+    return softmaxTerm(b, arith::MulFOp::create(b, x, f32Const(b, M_LN2)),
+                       softmax);
+  };
   Regs newMax, newSum, corr, p(s.size());
   for (int64_t r = 0; r < rows; ++r) {
-    Value tileMax = s[at(0, r, 0)];
-    for (int64_t kb = 0; kb < blocks; ++kb)
-      for (int64_t h = 0; h < 2; ++h)
-        tileMax = arith::MaximumFOp::create(b, tileMax, s[at(kb, r, h)]);
-    Value m = arith::MaximumFOp::create(
-        b, max[r], overColumn<arith::MaximumFOp>(b, tileMax));
+    Value m = fixed ? max[r] : rowMax(w, s, rows, blocks, r, max[r]);
     // A row that has seen no key keeps -inf and subtracts 0 (no inf - inf).
     Value ref = finiteRef(b, m);
-    corr.push_back(exp2Ftz(b, arith::SubFOp::create(b, max[r], ref)));
-    Value l = arith::MulFOp::create(b, sum[r], corr[r]);
+    corr.push_back(fixed ? f32Const(b, 1.0)
+                         : exp2Ftz(b, arith::SubFOp::create(b, max[r], ref)));
+    Value l = fixed ? sum[r] : arith::MulFOp::create(b, sum[r], corr[r]);
     for (int64_t kb = 0; kb < blocks; ++kb)
       for (int64_t h = 0; h < 2; ++h) {
         Value &term = p[at(kb, r, h)];
-        term = exp2Ftz(b, arith::SubFOp::create(b, s[at(kb, r, h)], ref));
+        term = termOf(arith::SubFOp::create(b, s[at(kb, r, h)], ref));
         l = arith::AddFOp::create(b, l, term);
       }
     newMax.push_back(m);
     newSum.push_back(l);
   }
   auto cType = VectorType::get({2, 2}, b.getF32Type());
-  for (int64_t nb = 0; nb < w.rowBlocks; ++nb) {
+  for (int64_t nb = 0; nb < w.rowBlocks && !fixed; ++nb) {
     Value c = vector::FromElementsOp::create(
         b, cType,
         ValueRange{corr[2 * nb], corr[2 * nb + 1], corr[2 * nb],

@@ -64,11 +64,6 @@ LogicalResult mlir::qattn::tiles::checkLowerable(scf::ForallOp grid) {
              << d << " (64 and 128 only)";
     } else if (auto load = dyn_cast<LoadKVTileOp>(op)) {
       ok = checkLoad(load);
-    } else if (isa<TileRowMaxOp>(op) ||
-               (isa<SoftmaxUpdateOp>(op) &&
-                cast<SoftmaxUpdateOp>(op).getFixedMax())) {
-      ok = op->emitOpError("has no GPU lowering yet for a softmax against "
-                           "the final max (SAS)");
     }
     return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
   });

@@ -27,6 +27,9 @@ CASES = [
      ["1,31,32,33,640,1111"]),
     ("mha_int2_d128", 4, 4, 1, 128, "block=64,bits=2,group=16", "block=64,bits=2,group=32",
      64, False, False, "f32", "bf16", ["2,100,4000"]),
+    # SAS (one split, a max pass then the terms), with its own softmax.
+    ("sas_int4", 8, 2, 1, 128, "block=64,bits=4,group=32", "block=64,bits=4,group=32",
+     64, True, False, "f16", "f32", ["1,70,700,3000"], "sas:-6:3"),
     # BPQ int8 queries, one stage-1 scale per block of 4 queries and head.
     ("bpq_q_int4_causal", 8, 2, 8, 64, "block=64,bits=4,group=32", "block=64,bits=4,group=32",
      64, True, True, "i8:block=4", "f32", ["8,40,64,65,900"]),
@@ -61,7 +64,7 @@ def operands(prefix, spec, hkv, d, page):
 
 
 def function(case):
-    name, hq, hkv, nq, d, k, v, page, buffer, causal, qdt, odt, _ = case
+    name, hq, hkv, nq, d, k, v, page, buffer, causal, qdt, odt, _ = case[:13]
     qblock = int(qdt.split("block=")[1]) if qdt.startswith("i8") else 0
     ops = [("q", f"?x{hq}x{nq}x{d}x{'i8' if qblock else qdt}", "B")]
     if qblock:
@@ -95,6 +98,9 @@ def function(case):
             attrs.append(f"{p}_stage2 = {s2[2]}")
     if causal:
         attrs.append("causal")
+    if len(case) > 13:
+        _, thr, deg = case[13].split(":")
+        attrs.append(f"softmax = #qattn.softmax<sas, threshold = {float(thr)}, degree = {deg}>")
     out = f"tensor<?x{hq}x{nq}x{d}x{odt}>"
     types = ", ".join(f"tensor<{t}>" for _, t, _ in ops)
     return (f"func.func @{name}(\n" + ",\n".join(args) + ")\n"
@@ -108,7 +114,7 @@ def function(case):
 def runs():
     out = []
     for case in CASES:
-        name, hq, hkv, nq, d, k, v, page, buffer, causal, qdt, odt, batches = case
+        name, hq, hkv, nq, d, k, v, page, buffer, causal, qdt, odt, batches = case[:13]
         for i, lens in enumerate(batches):
             make = ["--batch-lens", lens, "--hq", str(hq), "--hkv", str(hkv), "--nq", str(nq),
                     "--d", str(d), "--k", k, "--v", v, "--page", str(page)]
@@ -119,6 +125,8 @@ def runs():
             if i:
                 make += ["--pages-extra", "5", "--garbage", "nan"]
             check = (["--q", q] if q else []) + ["--k", k, "--v", v] + (["--causal"] if causal else [])
+            if len(case) > 13:
+                check += ["--softmax", case[13]]
             out.append({"function": name, "run": f"{name}_{i}", "make": make, "check": check})
     return out
 
