@@ -47,15 +47,24 @@ def tensor_type(shape, elt):
 class Scheme:
     """How K or V (or, with ``bits=()``, Q) is quantized.
 
-    ``block``: stage-1 block of tokens (f32 block scales, ``#qattn.stage1<block = ..>``);
-    ``bits``: stage-2 bit width per head, or one entry for all heads, each 2, 3 or 4; ``()`` for
-    stage 1 only (int8); ``group``: stage-2 token group (divides ``block``); ``order``: packing.
+    ``block``: stage-1 block of tokens (``#qattn.stage1<block = ..>``); ``scale``: the stage-1
+    scales' dtype, ``f32`` or ``f16``; ``granularity``: one scale per block (``block``) or per
+    block and channel (``channel``); ``bits``: stage-2 bit width per head, or one entry for all
+    heads, each 2, 3 or 4; ``()`` for stage 1 only (int8); ``group``: stage-2 token group
+    (divides ``block``); ``order``: packing; ``anchor``: the stage-2 grid starts at a multiple
+    of the scale (``zero``) or at each group's minimum (``min``); ``fit``: how the quantize
+    functions choose the stage-2 constants (``minmax`` or ``mse``; not part of the stored
+    format). docs/FORMAT.md defines each.
     """
 
     bits: tuple = (4,)
     group: int = 16
     block: int = 64
     order: str = "lsb_first"
+    anchor: str = "zero"
+    fit: str = "minmax"
+    scale: str = "f32"
+    granularity: str = "block"
 
     def __post_init__(self):
         object.__setattr__(self, "bits", tuple(int(b) for b in self.bits))
@@ -66,20 +75,32 @@ class Scheme:
             raise ValueError("block and group must be positive")
         if self.bits and self.block % self.group:
             raise ValueError(f"the group ({self.group}) must divide the block ({self.block})")
-        if self.order not in ("lsb_first", "msb_first"):
-            raise ValueError(f"order must be lsb_first or msb_first, got {self.order!r}")
+        for field, allowed in (("order", ("lsb_first", "msb_first")), ("anchor", ("zero", "min")),
+                               ("fit", ("minmax", "mse")), ("scale", ("f32", "f16")),
+                               ("granularity", ("block", "channel"))):
+            if getattr(self, field) not in allowed:
+                raise ValueError(f"{field} must be one of {', '.join(allowed)}, "
+                                 f"got {getattr(self, field)!r}")
 
     @property
     def stage1(self):
-        return f"#qattn.stage1<block = {self.block}>"
+        scale = "" if self.scale == "f32" else f", scale = {self.scale}"
+        gran = "" if self.granularity == "block" else f", granularity = {self.granularity}"
+        return f"#qattn.stage1<block = {self.block}{scale}{gran}>"
 
     @property
     def stage2(self):
         if not self.bits:
             return None
         order = "" if self.order == "lsb_first" else f", order = {self.order}"
+        anchor = "" if self.anchor == "zero" else f", anchor = {self.anchor}"
         return (f"#qattn.stage2<bits = [{', '.join(map(str, self.bits))}], group = {self.group}"
-                f"{order}>")
+                f"{order}{anchor}>")
+
+    def scales_shape(self, batch, heads, n, d):
+        """The stage-1 scales' shape: [B, H, ceil(n / block)], channel granularity ``+ [d]``."""
+        shape = (batch, heads, _cdiv(n, self.block))
+        return shape + (d,) if self.granularity == "channel" else shape
 
     def head_bits(self, heads):
         """The bit width of every head (``bits`` repeated when it has one entry)."""
@@ -97,7 +118,7 @@ class Scheme:
 
     def operands(self, x, batch, heads, n, d):
         """(name, shape, dtype) of a quantized K or V operand, ``x`` = 'k' or 'v'."""
-        s1 = (f"{x}s", (batch, heads, _cdiv(n, self.block)), "f32")
+        s1 = (f"{x}s", self.scales_shape(batch, heads, n, d), self.scale)
         if not self.bits:
             return [(f"{x}8", (batch, heads, n, d), "i8"), s1]
         groups = (batch, heads, _cdiv(n, self.group), d)
@@ -186,14 +207,15 @@ def quantize_function(name, *, batch, heads, n, d, scheme, x="k", dtype="f32"):
         raise ValueError(f"dtype must be one of {_FLOATS}, got {dtype!r}")
     xt = tensor_type((batch, heads, n, d), dtype)
     q8 = tensor_type((batch, heads, n, d), "i8")
-    s1 = tensor_type((batch, heads, _cdiv(n, scheme.block)), "f32")
+    s1 = tensor_type(scheme.scales_shape(batch, heads, n, d), scheme.scale)
     body = [f"  %{x}8, %{x}s = qattn.quantize %in {{scheme = {scheme.stage1}}} : {xt} -> {q8}, {s1}"]
     results = scheme.operands(x, batch, heads, n, d)
     if scheme.bits:
         p = tensor_type(results[0][1], "i8")
         g = tensor_type(results[2][1], "i8")
+        fit = "" if scheme.fit == "minmax" else f"fit = #qattn.fit<{scheme.fit}>, "
         body.append(f"  %{x}p, %{x}g, %{x}z = qattn.progressive_quantize %{x}8 "
-                    f"{{scheme = {scheme.stage2}}} : {q8} -> {p}, {g}, {g}")
+                    f"{{{fit}scheme = {scheme.stage2}}} : {q8} -> {p}, {g}, {g}")
     rtypes = [tensor_type(s, t) for _, s, t in results]
     named = ", ".join(f'{t} {{qattn.name = "{r}"}}' for (r, _, _), t in zip(results, rtypes))
     return (f'func.func @{name}(%in: {xt} {{qattn.name = "{x}"}}) -> ({named}) {{\n'
