@@ -1,5 +1,6 @@
 // RUN: qattn-opt %s --qattn-tile --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s
 // RUN: qattn-opt %s --qattn-tile --qattn-pipeline=num-stages=3 --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=STAGES3
+// RUN: qattn-opt %s --qattn-tile --qattn-pipeline=num-stages=1 --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=STAGES1
 
 // A paged decode with the int8 tail page, on the tile layer, as two kernels:
 // one warp per grid point (x: row tile and split, y: KV head, z: batch
@@ -39,6 +40,10 @@
 // leave the loads in flight.
 // STAGES3-LABEL: gpu.func @paged_decode_decode_tiles
 // STAGES3: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, [[K:vector<2xi32>, vector<2xi32>, vector<4xi32>, vector<4xi32>, f32]], [[V:vector<1xi32>, vector<1xi32>, vector<1xi32>, vector<1xi32>, vector<2xi32>, vector<2xi32>, f32]], [[K]], [[V]]) {
+// One stage: the tiles load inside the loop (none before it), which
+// carries the softmax state only.
+// STAGES1-LABEL: gpu.func @paged_decode_decode_tiles
+// STAGES1: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>) {
 // CHECK-LABEL: gpu.func @paged_decode_combine_tiles
 // CHECK: ex2.approx.ftz.f32
 // CHECK: arith.truncf {{.*}} : f32 to f16

@@ -29,26 +29,58 @@ static Value int8Pair(ImplicitLocOpBuilder &b, Value loWords, int64_t lo,
   return arith::SubFOp::create(b, pair, half2Const(b, 1152, 1152));
 }
 
+/// The f16x2 group constants (s2, and z2 as dequantPair takes it) of each
+/// pair unit of a stage-2 tile: K's channel pairs, or V's channels (one
+/// channel in both halves). Unit u's codes sit at bit (u mod 16/bits) * bits
+/// of their 16-bit half. Each is made at its first use (short live ranges,
+/// as the decode kernel found) and reused by the tile's other key blocks.
+class GroupConstants {
+public:
+  GroupConstants(WarpProgram &w, DequantizeTileOp op, bool keys)
+      : w(w), s2(op.getStage2Attr()), keys(keys) {
+    if (!s2)
+      return;
+    scales = w.regs(op.getParts()[1])[0];
+    zeros = w.regs(op.getParts()[2])[0];
+    made.resize(keys ? w.channels.keyPairs.size()
+                     : w.channels.valueChannels.size());
+  }
+
+  std::pair<Value, Value> operator[](int64_t u) {
+    if (!made[u]) {
+      int64_t bits = s2.getBits().front();
+      auto [lo, hi] = keys ? w.channels.keyPairs[u]
+                           : std::pair(w.channels.valueChannels[u],
+                                       w.channels.valueChannels[u]);
+      made[u] = groupPairs(w.b, {scales, scales}, {zeros, zeros}, lo, hi,
+                           u % (16 / bits) * bits, bits, s2.getAnchor());
+    }
+    return *made[u];
+  }
+
+private:
+  WarpProgram &w;
+  Stage2Attr s2;
+  bool keys;
+  Value scales, zeros;
+  SmallVector<std::optional<std::pair<Value, Value>>> made;
+};
+
 /// K as the A fragments of S^T = K Q^T: per 16-channel chunk j, lane t's
-/// pairs 2j and 2j + 1 of keys g and g + 8.
+/// pairs 2j and 2j + 1 of keys g and g + 8 (`codes`, one key block).
 static Regs keyFragments(WarpProgram &w, DequantizeTileOp op,
-                         ArrayRef<Value> codes) {
+                         ArrayRef<Value> codes, GroupConstants &consts) {
   ImplicitLocOpBuilder &b = w.b;
-  ArrayRef<std::pair<int64_t, int64_t>> pairs = w.channels.keyPairs;
   Stage2Attr s2 = op.getStage2Attr();
   auto pairOf = [&](int64_t p, int64_t key) -> Value {
-    auto [lo, hi] = pairs[p];
+    auto [lo, hi] = w.channels.keyPairs[p];
     if (!s2)
       return int8Pair(b, codes[key], lo, codes[key], hi);
     int64_t bits = s2.getBits().front(), perWord = 16 / bits;
-    int64_t shift = p % perWord * bits;
-    Value scales = w.regs(op.getParts()[1])[0],
-          zeros = w.regs(op.getParts()[2])[0];
-    auto [s, z] = groupPairs(b, {scales, scales}, {zeros, zeros}, lo, hi, shift,
-                             bits, s2.getAnchor());
     Value word = vector::ExtractOp::create(b, codes[key],
                                            ArrayRef<int64_t>{p / perWord});
-    return dequantPair(b, word, shift, bits, s, z, s2.getAnchor());
+    auto [s, z] = consts[p];
+    return dequantPair(b, word, p % perWord * bits, bits, s, z, s2.getAnchor());
   };
   Regs frags;
   for (int64_t j = 0; j < w.headDim / 16; ++j)
@@ -59,30 +91,26 @@ static Regs keyFragments(WarpProgram &w, DequantizeTileOp op,
 
 /// V^T as the A fragments of O^T += V^T P^T: per 16-channel m tile i, lane
 /// g's channels 2i (row g) and 2i + 1 (row g + 8) of keys (2t, 2t + 1) and
-/// (2t + 8, 2t + 9), each pair one channel of two keys.
+/// (2t + 8, 2t + 9) (`codes`, one key block), each pair one channel of two
+/// keys.
 static Regs valueFragments(WarpProgram &w, DequantizeTileOp op,
-                           ArrayRef<Value> codes) {
+                           ArrayRef<Value> codes, GroupConstants &consts) {
   ImplicitLocOpBuilder &b = w.b;
-  ArrayRef<int64_t> channels = w.channels.valueChannels;
   Stage2Attr s2 = op.getStage2Attr();
   // The pairs of channel u for keys (2t, 2t + 1) and (2t + 8, 2t + 9).
   auto pairsOf = [&](int64_t u) -> std::array<Value, 2> {
-    int64_t c = channels[u];
+    int64_t c = w.channels.valueChannels[u];
     std::array<Value, 2> out;
     if (!s2) {
       for (int64_t reg = 0; reg < 2; ++reg)
         out[reg] = int8Pair(b, codes[2 * reg], c, codes[2 * reg + 1], c);
       return out;
     }
-    int64_t bits = s2.getBits().front(), perChunk = 16 / bits;
-    int64_t shift = u % perChunk * bits;
-    Value scales = w.regs(op.getParts()[1])[0],
-          zeros = w.regs(op.getParts()[2])[0];
-    auto [s, z] = groupPairs(b, {scales, scales}, {zeros, zeros}, c, c, shift,
-                             bits, s2.getAnchor());
+    int64_t bits = s2.getBits().front(), perHalf = 16 / bits;
     // The 16-bit chunk holding channel u, of the two keys side by side.
-    int64_t chunk = u / perChunk, byte = 2 * (chunk % 2);
+    int64_t chunk = u / perHalf, byte = 2 * (chunk % 2);
     int64_t sel = byte | (byte + 1) << 4 | (4 + byte) << 8 | (5 + byte) << 12;
+    auto [s, z] = consts[u];
     for (int64_t reg = 0; reg < 2; ++reg) {
       auto word = [&](int64_t key) {
         return vector::ExtractOp::create(b, codes[key],
@@ -91,7 +119,8 @@ static Regs valueFragments(WarpProgram &w, DequantizeTileOp op,
       Value both = NVVM::PermuteOp::create(b, b.getI32Type(), word(2 * reg),
                                            word(2 * reg + 1), i32Const(b, sel),
                                            NVVM::PermuteMode::DEFAULT);
-      out[reg] = dequantPair(b, both, shift, bits, s, z, s2.getAnchor());
+      out[reg] =
+          dequantPair(b, both, u % perHalf * bits, bits, s, z, s2.getAnchor());
     }
     return out;
   };
@@ -109,11 +138,12 @@ void mlir::qattn::tiles::lowerDequantizeTile(WarpProgram &w,
   Regs codes = w.regs(op.getParts()[0]);
   // Codes of 2 (K) or 4 (V) keys per key block; one set of constants.
   int64_t perBlock = keys ? 2 : 4;
+  GroupConstants consts(w, op, keys);
   Regs regs;
   for (size_t at = 0; at < codes.size(); at += perBlock) {
     ArrayRef<Value> block = ArrayRef<Value>(codes).slice(at, perBlock);
-    llvm::append_range(regs, keys ? keyFragments(w, op, block)
-                                  : valueFragments(w, op, block));
+    llvm::append_range(regs, keys ? keyFragments(w, op, block, consts)
+                                  : valueFragments(w, op, block, consts));
   }
   regs.push_back(w.regs(op.getParts().back())[0]);
   w.tiles[op.getValues()] = regs;

@@ -17,6 +17,7 @@
 
 #include "qattn/Conversion/LoweringUtils.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -48,6 +49,10 @@ WarpProgram::WarpProgram(ImplicitLocOpBuilder &b, int64_t headDim,
 }
 
 Value WarpProgram::idx(int64_t v) { return indexConst(b, v); }
+
+Value WarpProgram::accRow(int64_t nb, int64_t c) {
+  return add(b, mul(b, t, 2), idx(8 * nb + c));
+}
 
 //===----------------------------------------------------------------------===//
 // The grid body
@@ -295,27 +300,30 @@ static void launch(ImplicitLocOpBuilder &b, gpu::GPUFuncOp kernel,
       /*dynamicSharedMemorySize=*/Value(), args.operands());
 }
 
-static Value product(ImplicitLocOpBuilder &b, OpFoldResult x, OpFoldResult y) {
-  auto value = [&](OpFoldResult v) -> Value {
-    if (auto c = getConstantIntValue(v))
-      return indexConst(b, *c);
-    return cast<Value>(v);
-  };
-  return arith::MulIOp::create(b, value(x), value(y));
-}
-
-/// The grid's one user, the combine of its partial rows.
+/// The grid's one user, the combine of its partial rows (max, sum and
+/// accumulators: its results 0, 1, 2); null if it has another.
 static CombineSplitsOp combineOf(scf::ForallOp grid) {
-  if (!grid->hasOneUse() && !llvm::all_of(grid->getUsers(), [&](Operation *u) {
-        return u == *grid->getUsers().begin();
-      }))
+  if (grid.getNumResults() != 3 || grid->use_empty())
     return {};
   auto combine = dyn_cast<CombineSplitsOp>(*grid->getUsers().begin());
   if (!combine || combine.getMax() != grid.getResult(0) ||
       combine.getSum() != grid.getResult(1) ||
-      combine.getAcc() != grid.getResult(2))
+      combine.getAcc() != grid.getResult(2) ||
+      !llvm::all_of(grid->getUsers(),
+                    [&](Operation *user) { return user == combine; }))
     return {};
   return combine;
+}
+
+/// The grid's first K/V tile load (in a key loop, or a pipelined loop's
+/// prologue), or null.
+static LoadKVTileOp firstKVLoad(scf::ForallOp grid) {
+  LoadKVTileOp first;
+  grid.getBody()->walk([&](LoadKVTileOp load) {
+    first = load;
+    return WalkResult::interrupt();
+  });
+  return first;
 }
 
 /// Registers a lane may take in the grid kernel: latency is hidden by warps
@@ -328,11 +336,15 @@ static constexpr int64_t kRegistersNarrow = 128, kRegistersWide = 168;
 static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
                                StringRef prefix, const ChipInfo &chip) {
   CombineSplitsOp combine = combineOf(grid);
-  if (!combine || grid.getRank() != 4 || grid.getNumResults() != 3)
+  std::optional<int64_t> splits =
+      grid.getRank() == 4 ? getConstantIntValue(grid.getMixedUpperBound()[3])
+                          : std::nullopt;
+  LoadKVTileOp kvLoad = firstKVLoad(grid);
+  if (!combine || !splits || !kvLoad)
     return grid.emitOpError(
-        "is not a decode grid of qattn-tile (batch, KV head, row tile, split "
-        "with max, sum and accumulator results combined by "
-        "qattn.combine_splits)");
+        "is not a decode grid of qattn-tile (batch, KV head, row tile and a "
+        "constant number of splits, loading K/V tiles, with max, sum and "
+        "accumulator results combined by qattn.combine_splits)");
   if (failed(checkLowerable(grid)))
     return failure();
   LoadQueryTileOp queryLoad =
@@ -372,8 +384,7 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
 
   gpu::GPUFuncOp kernel = createKernel(kernels, grid.getLoc(),
                                        (prefix + "_decode_tiles").str(), args);
-  int64_t tileKeys =
-      (*grid.getBody()->getOps<LoadKVTileOp>().begin()).getKeys();
+  int64_t tileKeys = kvLoad.getKeys();
   int64_t budget = rowBlocks == 1 && tileKeys == kKeyBlock ? kRegistersNarrow
                                                            : kRegistersWide;
   kernel->setAttr(
@@ -392,8 +403,6 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
     for (Value c : constants)
       if (failed(lowerConstant(w, c.getDefiningOp<arith::ConstantOp>())))
         return failure();
-    std::optional<int64_t> splits =
-        getConstantIntValue(grid.getMixedUpperBound()[3]);
     Value x = gpu::BlockIdOp::create(b, gpu::Dimension::x);
     ValueRange ivs = grid.getInductionVars();
     w.scalars.map(ivs[0], gpu::BlockIdOp::create(b, gpu::Dimension::z));
@@ -405,14 +414,10 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
     for (Operation &op : grid.getTerminator().getYieldingOps())
       storeRows(w, cast<tensor::ParallelInsertSliceOp>(op));
   }
-  SmallVector<OpFoldResult> ub = grid.getMixedUpperBound();
-  auto asValue = [&](OpFoldResult v) -> Value {
-    if (auto c = getConstantIntValue(v))
-      return indexConst(hb, *c);
-    return cast<Value>(v);
-  };
-  launch(hb, kernel,
-         {product(hb, ub[2], ub[3]), asValue(ub[1]), asValue(ub[0])}, args);
+  SmallVector<Value> ub = getValueOrCreateConstantIndexOp(
+      hb, hb.getLoc(), grid.getMixedUpperBound());
+  launch(hb, kernel, {arith::MulIOp::create(hb, ub[2], ub[3]), ub[1], ub[0]},
+         args);
 
   // The combine: one warp per output row.
   auto outType = cast<RankedTensorType>(combine.getResult().getType());

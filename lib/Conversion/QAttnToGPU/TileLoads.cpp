@@ -38,8 +38,9 @@ struct KeyPlace {
   Value entry, row;
 };
 
-/// Locates key `key` of sequence `bi` (a safe place when it is at or past
-/// `bound`): through the page table, or in batch entry `bi`.
+/// Locates key `key` of sequence `bi` (a safe place, row 0, when it is at or
+/// past `bound`): through the page table (then page 0), or in batch entry
+/// `bi`.
 KeyPlace locate(WarpProgram &w, LoadKVTileOp op, Value bi, Value key,
                 Value bound, int64_t rowsPerEntryDim) {
   ImplicitLocOpBuilder &b = w.b;
@@ -47,10 +48,9 @@ KeyPlace locate(WarpProgram &w, LoadKVTileOp op, Value bi, Value key,
   Value zero = w.idx(0);
   Value safeKey = arith::SelectOp::create(b, valid, key, zero);
   const FlatTensor &first = w.tensor(op.getSources()[0]);
-  if (!op.getPageTable()) {
-    Value entry = arith::SelectOp::create(b, valid, bi, zero);
-    return {entry, safeKey};
-  }
+  // Batch entry bi exists whatever the key.
+  if (!op.getPageTable())
+    return {bi, safeKey};
   const FlatTensor &table = w.tensor(op.getPageTable());
   Value pageSize = first.sizes[rowsPerEntryDim];
   Value slot = arith::DivUIOp::create(b, safeKey, pageSize);
@@ -112,13 +112,17 @@ void mlir::qattn::tiles::lowerLoadQueryTile(WarpProgram &w,
   const FlatTensor &q = w.tensor(op.getQ());
   Value bi = w.scalar(op.getBatch()), hk = w.scalar(op.getKvHead());
   Value first = mul(b, w.scalar(op.getRowTile()), kTileRows);
+  // The query head and query of row `row` of the tile, clamped to the last
+  // pair (rows past it are masked).
+  auto pairAt = [&](Value row) -> std::pair<Value, Value> {
+    Value p = minIdx(b, add(b, first, row), w.idx(pairs - 1));
+    return {add(b, mul(b, hk, group), rem(b, p, group)), div(b, p, group)};
+  };
   Regs regs;
   for (int64_t nb = 0; nb < w.rowBlocks; ++nb) {
-    // Row 8 nb + g, clamped to the last pair: rows past it are masked.
-    Value p =
-        minIdx(b, add(b, first, add(b, w.g, w.idx(8 * nb))), w.idx(pairs - 1));
-    Value head = add(b, mul(b, hk, group), rem(b, p, group));
-    Value at = q.linearize(b, {bi, head, div(b, p, group), mul(b, w.t, d / 4)});
+    // Row 8 nb + g: the lane's column of the B fragments.
+    auto [head, query] = pairAt(add(b, w.g, w.idx(8 * nb)));
+    Value at = q.linearize(b, {bi, head, query, mul(b, w.t, d / 4)});
     Type element = qType.getElementType();
     Value row = vector::LoadOp::create(b, VectorType::get({d / 4}, element),
                                        q.buffer, ValueRange{at},
@@ -147,11 +151,8 @@ void mlir::qattn::tiles::lowerLoadQueryTile(WarpProgram &w,
     int64_t block = op.getQStage1Attr().getBlock();
     for (int64_t nb = 0; nb < w.rowBlocks; ++nb)
       for (int64_t c = 0; c < 2; ++c) {
-        Value p =
-            minIdx(b, add(b, first, add(b, mul(b, w.t, 2), w.idx(8 * nb + c))),
-                   w.idx(pairs - 1));
-        Value head = add(b, mul(b, hk, group), rem(b, p, group));
-        Value at = qs.linearize(b, {bi, head, div(b, div(b, p, group), block)});
+        auto [head, query] = pairAt(w.accRow(nb, c));
+        Value at = qs.linearize(b, {bi, head, div(b, query, block)});
         frags.push_back(
             toF32(b, memref::LoadOp::create(b, qs.buffer, ValueRange{at})));
       }
@@ -172,34 +173,14 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
   int64_t laneChannels = keys ? d / 4 : d / 8;
   Value channel0 = mul(b, keys ? w.t : w.g, laneChannels);
 
-  if (!op.getStage1Attr()) {
-    // The int8 decode buffer [B, Hkv, Nb, d] and its scale [B, Hkv].
-    const FlatTensor &data = w.tensor(sources[0]);
-    Regs codes;
-    for (Value dk : laneKeys(w, layout, op.getKeys())) {
-      Value key = add(b, first, dk);
-      Value valid =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, key, bound);
-      Value row = arith::SelectOp::create(b, valid, key, w.idx(0));
-      codes.push_back(loadBytes(
-          w, data, data.linearize(b, {bi, hk, row, channel0}), laneChannels));
-    }
-    const FlatTensor &scale = w.tensor(sources[1]);
-    w.tiles[results[0]] = codes;
-    w.tiles[results[1]] = {toF32(
-        b, memref::LoadOp::create(b, scale.buffer,
-                                  ValueRange{scale.linearize(b, {bi, hk})}))};
-    return;
-  }
-
   Stage1Attr s1 = op.getStage1Attr();
   Stage2Attr s2 = op.getStage2Attr();
   // The tile's first key (safe when the tile lies past the end): its
-  // group constants and stage-1 scale hold for the whole tile.
-  int64_t rowDim = s2 ? 1 : 2;
-  KeyPlace head = locate(w, op, bi, first, bound, rowDim);
+  // group constants and stage-1 scale hold for the whole tile. The decode
+  // buffer [B, Hkv, Nb, d] has the layout of stage-1 data [entries, Hkv, P,
+  // d], batch entries for pages.
+  KeyPlace head = locate(w, op, bi, first, bound, s2 ? 1 : 2);
   if (!s2) {
-    // Stage 1 only: data [entries, Hkv, P, d].
     const FlatTensor &data = w.tensor(sources[0]);
     Regs codes;
     for (Value dk : laneKeys(w, layout, op.getKeys())) {
@@ -232,10 +213,13 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
           laneChannels)};
     }
   }
+  // One scale per tile: the buffer's of its sequence and head [B, Hkv], or
+  // the stage-1 block's [entries, Hkv, P/block].
   const FlatTensor &scales = w.tensor(sources[1]);
-  Value block = div(b, head.row, s1.getBlock());
-  Value scale = memref::LoadOp::create(
-      b, scales.buffer,
-      ValueRange{scales.linearize(b, {head.entry, hk, block})});
+  SmallVector<Value> idx = {head.entry, hk};
+  if (s1)
+    idx.push_back(div(b, head.row, s1.getBlock()));
+  Value scale = memref::LoadOp::create(b, scales.buffer,
+                                       ValueRange{scales.linearize(b, idx)});
   w.tiles[results.back()] = {toF32(b, scale)};
 }

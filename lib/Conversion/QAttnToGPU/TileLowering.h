@@ -89,12 +89,26 @@ public:
   /// The row sums among `tiles` (per lane until stored).
   DenseSet<Value> sums;
 
+  /// The row (of the row tile) that column c of the S^T and O^T
+  /// accumulators of row block nb holds in this lane: 8 nb + 2t + c.
+  Value accRow(int64_t nb, int64_t c);
+  /// Where the score of key block kb, accumulator row r = 2 nb + c and key
+  /// g + 8h sits in a scores tile's registers.
+  int64_t scoreAt(int64_t kb, int64_t r, int64_t h) const {
+    return (kb * 2 * rowBlocks + r) * 2 + h;
+  }
+
   Value scalar(Value v) const { return scalars.lookupOrNull(v); }
   const FlatTensor &tensor(Value v) const { return tensors.find(v)->second; }
   const Regs &regs(Value tile) const { return tiles.find(tile)->second; }
   /// Index constant.
   Value idx(int64_t v);
 };
+
+/// The 16-key blocks of a tile whose scores (`[16, keys]`) are `scores`.
+inline int64_t keyBlocks(Value scores) {
+  return cast<RankedTensorType>(scores.getType()).getDimSize(1) / kKeyBlock;
+}
 
 /// Fails, with a diagnostic on the op at fault naming what is missing, where
 /// the tile program in `grid` has no GPU lowering yet.

@@ -36,10 +36,8 @@ void mlir::qattn::tiles::lowerTileScores(WarpProgram &w, TileScoresOp op) {
   auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
     return arith::CmpIOp::create(b, p, x, y);
   };
-  int64_t blocks =
-      cast<RankedTensorType>(op.getScores().getType()).getDimSize(1) /
-      kKeyBlock;
-  Regs scores;
+  int64_t blocks = keyBlocks(op.getScores());
+  Regs scores(blocks * 2 * w.rowBlocks * 2);
   for (int64_t kb = 0; kb < blocks; ++kb)
     for (int64_t nb = 0; nb < w.rowBlocks; ++nb) {
       Value acc = zeros(b, VectorType::get({2, 2}, b.getF32Type()));
@@ -48,7 +46,7 @@ void mlir::qattn::tiles::lowerTileScores(WarpProgram &w, TileScoresOp op) {
             nvgpu::MmaSyncOp::create(b, k[kb * chunks + j], q[nb * chunks + j],
                                      acc, ArrayRef<int64_t>{16, 8, 16});
       for (int64_t c = 0; c < 2; ++c) {
-        Value row = add(b, rowTile, add(b, mul(b, w.t, 2), w.idx(8 * nb + c)));
+        Value row = add(b, rowTile, w.accRow(nb, c));
         Value rowSees = cmp(arith::CmpIPredicate::ult, row, w.idx(pairs));
         // Query i sees keys j with j + queries <= i + length.
         Value lastSeen = add(b, div(b, row, group), length);
@@ -69,7 +67,8 @@ void mlir::qattn::tiles::lowerTileScores(WarpProgram &w, TileScoresOp op) {
           Value s = arith::MulFOp::create(
               b, vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{h, c}),
               rowFactor);
-          scores.push_back(arith::SelectOp::create(b, seen, s, minusInf));
+          scores[w.scoreAt(kb, 2 * nb + c, h)] =
+              arith::SelectOp::create(b, seen, s, minusInf);
         }
       }
     }

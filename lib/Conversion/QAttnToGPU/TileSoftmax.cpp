@@ -27,29 +27,25 @@ using namespace mlir::qattn;
 using namespace mlir::qattn::kernels;
 using namespace mlir::qattn::tiles;
 
-/// max(m, the scores of row r over the tile's keys): this lane's keys, then
-/// the 8 lanes of its column.
-static Value rowMax(WarpProgram &w, const Regs &s, int64_t rows, int64_t blocks,
-                    int64_t r, Value m) {
+/// max(m, the scores of accumulator row r over the tile's `blocks` key
+/// blocks): this lane's keys, then the 8 lanes of its column.
+static Value rowMax(WarpProgram &w, const Regs &s, int64_t blocks, int64_t r,
+                    Value m) {
   ImplicitLocOpBuilder &b = w.b;
-  Value tileMax = s[2 * r];
+  Value tileMax = s[w.scoreAt(0, r, 0)];
   for (int64_t kb = 0; kb < blocks; ++kb)
     for (int64_t h = 0; h < 2; ++h)
-      tileMax =
-          arith::MaximumFOp::create(b, tileMax, s[(kb * rows + r) * 2 + h]);
+      tileMax = arith::MaximumFOp::create(b, tileMax, s[w.scoreAt(kb, r, h)]);
   return arith::MaximumFOp::create(b, m,
                                    overColumn<arith::MaximumFOp>(b, tileMax));
 }
 
 void mlir::qattn::tiles::lowerTileRowMax(WarpProgram &w, TileRowMaxOp op) {
-  int64_t rows = 2 * w.rowBlocks;
-  int64_t blocks =
-      cast<RankedTensorType>(op.getScores().getType()).getDimSize(1) /
-      kKeyBlock;
+  int64_t blocks = keyBlocks(op.getScores());
   const Regs &s = w.regs(op.getScores());
   Regs max = w.regs(op.getMax()), out;
-  for (int64_t r = 0; r < rows; ++r)
-    out.push_back(rowMax(w, s, rows, blocks, r, max[r]));
+  for (int64_t r = 0; r < 2 * w.rowBlocks; ++r)
+    out.push_back(rowMax(w, s, blocks, r, max[r]));
   w.tiles[op.getNewMax()] = out;
 }
 
@@ -57,15 +53,13 @@ void mlir::qattn::tiles::lowerSoftmaxUpdate(WarpProgram &w,
                                             SoftmaxUpdateOp op) {
   ImplicitLocOpBuilder &b = w.b;
   int64_t chunks = w.headDim / 16, rows = 2 * w.rowBlocks;
-  int64_t blocks =
-      cast<RankedTensorType>(op.getScores().getType()).getDimSize(1) /
-      kKeyBlock;
+  int64_t blocks = keyBlocks(op.getScores());
   const Regs &s = w.regs(op.getScores()), &v = w.regs(op.getValues());
   const Regs &max = w.regs(op.getMax()), &sum = w.regs(op.getSum());
   Regs acc = w.regs(op.getAcc());
-  // Scores and terms of key block kb, row r, key half h.
+  // The terms sit where their scores do.
   auto at = [&](int64_t kb, int64_t r, int64_t h) {
-    return (kb * rows + r) * 2 + h;
+    return w.scoreAt(kb, r, h);
   };
   // With fixed_max the max is the row's final one (a first pass found it):
   // no correction, and the terms are those of `softmax` (SAS is defined on
@@ -80,7 +74,7 @@ void mlir::qattn::tiles::lowerSoftmaxUpdate(WarpProgram &w,
   };
   Regs newMax, newSum, corr, p(s.size());
   for (int64_t r = 0; r < rows; ++r) {
-    Value m = fixed ? max[r] : rowMax(w, s, rows, blocks, r, max[r]);
+    Value m = fixed ? max[r] : rowMax(w, s, blocks, r, max[r]);
     // A row that has seen no key keeps -inf and subtracts 0 (no inf - inf).
     Value ref = finiteRef(b, m);
     corr.push_back(fixed ? f32Const(b, 1.0)
@@ -163,9 +157,6 @@ void mlir::qattn::tiles::storeRows(WarpProgram &w,
     }
     return dest.linearize(b, idx);
   };
-  auto rowOf = [&](int64_t nb, int64_t c) {
-    return add(b, mul(b, w.t, 2), w.idx(8 * nb + c));
-  };
   auto store = [&](Value value, Value index) {
     memref::StoreOp::create(b, value, dest.buffer, ValueRange{index});
   };
@@ -180,7 +171,7 @@ void mlir::qattn::tiles::storeRows(WarpProgram &w,
                 add(b, laneBase, w.idx(w.channels.valueChannels[2 * i + h]));
             store(vector::ExtractOp::create(b, regs[nb * chunks + i],
                                             ArrayRef<int64_t>{h, c}),
-                  at({rowOf(nb, c), channel}));
+                  at({w.accRow(nb, c), channel}));
           }
     return;
   }
@@ -196,6 +187,6 @@ void mlir::qattn::tiles::storeRows(WarpProgram &w,
   ifThen(b, first, [&] {
     for (int64_t nb = 0; nb < w.rowBlocks; ++nb)
       for (int64_t c = 0; c < 2; ++c)
-        store(values[2 * nb + c], at({rowOf(nb, c)}));
+        store(values[2 * nb + c], at({w.accRow(nb, c)}));
   });
 }
