@@ -17,32 +17,50 @@
 
 // The grid body over one lane's registers: the query B fragments, then the
 // cache's key loop carrying the softmax state (f32 rows, vector<2x2xf32>
-// accumulators) and the look-ahead tiles' words (qattn-pipeline's ring, in
-// registers); S^T = K Q^T and O^T += V^T P^T on mma.sync, P^T by movmatrix;
-// then the tail's loop, and the stores of the partial rows.
+// accumulators) and, of each look-ahead tile, the byte of its slot in the
+// shared-memory ring (qattn-pipeline's ring): the lanes' cp.async copies,
+// one group per tile, wait for all but the next step's two groups before
+// the slot is read back. S^T = K Q^T and O^T += V^T P^T on mma.sync, P^T by
+// movmatrix; the copies drain at the loop's end. Then the tail's loop (a
+// page of tiles at most: its look-ahead tiles stay registers, the words of
+// K's and V's codes, constants and scale), and the stores of the partial
+// rows.
+// Here K and V read the same tensors: their streams still have regions of
+// their own (2 slots of 32 lanes x 52 bytes for K, x 36 for V).
 // CHECK-LABEL: gpu.func @paged_decode_decode_tiles
+// CHECK-SAME: workgroup(%[[RING:.*]] : memref<1408xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK-SAME: known_block_size = array<i32: 32, 1, 1>
 // CHECK-DAG: gpu.block_id z
 // CHECK-DAG: gpu.block_id y
 // CHECK: vector.load %{{.*}} : memref<1099511627776xf16>, vector<16xf16>
-// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2xi32>, vector<2xi32>, vector<4xi32>, vector<4xi32>, f32, vector<1xi32>
+// CHECK: cp.async.ca.shared.global [$0], [g], 8;
+// CHECK: cp.async.cg.shared.global [$0], [g], 16;
+// CHECK: cp.async.commit_group;
+// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, index, index)
+// CHECK: cp.async.commit_group;
+// CHECK: cp.async.wait_group 2;
+// CHECK: vector.load %[[RING]][%{{.*}}] {alignment = 8 : i64} : memref<1408xi32, #gpu.address_space<workgroup>>, vector<2xi32>
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // CHECK: ex2.approx.ftz.f32
 // CHECK: movmatrix.sync.aligned.m8n8.trans.b16
 // CHECK: nvgpu.mma.sync
 // CHECK: scf.yield
-// CHECK: scf.for
+// CHECK: cp.async.wait_all;
+// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<4xi32>, vector<4xi32>, f32, vector<2xi32>, vector<2xi32>, vector<2xi32>, vector<2xi32>, f32)
 // CHECK: scf.yield
 // CHECK: memref.store
 // CHECK: gpu.return
-// Three stages: the loop carries two look-ahead tiles' words (K: codes of
-// 2 keys, s2, z2, scale; V: codes of 4 keys, s2, z2, scale), the waits
-// leave the loads in flight.
+// Three stages: three slots a stream, the loop carries two look-ahead tiles
+// of each, and the waits leave two steps' groups (four) in flight.
 // STAGES3-LABEL: gpu.func @paged_decode_decode_tiles
-// STAGES3: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, [[K:vector<2xi32>, vector<2xi32>, vector<4xi32>, vector<4xi32>, f32]], [[V:vector<1xi32>, vector<1xi32>, vector<1xi32>, vector<1xi32>, vector<2xi32>, vector<2xi32>, f32]], [[K]], [[V]]) {
+// STAGES3-SAME: workgroup(%{{.*}} : memref<2112xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// STAGES3: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, index, index, index, index) {
+// STAGES3: cp.async.wait_group 4;
 // One stage: the tiles load inside the loop (none before it), which
 // carries the softmax state only.
 // STAGES1-LABEL: gpu.func @paged_decode_decode_tiles
+// STAGES1-NOT: workgroup
+// STAGES1-NOT: cp.async
 // STAGES1: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>) {
 // CHECK-LABEL: gpu.func @paged_decode_combine_tiles
 // CHECK: ex2.approx.ftz.f32

@@ -92,6 +92,13 @@ static LogicalResult lowerFor(WarpProgram &w, scf::ForOp loop) {
       at += n;
     }
   };
+  // Tiles in flight in the ring keep their pieces' places through the loop.
+  for (auto [init, arg] :
+       llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs()))
+    if (auto ring = w.inRing.find(init); ring != w.inRing.end()) {
+      RingTile tile = ring->second; // a copy: inserting may move the map
+      w.inRing[arg] = std::move(tile);
+    }
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(flat.getBody());
@@ -115,6 +122,7 @@ static LogicalResult lowerFor(WarpProgram &w, scf::ForOp loop) {
         w.sums.insert(result);
   }
   bind(loop.getResults(), flat.getResults());
+  drainRing(w, loop);
   return success();
 }
 
@@ -149,14 +157,7 @@ static LogicalResult lowerOp(WarpProgram &w, Operation &op) {
       .Case([&](SoftmaxUpdateOp o) {
         return lowerSoftmaxUpdate(w, o), success();
       })
-      .Case([&](WaitTilesOp o) {
-        // Register loads complete at their first use.
-        for (auto [in, out] : llvm::zip(o.getTiles(), o.getReady())) {
-          Regs ready = w.regs(in); // a copy: inserting may move the map
-          w.tiles[out] = std::move(ready);
-        }
-        return success();
-      })
+      .Case([&](WaitTilesOp o) { return lowerWaitTiles(w, o), success(); })
       .Case([&](scf::ForOp o) { return lowerFor(w, o); })
       .Case([&](arith::ConstantOp o) { return lowerConstant(w, o); })
       .Case([&](tensor::ExtractOp o) {
@@ -394,6 +395,23 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
     OpBuilder kb = OpBuilder::atBlockBegin(&kernel.front());
     ImplicitLocOpBuilder b(grid.getLoc(), kb);
     WarpProgram w(b, headDim, rowBlocks, laneChannelsOf(grid, headDim));
+    // The pipelined loops' shared-memory ring, in the kernel's static shared
+    // memory (one warp per CTA); without room, registers.
+    if (int64_t ringBytes = planRing(w, grid);
+        ringBytes && ringBytes <= chip.staticSharedBytes) {
+      auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                  gpu::AddressSpace::Workgroup);
+      w.ring = kernel.addWorkgroupAttribution(
+          MemRefType::get({ringBytes / 4}, b.getI32Type(),
+                          MemRefLayoutAttrInterface(), workgroup),
+          grid.getLoc());
+      // cp.async's 16-byte copies need 16-byte aligned slots.
+      kernel.setWorkgroupAttributionAttr(
+          0, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
+    } else {
+      w.ringLoads.clear();
+      w.ringLoadsPerStep.clear();
+    }
     SmallVector<FlatTensor> flat = kernelTensors(b, kernel, args);
     for (auto [v, f] : llvm::zip(tensors, flat))
       w.tensors[v] = f;

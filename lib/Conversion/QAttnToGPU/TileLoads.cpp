@@ -2,21 +2,22 @@
 //
 // Part of the qattn project.
 //
-// Each lane loads the bytes of its own fragment straight from global memory
-// into registers (vector loads of 4 to 32 bytes): the query columns of its
-// B fragments, and of a K or V tile the codes of the keys its A fragment
-// holds, the group constants of its channels and the tile's stage-1 scale.
-// A load is asynchronous until its first use, so the look-ahead loads of a
-// pipelined key loop (qattn-pipeline) keep several tiles in flight with no
-// shared memory; qattn.wait_tiles is then nothing.
+// Each lane loads the bytes of its own fragment (pieces of 4 to 32 bytes):
+// the query columns of its B fragments, and of a K or V tile the codes of
+// the keys its A fragment holds, the group constants of its channels and the
+// tile's stage-1 scale. The loads of a pipelined key loop (qattn-pipeline)
+// go through the shared-memory ring as cp.async copies (TileRing.cpp);
+// other loads go straight into registers, asynchronous until first use.
 //
 // A tile lies in one page, so its first key is located once (the table
 // read once per tile); a tile at or past the load's `bound` is read at row
 // 0 of page 0 (batch entry 0) instead, memory that exists whatever the
-// table holds there, and a key past `bound` in a tile that is used at its
-// first key's row. Such keys' scores are masked, so their values meet a
-// weight of 0. Tiles are whole groups and blocks (checkLowerable), so the
-// constants and the stage-1 scale come from the tile's first key.
+// table holds there. A key past `bound` in a tile that is used reads its own
+// row where the page (or entry) holds whole tiles, else its first key's row.
+// Such keys' scores are masked, so their values (finite: integer codes times
+// the tile's constants) meet a weight of 0. Tiles are whole groups and
+// blocks (checkLowerable), so the constants and the stage-1 scale come from
+// the tile's first key.
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,15 +64,20 @@ KeyPlace locate(WarpProgram &w, LoadKVTileOp op, Value bi, Value key,
 }
 
 /// Key `first + dk` of the tile whose first key is at `head`: a tile lies in
-/// one page (pages are whole tiles), so the table is read once per tile. A
-/// key at or past `bound` reads the first key's row instead.
+/// one page (pages are whole tiles), so the table is read once per tile.
+/// Where an entry's rows are whole tiles (pages, and entries of a static
+/// multiple of the tile's keys), every row of the tile exists and a key past
+/// `bound` reads its own row (finite codes, masked); otherwise it reads the
+/// first key's row.
 KeyPlace keyOfTile(WarpProgram &w, KeyPlace head, Value first, Value dk,
-                   Value bound) {
+                   Value bound, bool wholeTiles) {
   ImplicitLocOpBuilder &b = w.b;
+  Value row = add(b, head.row, dk);
+  if (wholeTiles)
+    return {head.entry, row};
   Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
                                       add(b, first, dk), bound);
-  return {head.entry,
-          arith::SelectOp::create(b, valid, add(b, head.row, dk), head.row)};
+  return {head.entry, arith::SelectOp::create(b, valid, row, head.row)};
 }
 
 /// `bytes` bytes at element `at` of the i8 buffer `t` as i32 words (one
@@ -101,6 +107,7 @@ SmallVector<Value> laneKeys(WarpProgram &w, FragmentLayout layout,
       keys.push_back(add(b, o, w.idx(kb)));
   return keys;
 }
+
 } // namespace
 
 void mlir::qattn::tiles::lowerLoadQueryTile(WarpProgram &w,
@@ -179,17 +186,26 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
   // group constants and stage-1 scale hold for the whole tile. The decode
   // buffer [B, Hkv, Nb, d] has the layout of stage-1 data [entries, Hkv, P,
   // d], batch entries for pages.
-  KeyPlace head = locate(w, op, bi, first, bound, s2 ? 1 : 2);
+  int64_t rowsDim = s2 ? 1 : 2;
+  KeyPlace head = locate(w, op, bi, first, bound, rowsDim);
+  int64_t rows =
+      cast<RankedTensorType>(sources[0].getType()).getDimSize(rowsDim);
+  bool wholeTiles = op.getPageTable() ||
+                    (!ShapedType::isDynamic(rows) && rows % op.getKeys() == 0);
+  // The pieces of each result, then loaded into registers or copied into
+  // the ring (TileRing.cpp).
+  SmallVector<SmallVector<TilePiece>> pieces(results.size());
+  auto words = [&](int64_t bytes) {
+    return VectorType::get({std::max<int64_t>(bytes / 4, 1)}, b.getI32Type());
+  };
   if (!s2) {
     const FlatTensor &data = w.tensor(sources[0]);
-    Regs codes;
     for (Value dk : laneKeys(w, layout, op.getKeys())) {
-      KeyPlace at = keyOfTile(w, head, first, dk, bound);
-      codes.push_back(loadBytes(
-          w, data, data.linearize(b, {at.entry, hk, at.row, channel0}),
-          laneChannels));
+      KeyPlace at = keyOfTile(w, head, first, dk, bound, wholeTiles);
+      pieces[0].push_back({&data,
+                           data.linearize(b, {at.entry, hk, at.row, channel0}),
+                           laneChannels, words(laneChannels)});
     }
-    w.tiles[results[0]] = codes;
   } else {
     // Stage 2: codes [entries, P, R], constants [entries, Hkv, P/g, d].
     const FlatTensor &codes = w.tensor(sources[0]);
@@ -197,20 +213,18 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
     int64_t laneBytes = laneChannels * bits / 8;
     Value headByte =
         add(b, mul(b, hk, d * bits / 8), mul(b, keys ? w.t : w.g, laneBytes));
-    Regs words;
     for (Value dk : laneKeys(w, layout, op.getKeys())) {
-      KeyPlace at = keyOfTile(w, head, first, dk, bound);
-      words.push_back(
-          loadBytes(w, codes, codes.linearize(b, {at.entry, at.row, headByte}),
-                    laneBytes));
+      KeyPlace at = keyOfTile(w, head, first, dk, bound, wholeTiles);
+      pieces[0].push_back({&codes,
+                           codes.linearize(b, {at.entry, at.row, headByte}),
+                           laneBytes, words(laneBytes)});
     }
-    w.tiles[results[0]] = words;
     Value groupRow = div(b, head.row, s2.getGroup());
     for (int64_t part : {2, 3}) {
       const FlatTensor &consts = w.tensor(sources[part]);
-      w.tiles[results[part - 1]] = {loadBytes(
-          w, consts, consts.linearize(b, {head.entry, hk, groupRow, channel0}),
-          laneChannels)};
+      pieces[part - 1].push_back(
+          {&consts, consts.linearize(b, {head.entry, hk, groupRow, channel0}),
+           laneChannels, words(laneChannels)});
     }
   }
   // One scale per tile: the buffer's of its sequence and head [B, Hkv], or
@@ -219,7 +233,21 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
   SmallVector<Value> idx = {head.entry, hk};
   if (s1)
     idx.push_back(div(b, head.row, s1.getBlock()));
-  Value scale = memref::LoadOp::create(b, scales.buffer,
-                                       ValueRange{scales.linearize(b, idx)});
-  w.tiles[results.back()] = {toF32(b, scale)};
+  pieces.back().push_back(
+      {&scales, scales.linearize(b, idx), 4, b.getF32Type()});
+
+  if (w.ringLoads.contains(op)) {
+    copyToRing(w, op, pieces);
+    return;
+  }
+  for (auto [result, resultPieces] : llvm::zip(results, pieces)) {
+    Regs regs;
+    for (const TilePiece &piece : resultPieces)
+      regs.push_back(
+          piece.type.isF32()
+              ? toF32(b, memref::LoadOp::create(b, piece.tensor->buffer,
+                                                ValueRange{piece.at}))
+              : loadBytes(w, *piece.tensor, piece.at, piece.bytes));
+    w.tiles[result] = std::move(regs);
+  }
 }

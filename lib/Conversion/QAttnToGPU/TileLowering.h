@@ -72,6 +72,33 @@ struct FlatTensor {
   Value linearize(ImplicitLocOpBuilder &b, ValueRange idx) const;
 };
 
+/// A piece of a K/V tile a lane loads: `bytes` at element `at` of
+/// `tensor`'s buffer, read as `type` (vector<bytes/4 x i32>, or f32 for the
+/// tile's scale, of the buffer's float type).
+struct TilePiece {
+  const FlatTensor *tensor;
+  Value at;
+  int64_t bytes;
+  Type type;
+};
+
+/// A ring stream's region of the shared-memory ring (TileRing.cpp): its
+/// first byte, a slot's bytes (all lanes) and its slots.
+struct RingStream {
+  int64_t offset, slotBytes, depth;
+};
+
+/// A tile in flight in the ring: its registers are the byte of its slot;
+/// its pieces, where they lie in it (bytes before them, one lane's) and
+/// what they are read as.
+struct RingTile {
+  struct Piece {
+    int64_t offset, bytes;
+    Type type;
+  };
+  SmallVector<Piece> pieces;
+};
+
 /// One warp's program: the values of the grid body it has lowered.
 class WarpProgram {
 public:
@@ -88,6 +115,13 @@ public:
   DenseMap<Value, Regs> tiles;
   /// The row sums among `tiles` (per lane until stored).
   DenseSet<Value> sums;
+  /// The shared-memory ring (memref<? x i32, workgroup>; null without one),
+  /// the loads that go through it, their key loops' ring loads per step, and
+  /// the tiles in flight in it.
+  Value ring;
+  DenseMap<Operation *, RingStream> ringLoads;
+  DenseMap<Operation *, int64_t> ringLoadsPerStep;
+  DenseMap<Value, RingTile> inRing;
 
   /// The row (of the row tile) that column c of the S^T and O^T
   /// accumulators of row block nb holds in this lane: 8 nb + 2t + c.
@@ -115,6 +149,23 @@ inline int64_t keyBlocks(Value scores) {
 LogicalResult checkLowerable(scf::ForallOp grid);
 /// The lane channel orders for the formats of `grid`.
 LaneChannels laneChannelsOf(scf::ForallOp grid, int64_t headDim);
+
+/// The bytes of the pieces a lane loads of each result of `op` (codes,
+/// then group scales and zeros for stage 2, then the scale).
+SmallVector<SmallVector<int64_t>> tilePieceBytes(LoadKVTileOp op,
+                                                 int64_t headDim);
+/// Chooses the loads of `grid` that go through the shared-memory ring and
+/// their regions (w.ringLoads, w.ringLoadsPerStep); returns the ring's bytes
+/// (0: no ring).
+int64_t planRing(WarpProgram &w, scf::ForallOp grid);
+/// Copies `pieces` (per result of `op`) into their ring slot.
+void copyToRing(WarpProgram &w, LoadKVTileOp op,
+                ArrayRef<SmallVector<TilePiece>> pieces);
+/// Waits for the ring copies of `op`'s tiles and reads them into registers.
+void lowerWaitTiles(WarpProgram &w, WaitTilesOp op);
+/// After key loop `loop`: waits for its copies still in flight (look-ahead
+/// tiles past the end), so that the next loop may reuse the ring.
+void drainRing(WarpProgram &w, scf::ForOp loop);
 
 void lowerLoadQueryTile(WarpProgram &w, LoadQueryTileOp op);
 void lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op);

@@ -8,7 +8,10 @@ the KV bytes read per microsecond.
 The pages hold random codes and constants (no quantization: only the bytes
 matter for time) at shuffled physical ids.
 
-usage: timing.py SERVING_ART STATIC_ART QATTN_RUN WORK
+usage: timing.py SERVING_ART STATIC_ART QATTN_RUN WORK [VARIANT_ART...]
+
+Each VARIANT_ART (another build of the serving function, e.g. the previous
+tree's or another tiling's) is timed on the same inputs, after the others.
 """
 import os
 import re
@@ -27,6 +30,7 @@ def median(log):
 
 def main():
     serving, static_art, run, work = sys.argv[1:5]
+    variants = sys.argv[5:]
     rng = np.random.default_rng(1)
     os.makedirs(work, exist_ok=True)
     pages = B * L // P
@@ -63,7 +67,9 @@ def main():
             ("serving (tile layer, paged, lengths)",
              [run, serving, "--function", "llama_int4_d128", "--repeat", "50"] + inputs),
             ("static decode kernel (contiguous, N fixed)",
-             [run, static_art, "--function", "static_llama", "--repeat", "50"] + static)):
+             [run, static_art, "--function", "static_llama", "--repeat", "50"] + static),
+            *((f"variant {v}", [run, v, "--function", "llama_int4_d128", "--repeat", "50"] + inputs)
+              for v in variants)):
         r = subprocess.run(cmd + ["--output-dir", f"{work}/out"], capture_output=True, text=True)
         if r.returncode:
             print(f"{label}: failed\n{r.stdout}\n{r.stderr}")

@@ -1,0 +1,206 @@
+//===- TileRing.cpp - the pipelined key loops' shared-memory ring ---------===//
+//
+// Part of the qattn project.
+//
+// A look-ahead load of a pipelined key loop (qattn-pipeline) that went
+// straight into registers would have to stay in flight while the warp holds
+// the tile it computes on: at 168 registers ptxas cannot keep both, sinks the
+// loads to the loop's end and then waits for them there (H200, B8 N32K d128
+// 4-bit: 35% of the warps' stall samples on those loads). Instead each lane
+// copies the bytes of its fragments with cp.async into its own part of a ring
+// slot in shared memory: qattn.wait_tiles waits for the copies of the tile it
+// names (cp.async.wait_group) and reads them back into registers. Each lane
+// reads only what it copied itself, so no barrier is needed.
+//
+// A ring stream is one loop's loads of a cache operand (its prologue's and
+// its look-ahead loads, of one first source and layout): a region
+// of `depth` slots (qattn.wait_tiles' pending + 1), the tile whose first key
+// is f in slot (f / keys) mod depth, so the depth tiles in flight have
+// distinct slots and a copy only reuses the slot of a tile already read.
+// Within a slot, piece p of each lane lies at 32 * (the bytes of the pieces
+// before it) + lane * (its bytes): a warp's accesses to one piece are
+// contiguous, free of bank conflicts. Loops run one after the other, so their
+// streams share the ring's bytes: a loop drains its copies when it ends.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileLowering.h"
+
+#include "qattn/Conversion/LoweringUtils.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::qattn;
+using namespace mlir::qattn::kernels;
+using namespace mlir::qattn::tiles;
+
+SmallVector<SmallVector<int64_t>>
+mlir::qattn::tiles::tilePieceBytes(LoadKVTileOp op, int64_t headDim) {
+  bool keys = op.getLayout() == FragmentLayout::mma_keys_a;
+  int64_t laneChannels = keys ? headDim / 4 : headDim / 8;
+  int64_t laneKeys = (keys ? 2 : 4) * (op.getKeys() / kKeyBlock);
+  SmallVector<SmallVector<int64_t>> bytes;
+  if (Stage2Attr s2 = op.getStage2Attr()) {
+    int64_t codeBytes = laneChannels * s2.getBits().front() / 8;
+    bytes.push_back(SmallVector<int64_t>(laneKeys, codeBytes));
+    bytes.push_back({laneChannels});
+    bytes.push_back({laneChannels});
+  } else {
+    bytes.push_back(SmallVector<int64_t>(laneKeys, laneChannels));
+  }
+  auto scales = cast<ShapedType>(op.getSources()[1].getType());
+  bytes.push_back({scales.getElementTypeBitWidth() / 8});
+  return bytes;
+}
+
+/// Bytes one lane copies per tile of `op`, or 0 where a piece is not a size
+/// cp.async copies (4, 8 or 16 bytes, or a multiple of 16) and the load
+/// stays a register load.
+static int64_t ringBytesPerLane(LoadKVTileOp op, int64_t headDim) {
+  int64_t sum = 0;
+  for (ArrayRef<int64_t> result : tilePieceBytes(op, headDim))
+    for (int64_t bytes : result) {
+      if (bytes != 4 && bytes != 8 && bytes % 16)
+        return 0;
+      sum += bytes;
+    }
+  return sum;
+}
+
+int64_t mlir::qattn::tiles::planRing(WarpProgram &w, scf::ForallOp grid) {
+  int64_t ringBytes = 0;
+  grid.getBody()->walk([&](scf::ForOp loop) {
+    auto waits = loop.getBody()->getOps<WaitTilesOp>();
+    if (waits.empty())
+      return;
+    int64_t depth = (*waits.begin()).getPending() + 1;
+    // The loop's look-ahead loads and, in its init args, its prologue's.
+    SmallVector<LoadKVTileOp> loads(loop.getBody()->getOps<LoadKVTileOp>());
+    for (Value init : loop.getInitArgs())
+      if (auto load = init.getDefiningOp<LoadKVTileOp>();
+          load && !llvm::is_contained(loads, load))
+        loads.push_back(load);
+    int64_t offset = 0, ringLoads = 0;
+    // K and V may read the same tensors: a stream is a source and a layout.
+    DenseMap<std::pair<Value, unsigned>, RingStream> streams;
+    for (LoadKVTileOp load : loads) {
+      // The decode buffer's loop holds a page's tiles at most: registers.
+      int64_t lane =
+          load.getStage1Attr() ? ringBytesPerLane(load, w.headDim) : 0;
+      if (!lane)
+        continue;
+      auto [stream, added] = streams.try_emplace(
+          std::make_pair(load.getSources()[0],
+                         static_cast<unsigned>(*load.getLayout())),
+          RingStream{offset, kThreadsPerWarp * lane, depth});
+      if (added)
+        offset += depth * kThreadsPerWarp * lane;
+      w.ringLoads[load] = stream->second;
+      if (load->getParentOp() == loop)
+        ++ringLoads;
+    }
+    w.ringLoadsPerStep[loop] = ringLoads;
+    ringBytes = std::max(ringBytes, offset);
+  });
+  return ringBytes;
+}
+
+/// Bytes per element of `buffer`.
+static int64_t elementBytes(Value buffer) {
+  return cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() / 8;
+}
+
+/// The byte of this lane's piece at `pieceOffset` (bytes of the pieces
+/// before it) of `bytes` in the slot at `slot`.
+static Value laneByte(WarpProgram &w, Value slot, int64_t pieceOffset,
+                      int64_t bytes) {
+  return add(
+      w.b, slot,
+      add(w.b, w.idx(kThreadsPerWarp * pieceOffset), mul(w.b, w.lane, bytes)));
+}
+
+void mlir::qattn::tiles::copyToRing(WarpProgram &w, LoadKVTileOp op,
+                                    ArrayRef<SmallVector<TilePiece>> pieces) {
+  ImplicitLocOpBuilder &b = w.b;
+  const RingStream &stream = w.ringLoads.find(op)->second;
+  Value first = w.scalar(op.getFirst());
+  Value tileIndex = div(b, first, op.getKeys());
+  Value slot = add(b, w.idx(stream.offset),
+                   mul(b, rem(b, tileIndex, stream.depth), stream.slotBytes));
+  int64_t pieceOffset = 0;
+  for (auto [result, resultPieces] : llvm::zip(op.getTile(), pieces)) {
+    RingTile tile;
+    for (const TilePiece &piece : resultPieces) {
+      Value dst = laneByte(w, slot, pieceOffset, piece.bytes);
+      for (int64_t part = 0; part < piece.bytes; part += 16) {
+        int64_t size = std::min<int64_t>(piece.bytes - part, 16);
+        // Streamed once: 16-byte copies bypass L1 (.cg, which takes no
+        // other size).
+        std::string ptx = std::string("{ .reg .u64 g; cvta.to.global.u64 g, "
+                                      "$1; cp.async.") +
+                          (size == 16 ? "cg" : "ca") +
+                          ".shared.global [$0], [g], " + std::to_string(size) +
+                          "; }";
+        Value src = add(b, mul(b, piece.at, elementBytes(piece.tensor->buffer)),
+                        w.idx(part));
+        inlineAsm(b, Type(),
+                  ValueRange{byteAddress(b, w.ring, add(b, dst, w.idx(part)),
+                                         b.getI32Type()),
+                             byteAddress(b, piece.tensor->buffer, src,
+                                         b.getI64Type())},
+                  ptx, "r,l,~{memory}");
+      }
+      tile.pieces.push_back({pieceOffset, piece.bytes, piece.type});
+      pieceOffset += piece.bytes;
+    }
+    w.tiles[result] = {slot};
+    w.inRing[result] = std::move(tile);
+  }
+  inlineAsm(b, Type(), {}, "cp.async.commit_group;", "~{memory}");
+}
+
+void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
+  ImplicitLocOpBuilder &b = w.b;
+  bool waited = false;
+  for (auto [in, out] : llvm::zip(op.getTiles(), op.getReady())) {
+    auto ring = w.inRing.find(in);
+    if (ring == w.inRing.end()) {
+      // Register loads complete at their first use.
+      Regs ready = w.regs(in); // a copy: inserting may move the map
+      w.tiles[out] = std::move(ready);
+      continue;
+    }
+    if (!waited) {
+      // The copies of the steps after this tile's may stay in flight.
+      int64_t perStep = w.ringLoadsPerStep.lookup(op->getParentOp());
+      inlineAsm(b, Type(), {},
+                "cp.async.wait_group " +
+                    std::to_string(op.getPending() * perStep) + ";",
+                "~{memory}");
+      waited = true;
+    }
+    Value slot = w.regs(in).front();
+    RingTile tile = ring->second; // a copy: inserting may move the map
+    Regs ready;
+    for (const RingTile::Piece &piece : tile.pieces) {
+      Value words = div(b, laneByte(w, slot, piece.offset, piece.bytes), 4);
+      Value v = vector::LoadOp::create(
+          b, VectorType::get({piece.bytes / 4}, b.getI32Type()), w.ring,
+          ValueRange{words}, /*nontemporal=*/false,
+          llvm::Align(std::min<int64_t>(piece.bytes, 16)));
+      if (piece.type.isF32())
+        v = arith::BitcastOp::create(
+            b, b.getF32Type(),
+            vector::ExtractOp::create(b, v, ArrayRef<int64_t>{0}));
+      ready.push_back(v);
+    }
+    w.tiles[out] = std::move(ready);
+  }
+}
+
+void mlir::qattn::tiles::drainRing(WarpProgram &w, scf::ForOp loop) {
+  if (w.ringLoadsPerStep.lookup(loop))
+    inlineAsm(w.b, Type(), {}, "cp.async.wait_all;", "~{memory}");
+}
