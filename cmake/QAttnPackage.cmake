@@ -22,7 +22,7 @@ set(QATTN_INSTALL_PACKAGEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/qattn" CACHE STRING
 # MLIR-free runtime that loads artifacts.
 set(QATTN_EXPORTED_LIBRARIES
   QAttnDialect QAttnTransforms QAttnConversionUtils QAttnToReference
-  QAttnToGPU QAttnPipelines QAttnTarget QAttnCAPI qattn_runtime)
+  QAttnToGPU QAttnPipelines QAttnInitAll QAttnTarget QAttnCAPI qattn_runtime)
 set(QATTN_EXPORTED_TOOLS qattn-opt qattn-compile qattn-run)
 
 # add_llvm_executable gives the installed tools $ORIGIN/../lib alone; the
