@@ -17,10 +17,12 @@ class DialectRegistry;
 namespace qattn {
 
 /// Adds to `registry` the qattn dialect and what its modules and pipelines
-/// need from upstream: the dialects they are written in and lower through,
-/// the dialect extensions (bufferization, the NVVM target, inlining, ...)
-/// that one-shot-bufferize and the GPU serialization look up, and the LLVM IR
-/// translations of the builtin, LLVM, NVVM and GPU dialects.
+/// need from upstream, not all of it: the dialects they are written in and
+/// lower through (affine, arith, bufferization, cf, func, gpu, index, linalg,
+/// llvm, math, memref, nvgpu, nvvm, scf, tensor, ub, vector), those dialects'
+/// external models and extensions (bufferization, value bounds, inlining,
+/// to-LLVM patterns, the NVVM target), and the LLVM IR translations of the
+/// builtin, LLVM, NVVM and GPU dialects.
 void registerAllDialects(DialectRegistry &registry);
 
 /// Registers qattn's passes (qattn-tile, qattn-raise-attention, ...), its

@@ -20,9 +20,12 @@
 #include "mlir/CAPI/Support.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 using namespace mlir;
 
@@ -33,6 +36,11 @@ MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(QAttn, qattn, mlir::qattn::QAttnDialect)
 //===----------------------------------------------------------------------===//
 
 void qattnRegisterDialects(MlirDialectRegistry registry) {
+  // All of upstream's dialects too: a C host has no other way to register
+  // them (this library exports no per-dialect C API).
+  mlir::registerAllDialects(*unwrap(registry));
+  registerAllExtensions(*unwrap(registry));
+  registerAllToLLVMIRTranslations(*unwrap(registry));
   qattn::registerAllDialects(*unwrap(registry));
 }
 
