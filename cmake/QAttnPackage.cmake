@@ -1,7 +1,8 @@
 #===- cmake/QAttnPackage.cmake - install rules and the CMake package -------===#
 #
 # `cmake --install build [--prefix P]` puts the tools in P/bin, the libraries
-# in P/lib, the headers (with the generated .inc files) in P/include, and a
+# in P/lib, the headers (with the generated .inc files) in P/include, the
+# Python package in P/lib/python3/dist-packages/qattn (docs/PYTHON.md), and a
 # CMake package in P/lib/cmake/qattn, so that another project does
 #
 #   find_package(QAttn CONFIG REQUIRED)      # -DQAttn_DIR=P/lib/cmake/qattn
@@ -22,7 +23,7 @@ set(QATTN_INSTALL_PACKAGEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/qattn" CACHE STRING
 # MLIR-free runtime that loads artifacts.
 set(QATTN_EXPORTED_LIBRARIES
   QAttnDialect QAttnTransforms QAttnConversionUtils QAttnToReference
-  QAttnToGPU QAttnPipelines QAttnTarget QAttnCAPI qattn_runtime)
+  QAttnToGPU QAttnPipelines QAttnInitAll QAttnTarget QAttnCAPI qattn_runtime)
 set(QATTN_EXPORTED_TOOLS qattn-opt qattn-compile qattn-run)
 
 # add_llvm_executable gives the installed tools $ORIGIN/../lib alone; the
@@ -81,3 +82,47 @@ write_basic_package_version_file(
 install(FILES ${PROJECT_BINARY_DIR}/cmake/QAttnConfig.cmake
               ${PROJECT_BINARY_DIR}/cmake/QAttnConfigVersion.cmake
   DESTINATION ${QATTN_INSTALL_PACKAGEDIR})
+
+# The Python package (docs/PYTHON.md): python/qattn into a site folder, with
+# a generated qattn/_install.py that gives the prefix's bin/ and library
+# folder relative to the package, so that an installed `import qattn` finds
+# qattn-compile, qattn-run and libqattn_runtime_c.so wherever the prefix is
+# (qattn/_locate.py). Debian's python3 searches lib/python3/dist-packages
+# under /usr; under another prefix, put the folder on PYTHONPATH or choose
+# one that python3 searches (e.g. lib/python3.11/dist-packages under
+# /usr/local).
+option(QATTN_INSTALL_PYTHON "Install the Python package qattn" ON)
+set(QATTN_INSTALL_PYTHONDIR "lib/python3/dist-packages" CACHE STRING
+  "Where the Python package qattn goes, relative to the install prefix (or absolute)")
+if(QATTN_INSTALL_PYTHON)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/qattn
+    DESTINATION ${QATTN_INSTALL_PYTHONDIR}
+    FILES_MATCHING PATTERN "*.py"
+    PATTERN "__pycache__" EXCLUDE)
+  # At install time, when CMAKE_INSTALL_PREFIX is the prefix given to
+  # `cmake --install --prefix`.
+  install(CODE "
+    set(_qattn_dirs \"${QATTN_INSTALL_PYTHONDIR}/qattn\" \"${CMAKE_INSTALL_BINDIR}\"
+                    \"${CMAKE_INSTALL_LIBDIR}\")
+    set(_qattn_abs)
+    foreach(_d IN LISTS _qattn_dirs)
+      if(NOT IS_ABSOLUTE \"\${_d}\")
+        set(_d \"\${CMAKE_INSTALL_PREFIX}/\${_d}\")
+      endif()
+      list(APPEND _qattn_abs \"\${_d}\")
+    endforeach()
+    list(GET _qattn_abs 0 _qattn_pkg)
+    list(GET _qattn_abs 1 _qattn_bin)
+    list(GET _qattn_abs 2 _qattn_lib)
+    file(RELATIVE_PATH _qattn_bin \"\${_qattn_pkg}\" \"\${_qattn_bin}\")
+    file(RELATIVE_PATH _qattn_lib \"\${_qattn_pkg}\" \"\${_qattn_lib}\")
+    set(_qattn_file \"\$ENV{DESTDIR}\${_qattn_pkg}/_install.py\")
+    message(STATUS \"Installing: \${_qattn_file}\")
+    file(WRITE \"\${_qattn_file}\"
+      \"# Written by cmake --install (cmake/QAttnPackage.cmake): this installed package's\\n\"
+      \"# tools and libraries, relative to its folder (qattn/_locate.py).\\n\"
+      \"BINDIR = \\\"\${_qattn_bin}\\\"\\n\"
+      \"LIBDIR = \\\"\${_qattn_lib}\\\"\\n\")
+    list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${_qattn_file}\")
+  ")
+endif()

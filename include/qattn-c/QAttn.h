@@ -29,11 +29,11 @@ extern "C" {
 /// The qattn dialect alone: mlirGetDialectHandle__qattn__().
 MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(QAttn, qattn);
 
-/// Inserts into `registry` the qattn dialect and everything a qattn module and
-/// its pipelines use: the upstream dialects, their extensions (bufferization
-/// and lowering interfaces) and the translations to LLVM IR; the same set
-/// qattn-opt and qattn-compile register. Parse qattn modules in a context
-/// created with this registry.
+/// Inserts into `registry` the qattn dialect and all of upstream's dialects,
+/// their extensions (bufferization and lowering interfaces) and the
+/// translations to LLVM IR: what qattn-opt registers, a superset of what a
+/// qattn module and its pipelines use (C++: mlir::qattn::registerAllDialects).
+/// Parse qattn modules in a context created with this registry.
 MLIR_CAPI_EXPORTED void qattnRegisterDialects(MlirDialectRegistry registry);
 
 /// Registers qattn's passes (qattn-tile, qattn-lower-reference, ...), the

@@ -11,6 +11,7 @@
 #include "qattn-c/QAttn.h"
 
 #include "qattn/Dialect/QAttn/IR/QAttnDialect.h"
+#include "qattn/InitAll.h"
 #include "qattn/Pipelines/Pipelines.h"
 #include "qattn/Target/Artifact.h"
 
@@ -34,26 +35,26 @@ MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(QAttn, qattn, mlir::qattn::QAttnDialect)
 // Registration
 //===----------------------------------------------------------------------===//
 
-static void registerEverything(DialectRegistry &registry) {
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllToLLVMIRTranslations(registry);
-  registry.insert<qattn::QAttnDialect>();
-}
-
 void qattnRegisterDialects(MlirDialectRegistry registry) {
-  registerEverything(*unwrap(registry));
+  // All of upstream's dialects too: a C host has no other way to register
+  // them (this library exports no per-dialect C API).
+  mlir::registerAllDialects(*unwrap(registry));
+  registerAllExtensions(*unwrap(registry));
+  registerAllToLLVMIRTranslations(*unwrap(registry));
+  qattn::registerAllDialects(*unwrap(registry));
 }
 
 void qattnRegisterPasses(void) {
-  // Registering a named pipeline twice is a fatal error in MLIR, and the host
-  // (or a C++ copy of qattn in the same process) may have registered some
-  // already: look before registering, once per process.
+  // A C host cannot register upstream's passes itself (this library exports
+  // no mlirRegisterAllPasses), so all of them come along. Registering a named
+  // pipeline twice is a fatal error in MLIR, and the host (or a C++ copy of
+  // qattn in the same process) may have registered upstream's already: look
+  // before registering, once per process. qattn::registerAllPasses registers
+  // no upstream pipeline and looks before registering its own.
   static const bool registered = [] {
     if (!PassPipelineInfo::lookup("buffer-deallocation-pipeline"))
-      registerAllPasses();
-    if (!PassPipelineInfo::lookup("qattn-reference-to-llvm"))
-      qattn::registerQAttnPassesAndPipelines();
+      mlir::registerAllPasses();
+    qattn::registerAllPasses();
     return true;
   }();
   (void)registered;
@@ -65,7 +66,7 @@ void qattnRegisterPasses(void) {
 static void prepare(ModuleOp module) {
   qattnRegisterPasses();
   DialectRegistry registry;
-  registerEverything(registry);
+  qattn::registerAllDialects(registry);
   module.getContext()->appendDialectRegistry(registry);
 }
 

@@ -8,21 +8,28 @@
 #include "qattn/Conversion/Passes.h"
 #include "qattn/Dialect/QAttn/Transforms/Passes.h"
 
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
 
 // Upstream passes by their registered names: the pipeline reads as it would
-// on an mlir-opt command line.
-static constexpr const char *kReferenceToLLVM =
+// on an mlir-opt command line. Upstream's buffer-deallocation-pipeline sits
+// between the two halves, built in C++: a named pipeline would have to be
+// registered, and MLIR refuses a pipeline name registered twice, which
+// registerAllPasses() (InitAll.h) must not risk beside upstream's own.
+static constexpr const char *kReferenceToBuffers =
     "qattn-lower-reference,canonicalize,cse,"
-    "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
     // The artifact's calling convention: results are caller-owned buffers.
-    "buffer-results-to-out-params{hoist-static-allocs=true modify-public-functions=true},"
+    "buffer-results-to-out-params{hoist-static-allocs=true "
+    "modify-public-functions=true},"
     // A tiled program's grid runs as a loop nest on the CPU.
-    "scf-forall-to-for,"
-    "buffer-deallocation-pipeline,canonicalize,"
+    "scf-forall-to-for";
+static constexpr const char *kBuffersToLLVM =
+    "canonicalize,"
     "convert-linalg-to-loops,expand-strided-metadata,lower-affine,"
     "convert-scf-to-cf,arith-expand{include-bf16=true},convert-math-to-llvm,"
     "finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
@@ -30,7 +37,10 @@ static constexpr const char *kReferenceToLLVM =
     "convert-ub-to-llvm,reconcile-unrealized-casts";
 
 LogicalResult mlir::qattn::buildReferenceToLLVMPipeline(OpPassManager &pm) {
-  return parsePassPipeline(kReferenceToLLVM, pm);
+  if (failed(parsePassPipeline(kReferenceToBuffers, pm)))
+    return failure();
+  bufferization::buildBufferDeallocationPipeline(pm);
+  return parsePassPipeline(kBuffersToLLVM, pm);
 }
 
 LogicalResult
@@ -58,20 +68,23 @@ mlir::qattn::buildQAttnToGPUPipeline(OpPassManager &pm,
 }
 
 void mlir::qattn::registerQAttnPassesAndPipelines() {
+  // Registering a pass again is harmless; a pipeline again is a fatal error.
   registerQAttnConversionPasses();
   registerQAttnTransformsPasses();
-  PassPipelineRegistration<>(
-      "qattn-reference-to-llvm",
-      "Lower qattn ops through the CPU reference to the LLVM dialect",
-      [](OpPassManager &pm) {
-        if (failed(buildReferenceToLLVMPipeline(pm)))
-          llvm::report_fatal_error("qattn-reference-to-llvm failed to build");
-      });
-  PassPipelineRegistration<>(
-      "qattn-to-gpu",
-      "Lower qattn.attention to sm_90a kernels in NVVM plus host launches",
-      [](OpPassManager &pm) {
-        if (failed(buildQAttnToGPUPipeline(pm, GpuPipelineOptions())))
-          llvm::report_fatal_error("qattn-to-gpu failed to build");
-      });
+  if (!PassPipelineInfo::lookup("qattn-reference-to-llvm"))
+    PassPipelineRegistration<>(
+        "qattn-reference-to-llvm",
+        "Lower qattn ops through the CPU reference to the LLVM dialect",
+        [](OpPassManager &pm) {
+          if (failed(buildReferenceToLLVMPipeline(pm)))
+            llvm::report_fatal_error("qattn-reference-to-llvm failed to build");
+        });
+  if (!PassPipelineInfo::lookup("qattn-to-gpu"))
+    PassPipelineRegistration<>(
+        "qattn-to-gpu",
+        "Lower qattn.attention to sm_90a kernels in NVVM plus host launches",
+        [](OpPassManager &pm) {
+          if (failed(buildQAttnToGPUPipeline(pm, GpuPipelineOptions())))
+            llvm::report_fatal_error("qattn-to-gpu failed to build");
+        });
 }

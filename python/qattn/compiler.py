@@ -1,7 +1,8 @@
 """Compile qattn MLIR text into an artifact folder with ``qattn-compile``.
 
-``qattn-compile`` is found at ``$QATTN_COMPILE``, else on ``PATH``, else in the repository's
-``build/bin`` (or ``$QATTN_BUILD_DIR/bin``). It needs LLVM/MLIR, so compile on the machine that
+``qattn-compile`` is found at ``$QATTN_COMPILE``, else in ``$QATTN_BUILD_DIR/bin``, else (an
+installed package, docs/PYTHON.md) in its install prefix's ``bin``, else on ``PATH``, else (the
+source tree) in the repository's ``build/bin``. It needs LLVM/MLIR, so compile on the machine that
 has them and carry the folder to the one that runs it (docs/ARTIFACT.md).
 
 >>> from qattn import ir, compiler
@@ -12,12 +13,11 @@ has them and carry the folder to the one that runs it (docs/ARTIFACT.md).
 """
 
 import os
-import shutil
 import subprocess
 
-__all__ = ["CompileError", "find_qattn_compile", "compile_module"]
+from . import _locate
 
-_REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+__all__ = ["CompileError", "find_qattn_compile", "compile_module"]
 
 
 class CompileError(RuntimeError):
@@ -31,16 +31,11 @@ def find_qattn_compile():
         if not (os.path.isfile(env) and os.access(env, os.X_OK)):
             raise CompileError(f"QATTN_COMPILE={env}: not an executable file")
         return env
-    found = shutil.which("qattn-compile")
-    if found:
-        return found
-    builds = [os.environ.get("QATTN_BUILD_DIR"), os.path.join(_REPO, "build")]
-    for b in filter(None, builds):
-        path = os.path.join(b, "bin", "qattn-compile")
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    raise CompileError("cannot find qattn-compile ($QATTN_COMPILE, PATH, build/bin); build it "
-                       "with scripts/build.sh")
+    path, looked = _locate.find_tool("qattn-compile")
+    if path:
+        return path
+    raise CompileError(f"cannot find qattn-compile (looked in $QATTN_COMPILE, "
+                       f"{', '.join(looked)}); build it with scripts/build.sh")
 
 
 def compile_module(text, out_dir, target="cpu", extra_args=(), source_name="module.mlir"):

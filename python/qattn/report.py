@@ -42,9 +42,8 @@ import numpy as np
 
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from qattn import _locate  # noqa: E402
 from qattn import format as F  # noqa: E402
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @dataclass(frozen=True)
@@ -168,10 +167,9 @@ def function_text(name, cand, q_shape, kv_shape, block, causal):
 
 
 def find_tool(tools, name):
-    path = os.path.join(tools, name) if tools else shutil.which(name)
-    if not path:
-        path = os.path.join(REPO, "build", "bin", name)
-    if not os.access(path, os.X_OK):
+    """``tools/name``, or where qattn.compiler would look (qattn._locate.find_tool)."""
+    path = os.path.join(tools, name) if tools else _locate.find_tool(name)[0]
+    if not path or not os.access(path, os.X_OK):
         sys.exit(f"report: {name} not found (build qattn or pass --tools)")
     return path
 
@@ -207,7 +205,8 @@ def main(argv=None):
     ap.add_argument("--max-rel-error", type=float, help="target: attention-output rel error <= this")
     ap.add_argument("--no-causal", action="store_true", help="attention without the causal mask")
     ap.add_argument("--seed", type=int, default=0, help="seed of the generated queries")
-    ap.add_argument("--tools", help="folder with qattn-compile and qattn-run (default PATH, build/bin)")
+    ap.add_argument("--tools", help="folder with qattn-compile and qattn-run (default: where "
+                    "qattn.compiler looks, docs/PYTHON.md)")
     ap.add_argument("--work", help="scratch folder (default: a temporary one, removed afterwards)")
     ap.add_argument("--json", help="also write the report as JSON")
     a = ap.parse_args(argv)

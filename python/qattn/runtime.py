@@ -1,9 +1,10 @@
 """Load qattn artifacts and call their functions from Python (ctypes over the runtime's C ABI).
 
 The C ABI is ``runtime/include/qattn/Runtime/CApi.h``, built as ``libqattn_runtime_c.so`` into
-``<build>/lib`` by the runtime's CMake (the full tree and ``-DQATTN_RUNTIME_ONLY=ON`` alike). It is
-found, in order, at ``$QATTN_RUNTIME_LIB`` (the file), in ``$QATTN_BUILD_DIR/lib``, and in the
-repository's ``build/lib``, ``build-gpu/lib`` and ``build-runtime/lib``.
+``<build>/lib`` by the runtime's CMake (the full tree and ``-DQATTN_RUNTIME_ONLY=ON`` alike) and
+installed by ``cmake --install``. It is found, in order, at ``$QATTN_RUNTIME_LIB`` (the file), in
+``$QATTN_BUILD_DIR/lib``, then in an installed package's own prefix (its library folder), or in the
+source tree in the repository's ``build/lib``, ``build-gpu/lib`` and ``build-runtime/lib``.
 
 >>> art = Artifact("art")                       # a qattn-compile output folder
 >>> f = art["attention_int4"]
@@ -25,6 +26,8 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
+
+from . import _locate
 
 __all__ = ["QAttnRuntimeError", "TensorSpec", "Function", "Artifact", "find_library", "DTYPES"]
 
@@ -60,7 +63,6 @@ class _Tensor(ctypes.Structure):
     ]
 
 
-_REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 _LIBNAME = "libqattn_runtime_c.so"
 
 
@@ -71,14 +73,9 @@ def find_library():
         if not os.path.isfile(env):
             raise QAttnRuntimeError(f"QATTN_RUNTIME_LIB={env}: no such file")
         return env
-    dirs = []
-    if os.environ.get("QATTN_BUILD_DIR"):
-        dirs.append(os.path.join(os.environ["QATTN_BUILD_DIR"], "lib"))
-    dirs += [os.path.join(_REPO, b, "lib") for b in ("build", "build-gpu", "build-runtime")]
-    for d in dirs:
-        path = os.path.join(d, _LIBNAME)
-        if os.path.isfile(path):
-            return path
+    path, dirs = _locate.find_library(_LIBNAME, builds=("build", "build-gpu", "build-runtime"))
+    if path:
+        return path
     raise QAttnRuntimeError(
         f"cannot find {_LIBNAME} (looked in $QATTN_RUNTIME_LIB, {', '.join(dirs)}); build it with "
         "scripts/build.sh, or scripts/gpu-check/build-runtime.sh on a machine without MLIR")

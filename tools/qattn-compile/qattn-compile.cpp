@@ -8,17 +8,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "qattn/Dialect/QAttn/IR/QAttnOps.h"
-#include "qattn/Pipelines/Pipelines.h"
+#include "qattn/InitAll.h"
 #include "qattn/Target/Artifact.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -73,17 +68,13 @@ static llvm::cl::opt<bool> emitLLVM("emit-llvm",
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  registerAllPasses();
-  qattn::registerQAttnPassesAndPipelines();
+  qattn::registerAllPasses();
   llvm::cl::HideUnrelatedOptions(compileOptions);
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "qattn-compile: compile a qattn module to an artifact\n");
 
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  mlir::registerAllToLLVMIRTranslations(registry);
-  registry.insert<qattn::QAttnDialect>();
+  qattn::registerAllDialects(registry);
   MLIRContext context(registry);
 
   llvm::SourceMgr sourceMgr;

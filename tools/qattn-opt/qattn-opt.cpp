@@ -2,13 +2,13 @@
 //
 // Part of the qattn project.
 //
-// mlir-opt with the qattn dialect, its passes and pipelines, and the upstream
-// dialects and passes they lower through.
+// mlir-opt with the qattn dialect, its passes and pipelines, and all of
+// upstream's dialects and passes: the tests run upstream passes of their own
+// beside qattn's.
 //
 //===----------------------------------------------------------------------===//
 
-#include "qattn/Dialect/QAttn/IR/QAttnOps.h"
-#include "qattn/Pipelines/Pipelines.h"
+#include "qattn/InitAll.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -19,12 +19,12 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
-  mlir::qattn::registerQAttnPassesAndPipelines();
+  mlir::qattn::registerAllPasses();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   mlir::registerAllToLLVMIRTranslations(registry);
-  registry.insert<mlir::qattn::QAttnDialect>();
+  mlir::qattn::registerAllDialects(registry);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "qattn optimizer driver\n", registry));
 }

@@ -35,7 +35,9 @@ struct GpuPipelineOptions {
 LogicalResult buildQAttnToGPUPipeline(OpPassManager &pm,
                                       const GpuPipelineOptions &options);
 
-/// Registers the dialect's passes and the pipelines above.
+/// Registers the dialect's passes and the pipelines above; a pipeline already
+/// registered is left alone. The pipelines also name upstream passes:
+/// registerAllPasses() (qattn/InitAll.h) registers those too.
 void registerQAttnPassesAndPipelines();
 
 } // namespace mlir::qattn
