@@ -245,6 +245,11 @@ def QAttnRaiseAttention : Pass<"qattn-raise-attention", "mlir::ModuleOp"> {
            "Fail on an attention-like softmax that does not match instead "
            "of leaving it with a remark (default false)">,
   ];
+  let statistics = [
+    Statistic<"numRaised", "raised", "Attention chains raised to qattn.attention">,
+    Statistic<"numLeftAlone", "left-alone",
+              "Attention-shaped chains left alone (each with a remark)">,
+  ];
 }
 
 #endif // QATTN_DIALECT_QATTN_TRANSFORMS_PASSES_TD
