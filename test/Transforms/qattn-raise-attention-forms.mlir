@@ -7,7 +7,7 @@
 
 // Each raised chain gets a remark (the pass's "raised" statistic counts them too, but the
 // packaged release LLVM compiles statistics out: -mlir-pass-statistics prints no value there).
-// REMARK: remark: qattn-raise-attention: raised to qattn.attention (causal, scale 0.125, 4 query heads over 2 KV heads)
+// REMARK: remark: qattn-raise-attention: raised to qattn.attention (causal, scale 0.125, Hq 4, Hkv 2)
 
 #q = affine_map<(b, h, i, j, c) -> (b, h, i, c)>
 #k = affine_map<(b, h, i, j, c) -> (b, h, j, c)>
@@ -117,7 +117,7 @@ func.func @matmul_single_head(%q: tensor<4x64xf16>, %k: tensor<8x64xf16>, %v: te
 // CHECK-NOT:     linalg.
 // CHECK:         return %[[O]]
 // Generated: the grouped-query causal attention of qattn-raise-attention.mlir (8 keys, 4 queries,
-// 4 query heads over 2 KV heads) with its linalg.softmax decomposed by
+// Hq 4, Hkv 2) with its linalg.softmax decomposed by
 //   mlir-opt --transform-preload-library=transform-library-paths=test/Integration/Inputs/decompose_softmax.mlir --transform-interpreter
 // (upstream's AggregatedOpInterface: max and sum reductions, exp(x - max), a division).
 func.func @gqa_causal_decomposed(%arg0: tensor<1x4x4x64xf32>, %arg1: tensor<1x2x8x64xf32>, %arg2: tensor<1x2x8x64xf32>) -> tensor<1x4x4x64xf32> {

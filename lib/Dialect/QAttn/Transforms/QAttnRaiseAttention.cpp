@@ -211,8 +211,8 @@ struct QAttnRaiseAttentionPass
     mlir::emitRemark(loc)
         << "qattn-raise-attention: raised to qattn.attention ("
         << (m.causal ? "causal, " : "") << "scale "
-        << formatDouble(float(m.scale)) << ", " << qHeads
-        << " query heads over " << kvHeads << " KV heads)";
+        << formatDouble(float(m.scale)) << ", Hq " << qHeads << ", Hkv "
+        << kvHeads << ")";
     ++numRaised;
 
     // A program that flattened batch and heads expands the result again:

@@ -73,7 +73,8 @@ struct Scalar {
 /// Evaluates values that do not depend on the scores, one element at a time.
 class Interpreter {
 public:
-  explicit Interpreter(MatchState &state) : state(state) {}
+  /// Failures without an op of their own are reported at `step`.
+  Interpreter(MatchState &state, Operation *step) : state(state), step(step) {}
 
   /// `v` at loop point `at` of `owner` (a linalg op or tensor.generate whose
   /// body holds v); for a tensor `v`, its element at index `at`.
@@ -93,6 +94,7 @@ private:
   }
 
   MatchState &state;
+  Operation *step;
 };
 } // namespace
 
@@ -248,9 +250,8 @@ FailureOr<Scalar> Interpreter::element(Value tensor, const Index &index) {
   auto type = cast<RankedTensorType>(tensor.getType());
   Operation *def = tensor.getDefiningOp();
   if (!def)
-    return state.fail(tensor.getParentBlock()->getParentOp(),
-                      "masks the scores with a tensor that is not computed "
-                      "from constants");
+    return state.fail(step, "masks the scores with a tensor that is not "
+                            "computed from constants");
   // An unknown (batch) position is fine along a dim of size 1.
   Index at(index);
   for (auto [d, i] : llvm::enumerate(at))
@@ -344,10 +345,10 @@ namespace {
 /// `owner` (null for arith ops on tensors).
 class StepMatcher {
 public:
-  StepMatcher(MatchState &state, Operation *owner, Value chain, int64_t rank,
-              ScoreTerms &terms)
-      : state(state), interp(state), owner(owner), chain(chain), rank(rank),
-        terms(terms) {}
+  StepMatcher(MatchState &state, Operation *step, Operation *owner, Value chain,
+              int64_t rank, ScoreTerms &terms)
+      : state(state), interp(state, step), owner(owner), chain(chain),
+        rank(rank), terms(terms) {}
 
   ///   e := scores | e * c | c * e | e / c | e + M | M + e
   ///      | select(cond, e, m) | select(cond, m, e)
@@ -507,15 +508,15 @@ LogicalResult raise::matchScoreStep(MatchState &state, Operation *op,
     if (linalgOp.payloadUsesValueFromOperand(linalgOp.getDpsInitOperand(0)))
       return state.fail(op, "reads its output operand");
     auto yield = cast<linalg::YieldOp>(linalgOp.getBlock()->getTerminator());
-    StepMatcher step(state, op, linalgOp.getMatchingBlockArgument(scores), rank,
-                     terms);
+    StepMatcher step(state, op, op, linalgOp.getMatchingBlockArgument(scores),
+                     rank, terms);
     return step.match(yield.getValues()[0]);
   }
   if (op->getName().getDialectNamespace() != "arith" ||
       op->getNumResults() != 1 || op->getResult(0).getType() != type)
     return state.fail(op, "is neither a linalg op nor an arith op on the "
                           "scores");
-  StepMatcher step(state, /*owner=*/nullptr, chainInput, rank, terms);
+  StepMatcher step(state, op, /*owner=*/nullptr, chainInput, rank, terms);
   return step.match(op->getResult(0));
 }
 
