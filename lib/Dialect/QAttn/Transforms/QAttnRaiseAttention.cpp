@@ -37,6 +37,13 @@ using namespace mlir;
 using namespace mlir::qattn;
 using namespace mlir::qattn::raise;
 
+/// The shortest decimal of the f32 attribute the scale becomes.
+static std::string formatFloat(double d) {
+  SmallString<16> s;
+  APFloat(float(d)).toString(s);
+  return s.str().str();
+}
+
 //===----------------------------------------------------------------------===//
 // Reshapes between the program's views and [B, H, N, d]
 //===----------------------------------------------------------------------===//
@@ -210,9 +217,8 @@ struct QAttnRaiseAttentionPass
     LDBG() << "raised " << attn;
     mlir::emitRemark(loc)
         << "qattn-raise-attention: raised to qattn.attention ("
-        << (m.causal ? "causal, " : "") << "scale "
-        << formatDouble(float(m.scale)) << ", Hq " << qHeads << ", Hkv "
-        << kvHeads << ")";
+        << (m.causal ? "causal, " : "") << "scale " << formatFloat(m.scale)
+        << ", Hq " << qHeads << ", Hkv " << kvHeads << ")";
     ++numRaised;
 
     // A program that flattened batch and heads expands the result again:

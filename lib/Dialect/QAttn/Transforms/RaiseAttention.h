@@ -135,8 +135,8 @@ struct SoftmaxMatch {
 FailureOr<SoftmaxMatch> matchSoftmax(MatchState &state, Operation *site);
 
 /// The linalg op with reduction loops that reads `probs` (through leading-dim
-/// reshapes) as its first input, or null.
-linalg::LinalgOp getContractionUser(Value probs);
+/// reshapes, or any reshapes with `anyReshape`) as its first input, or null.
+linalg::LinalgOp getContractionUser(Value probs, bool anyReshape = false);
 
 //===----------------------------------------------------------------------===//
 // Scaling and masks (RaiseMask.cpp)

@@ -36,13 +36,15 @@ static std::string typeStr(Type type) {
 bool raise::isAttentionShaped(Operation *site) {
   if (!isSoftmaxSite(site))
     return false;
+  // Any reshape counts here: a chain the matcher cannot follow still gets
+  // its remark.
   Value probs = site->getResult(0);
-  if (getContractionUser(probs))
+  if (getContractionUser(probs, /*anyReshape=*/true))
     return true;
   // A decomposed softmax divides its exponentials before P.V.
   for (Operation *user : probs.getUsers())
     if (isa<linalg::LinalgOp>(user) && user->getNumResults() == 1 &&
-        getContractionUser(user->getResult(0)))
+        getContractionUser(user->getResult(0), /*anyReshape=*/true))
       return true;
   return false;
 }
@@ -120,6 +122,12 @@ FailureOr<AttentionMatch> raise::matchAttention(MatchState &state,
 
   // P.V.
   linalg::LinalgOp pv = getContractionUser(sm->probs);
+  if (!pv && getContractionUser(sm->probs, /*anyReshape=*/true))
+    return state.fail(site, "the probabilities reach the P.V contraction "
+                            "through a reshape of more than the batch and "
+                            "head dims (as reshape propagation leaves unit "
+                            "dims); only reshapes that keep the query and key "
+                            "dims are followed");
   if (!pv)
     return state.fail(site, "softmax result is not the left operand of a "
                             "contraction");

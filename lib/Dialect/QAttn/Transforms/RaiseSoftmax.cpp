@@ -26,6 +26,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
@@ -48,23 +49,28 @@ bool raise::isSoftmaxSite(Operation *op) {
   return isa<linalg::SoftmaxOp>(op) || isExpSite(op);
 }
 
-/// The users of `v` past leading-dim reshapes.
-static SmallVector<OpOperand *> usesThroughReshapes(Value v) {
+/// The users of `v` past leading-dim reshapes (any reshape with
+/// `anyReshape`).
+static SmallVector<OpOperand *> usesThroughReshapes(Value v,
+                                                    bool anyReshape = false) {
   SmallVector<OpOperand *> uses;
   for (OpOperand &use : v.getUses()) {
     Operation *user = use.getOwner();
-    if (user->getNumResults() == 1 &&
-        getLeadingReshape(user->getResult(0)) == user &&
-        user->getOperand(0) == v)
-      llvm::append_range(uses, usesThroughReshapes(user->getResult(0)));
+    bool reshape =
+        user->getNumResults() == 1 &&
+        (anyReshape ? isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user)
+                    : getLeadingReshape(user->getResult(0)) == user);
+    if (reshape)
+      llvm::append_range(uses,
+                         usesThroughReshapes(user->getResult(0), anyReshape));
     else
       uses.push_back(&use);
   }
   return uses;
 }
 
-linalg::LinalgOp raise::getContractionUser(Value probs) {
-  for (OpOperand *use : usesThroughReshapes(probs)) {
+linalg::LinalgOp raise::getContractionUser(Value probs, bool anyReshape) {
+  for (OpOperand *use : usesThroughReshapes(probs, anyReshape)) {
     auto op = dyn_cast<linalg::LinalgOp>(use->getOwner());
     if (op && op.getNumReductionLoops() > 0 && op.getNumDpsInputs() >= 2 &&
         use->getOperandNumber() == 0)
@@ -202,7 +208,7 @@ FailureOr<SoftmaxMatch> SoftmaxMatcher::match(linalg::LinalgOp exp) {
   // The exponentials go to the row sum and to the division (or to P.V,
   // which then divides).
   Value e = exp->getResult(0);
-  SmallVector<OpOperand *> uses = usesThroughReshapes(e);
+  SmallVector<OpOperand *> uses = usesThroughReshapes(e, /*anyReshape=*/true);
   OpOperand *sumUse = nullptr, *next = nullptr;
   for (OpOperand *use : uses) {
     auto user = dyn_cast<linalg::LinalgOp>(use->getOwner());
@@ -223,8 +229,13 @@ FailureOr<SoftmaxMatch> SoftmaxMatcher::match(linalg::LinalgOp exp) {
   if (failed(sumInput))
     return failure();
   // The reshapes between the exp and its users belong to the chain too.
-  stripLeadingReshapes(next->get(), &state);
-  stripLeadingReshapes(sumUse->get(), &state);
+  if (stripLeadingReshapes(next->get(), &state) != e ||
+      stripLeadingReshapes(sumUse->get(), &state) != e)
+    return state.fail(exp, "the exponentials reach their users through a "
+                           "reshape of more than the batch and head dims (as "
+                           "reshape propagation leaves unit dims); only "
+                           "reshapes that keep the query and key dims are "
+                           "followed");
 
   auto div = dyn_cast<linalg::LinalgOp>(next->getOwner());
   if (div && div.getNumReductionLoops() == 0 && div.getNumDpsInputs() == 2) {
