@@ -1,4 +1,4 @@
-//===- RaiseAttention.h - matchers of qattn-raise-attention ----*- C++ -*-===//
+//===- RaiseAttention.h - matchers of qattn-raise-attention -----*- C++ -*-===//
 //
 // Part of the qattn project.
 //
@@ -165,6 +165,53 @@ std::optional<double> scalarConstant(linalg::LinalgOp op, Value v);
 
 /// The shortest decimal that reads back as `d` (0.5, not 5.000000e-01).
 std::string formatDouble(double d);
+
+//===----------------------------------------------------------------------===//
+// The mask interpreter (RaiseMaskInterpreter.cpp)
+//===----------------------------------------------------------------------===//
+
+/// An index into a tensor or a loop point; batch and head positions are
+/// unknown (the mask must not depend on them).
+using MaskIndex = SmallVector<std::optional<int64_t>>;
+
+/// An integer (index, iN, i1) or float value.
+struct MaskScalar {
+  bool isFloat = false;
+  int64_t i = 0;
+  double f = 0.0;
+  double asDouble() const { return isFloat ? f : double(i); }
+  static MaskScalar ofInt(int64_t v) { return {false, v, 0.0}; }
+  static MaskScalar ofFloat(double v) { return {true, 0, v}; }
+};
+
+/// Evaluates values that do not depend on the scores, one element at a time.
+class MaskInterpreter {
+public:
+  /// Failures without an op of their own are reported at `step`.
+  MaskInterpreter(MatchState &state, Operation *step)
+      : state(state), step(step) {}
+
+  /// `v` at loop point `at` of `owner` (a linalg op or tensor.generate whose
+  /// body holds v); for a tensor `v`, its element at index `at`.
+  FailureOr<MaskScalar> eval(Value v, Operation *owner, const MaskIndex &at);
+
+private:
+  FailureOr<MaskScalar> element(Value tensor, const MaskIndex &index);
+  FailureOr<MaskScalar> arith(Operation *op, Operation *owner,
+                              const MaskIndex &at);
+  LogicalResult unsupported(Operation *op) {
+    return state.fail(op, "computes a mask with '" +
+                              op->getName().getStringRef() +
+                              "', which the pass cannot evaluate");
+  }
+  LogicalResult variesWithBatch(Operation *op) {
+    return state.fail(op, "masks the scores with values that vary with the "
+                          "batch or head");
+  }
+
+  MatchState &state;
+  Operation *step;
+};
 
 //===----------------------------------------------------------------------===//
 // The chain (RaiseChain.cpp)
