@@ -263,6 +263,74 @@ func.func @additive_constant_large(%q: tensor<1x1x4x64xf32>, %k: tensor<1x1x8x64
 #m2 = affine_map<(b, h, i, j) -> (i, j)>
 #i2 = affine_map<(i, j) -> (i, j)>
 
+// CHECK-LABEL: func.func @subtract_keep(
+// CHECK-NOT:     linalg.
+// CHECK:         qattn.attention
+// CHECK-SAME:      {causal, {{.*}}scale = 1.000000e+00 : f32
+// CHECK-NOT:     linalg.
+// CHECK:         return
+// A keep mask of 1 and 0 from linalg.index, applied as scores - (1 - keep) * 1e4.
+func.func @subtract_keep(%q: tensor<1x2x4x64xf32>, %k: tensor<1x2x8x64xf32>, %v: tensor<1x2x8x64xf32>) -> tensor<1x2x4x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %s_init = tensor.empty() : tensor<1x2x4x8xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %s = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x2x4x64xf32>, tensor<1x2x8x64xf32>) outs(%s_zero : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x8xf32>
+  %one = arith.constant 1.0 : f32
+  %zero_f = arith.constant 0.0 : f32
+  %big = arith.constant 1.0e4 : f32
+  %c4 = arith.constant 4 : index
+  %keep_init = tensor.empty() : tensor<4x8xf32>
+  %keep = linalg.generic {indexing_maps = [#i2], iterator_types = ["parallel", "parallel"]} outs(%keep_init : tensor<4x8xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %last = arith.addi %i, %c4 : index
+    %visible = arith.cmpi ule, %j, %last : index
+    %kf = arith.select %visible, %one, %zero_f : f32
+    linalg.yield %kf : f32
+  } -> tensor<4x8xf32>
+  %t_init = tensor.empty() : tensor<1x2x4x8xf32>
+  %t = linalg.generic {indexing_maps = [#e, #m2, #e], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %keep : tensor<1x2x4x8xf32>, tensor<4x8xf32>) outs(%t_init : tensor<1x2x4x8xf32>) {
+  ^bb0(%x: f32, %kv: f32, %out: f32):
+    %hidden = arith.subf %one, %kv : f32
+    %penalty = arith.mulf %hidden, %big : f32
+    %y = arith.subf %x, %penalty : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x4x8xf32>
+  %p_init = tensor.empty() : tensor<1x2x4x8xf32>
+  %p = linalg.softmax dimension(3) ins(%t : tensor<1x2x4x8xf32>) outs(%p_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o_init = tensor.empty() : tensor<1x2x4x64xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<1x2x4x64xf32>) -> tensor<1x2x4x64xf32>
+  // expected-remark@+1 {{qattn-raise-attention: raised to qattn.attention (causal, scale 1, Hq 2, Hkv 2)}}
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<1x2x4x8xf32>, tensor<1x2x8x64xf32>) outs(%o_zero : tensor<1x2x4x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x64xf32>
+  return %o : tensor<1x2x4x64xf32>
+}
+
+// -----
+
+#q = affine_map<(b, h, i, j, c) -> (b, h, i, c)>
+#k = affine_map<(b, h, i, j, c) -> (b, h, j, c)>
+#s = affine_map<(b, h, i, j, c) -> (b, h, i, j)>
+#p = affine_map<(b, h, i, c, j) -> (b, h, i, j)>
+#v = affine_map<(b, h, i, c, j) -> (b, h, j, c)>
+#o = affine_map<(b, h, i, c, j) -> (b, h, i, c)>
+#e = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#m2 = affine_map<(b, h, i, j) -> (i, j)>
+#i2 = affine_map<(i, j) -> (i, j)>
+
 // CHECK-LABEL: func.func @iota_top_left(
 // CHECK-NOT:     qattn.
 // CHECK:         linalg.softmax

@@ -566,3 +566,64 @@ func.func @dynamic_keys(%q: tensor<1x8x4x64xf32>, %k: tensor<1x8x?x64xf32>, %v: 
   } -> tensor<1x8x4x64xf32>
   return %o : tensor<1x8x4x64xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @bmm_kt_argument(
+// CHECK-NOT:     qattn.
+// CHECK:         linalg.softmax
+// CHECK-NOT:     qattn.
+// CHECK:         return
+// linalg.batch_matmul over K^T that the program received transposed: the pass quantizes K
+// [..., Nk, d] and will not transpose a tensor it did not see transposed.
+func.func @bmm_kt_argument(%q: tensor<2x4x64xf32>, %kt: tensor<2x64x8xf32>, %v: tensor<2x8x64xf32>) -> tensor<2x4x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %s_init = tensor.empty() : tensor<2x4x8xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  // expected-remark@+1 {{qattn-raise-attention: not raised: reads K^T [..., d, Nk] that is not a transpose of K [..., Nk, d]}}
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x4x64xf32>, tensor<2x64x8xf32>) outs(%s_zero : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %p_init = tensor.empty() : tensor<2x4x8xf32>
+  // expected-note@+1 {{for this softmax}}
+  %p = linalg.softmax dimension(2) ins(%s : tensor<2x4x8xf32>) outs(%p_init : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o_init = tensor.empty() : tensor<2x4x64xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x4x8xf32>, tensor<2x8x64xf32>) outs(%o_zero : tensor<2x4x64xf32>) -> tensor<2x4x64xf32>
+  return %o : tensor<2x4x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @matmul_bias(
+// CHECK-NOT:     qattn.
+// CHECK:         linalg.softmax
+// CHECK-NOT:     qattn.
+// CHECK:         return
+// One head as linalg.matmul with an additive bias that grows with the key (ALiBi-like).
+func.func @matmul_bias(%q: tensor<4x64xf32>, %k: tensor<8x64xf32>, %v: tensor<8x64xf32>) -> tensor<4x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %kt_init = tensor.empty() : tensor<64x8xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x64xf32>) outs(%kt_init : tensor<64x8xf32>) permutation = [1, 0]
+  %s_init = tensor.empty() : tensor<4x8xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s = linalg.matmul ins(%q, %kt : tensor<4x64xf32>, tensor<64x8xf32>) outs(%s_zero : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %slope = arith.constant -0.5 : f32
+  %t_init = tensor.empty() : tensor<4x8xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<4x8xf32>) outs(%t_init : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i64
+    %jf = arith.sitofp %ji : i64 to f32
+    %b = arith.mulf %jf, %slope : f32
+    // expected-remark@+1 {{qattn-raise-attention: not raised: adds -0.5 to the score of query 0 and key 1: a bias, not a mask of 0 and -inf}}
+    %y = arith.addf %x, %b : f32
+    linalg.yield %y : f32
+  } -> tensor<4x8xf32>
+  %p_init = tensor.empty() : tensor<4x8xf32>
+  // expected-note@+1 {{for this softmax}}
+  %p = linalg.softmax dimension(1) ins(%t : tensor<4x8xf32>) outs(%p_init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %o_init = tensor.empty() : tensor<4x64xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<4x64xf32>) -> tensor<4x64xf32>
+  %o = linalg.matmul ins(%p, %v : tensor<4x8xf32>, tensor<8x64xf32>) outs(%o_zero : tensor<4x64xf32>) -> tensor<4x64xf32>
+  return %o : tensor<4x64xf32>
+}

@@ -68,7 +68,7 @@ public:
       : state(state), interp(state, step), owner(owner), chain(chain),
         rank(rank), terms(terms) {}
 
-  ///   e := scores | e * c | c * e | e / c | e + M | M + e
+  ///   e := scores | e * c | c * e | e / c | e + M | M + e | e - M
   ///      | select(cond, e, m) | select(cond, m, e)
   /// with c > 0 a constant, M a mask of 0 and <= -1e4 entries and m <= -1e4.
   LogicalResult match(Value v);
@@ -90,7 +90,9 @@ private:
     return std::nullopt;
   }
   LogicalResult scaleBy(Operation *def, double c, Value rest);
-  LogicalResult addMask(Operation *def, Value mask, Value rest);
+  /// scores + mask, or scores - mask with `subtract`.
+  LogicalResult addMask(Operation *def, Value mask, Value rest,
+                        bool subtract = false);
   LogicalResult selectMask(arith::SelectOp select);
 
   MatchState &state;
@@ -121,13 +123,14 @@ LogicalResult StepMatcher::scaleBy(Operation *def, double c, Value rest) {
   return match(rest);
 }
 
-LogicalResult StepMatcher::addMask(Operation *def, Value mask, Value rest) {
+LogicalResult StepMatcher::addMask(Operation *def, Value mask, Value rest,
+                                   bool subtract) {
   for (int64_t i = 0; i < terms.rows; ++i)
     for (int64_t j = 0; j < terms.cols; ++j) {
       FailureOr<Scalar> m = interp.eval(mask, owner, point(i, j));
       if (failed(m))
         return failure();
-      double value = m->asDouble();
+      double value = subtract ? -m->asDouble() : m->asDouble();
       if (value <= kMaskedBelow)
         terms.masked[i * terms.cols + j] = 1;
       else if (value != 0.0)
@@ -196,6 +199,13 @@ LogicalResult StepMatcher::match(Value v) {
                              "on the scores");
     return lhsScores ? addMask(def, add.getRhs(), add.getLhs())
                      : addMask(def, add.getLhs(), add.getRhs());
+  }
+  // scores - M: torch's `scores - (1 - keep) * 1e4` and the like.
+  if (auto sub = dyn_cast<arith::SubFOp>(def)) {
+    if (!dependsOn(sub.getLhs(), chain) || dependsOn(sub.getRhs(), chain))
+      return state.fail(def, "subtracts the scores from a value (only a "
+                             "mask may be subtracted from them)");
+    return addMask(def, sub.getRhs(), sub.getLhs(), /*subtract=*/true);
   }
   if (auto select = dyn_cast<arith::SelectOp>(def))
     return selectMask(select);

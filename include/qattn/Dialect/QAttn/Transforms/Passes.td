@@ -219,7 +219,8 @@ def QAttnRaiseAttention : Pass<"qattn-raise-attention", "mlir::ModuleOp"> {
       ops with identity maps on the scores, named ones such as `linalg.mul`
       and `linalg.add` included, or `arith` ops on whole tensors) that scale
       by positive constants and mask: `addf` of a mask of 0 and -inf (or
-      values <= -1e4), or `select` between the scores and -inf (<= -1e4).
+      values <= -1e4), `subf` of its negation (`scores - (1 - keep) * 1e4`),
+      or `select` between the scores and -inf (<= -1e4).
       Mask values and conditions may come from constants, `linalg.index`,
       `tensor.generate`, iota tensors computed by `linalg.generic`,
       `linalg.broadcast`, reshapes and `arith` ops (comparisons into i1
