@@ -627,3 +627,58 @@ func.func @mask_argument(%q: tensor<1x1x4x64xf32>, %k: tensor<1x1x8x64xf32>, %v:
   } -> tensor<1x1x4x64xf32>
   return %o : tensor<1x1x4x64xf32>
 }
+
+// -----
+
+#q = affine_map<(b, h, i, j, c) -> (b, h, i, c)>
+#k = affine_map<(b, h, i, j, c) -> (b, h, j, c)>
+#s = affine_map<(b, h, i, j, c) -> (b, h, i, j)>
+#p = affine_map<(b, h, i, c, j) -> (b, h, i, j)>
+#v = affine_map<(b, h, i, c, j) -> (b, h, j, c)>
+#o = affine_map<(b, h, i, c, j) -> (b, h, i, c)>
+#e = affine_map<(b, h, i, j) -> (b, h, i, j)>
+
+// CHECK-LABEL: func.func @fill_from_argument(
+// CHECK-NOT:     qattn.
+// CHECK:         linalg.softmax
+// CHECK-NOT:     qattn.
+// CHECK:         return
+// The masked-out value is a function argument: it cannot be checked to hide its keys.
+func.func @fill_from_argument(%q: tensor<1x2x4x64xf32>, %k: tensor<1x2x8x64xf32>, %v: tensor<1x2x8x64xf32>, %fill: f32) -> tensor<1x2x4x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %s_init = tensor.empty() : tensor<1x2x4x8xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %s = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x2x4x64xf32>, tensor<1x2x8x64xf32>) outs(%s_zero : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x8xf32>
+  %c4 = arith.constant 4 : index
+  %t_init = tensor.empty() : tensor<1x2x4x8xf32>
+  // expected-remark@+1 {{qattn-raise-attention: not raised: masks the scores with a value that is not computed from constants (an argument of 'func.func')}}
+  %t = linalg.generic {indexing_maps = [#e, #e], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<1x2x4x8xf32>) outs(%t_init : tensor<1x2x4x8xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %last = arith.addi %i, %c4 : index
+    %f = arith.cmpi ugt, %j, %last : index
+    %y = arith.select %f, %fill, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x4x8xf32>
+  %p_init = tensor.empty() : tensor<1x2x4x8xf32>
+  // expected-note@+1 {{for this softmax}}
+  %p = linalg.softmax dimension(3) ins(%t : tensor<1x2x4x8xf32>) outs(%p_init : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %o_init = tensor.empty() : tensor<1x2x4x64xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<1x2x4x64xf32>) -> tensor<1x2x4x64xf32>
+  %o = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<1x2x4x8xf32>, tensor<1x2x8x64xf32>) outs(%o_zero : tensor<1x2x4x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x64xf32>
+  return %o : tensor<1x2x4x64xf32>
+}

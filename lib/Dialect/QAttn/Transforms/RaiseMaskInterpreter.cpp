@@ -45,8 +45,9 @@ FailureOr<Scalar> Interpreter::eval(Value v, Operation *owner,
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     Operation *parent = arg.getOwner()->getParentOp();
     if (parent != owner)
-      return state.fail(parent, "masks the scores with a block argument of "
-                                "another op");
+      return state.fail(step, "masks the scores with a value that is not "
+                              "computed from constants (an argument of '" +
+                                  parent->getName().getStringRef() + "')");
     if (isa<tensor::GenerateOp>(parent)) {
       std::optional<int64_t> i = at[arg.getArgNumber()];
       if (!i)
