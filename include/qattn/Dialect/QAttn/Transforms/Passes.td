@@ -182,46 +182,69 @@ def QAttnAssignHeadBits : Pass<"qattn-assign-head-bits", "mlir::ModuleOp"> {
 def QAttnRaiseAttention : Pass<"qattn-raise-attention", "mlir::ModuleOp"> {
   let summary = "Raise softmax(s Q K^T + M) V written in linalg to quantized qattn ops";
   let description = [{
-    Finds attention written in upstream ops on static tensors, in qattn's
-    layout (Q `[B, Hq, Nq, d]`, K and V `[B, Hkv, Nk, d]`), and replaces it by
-    `qattn.quantize` (+ `qattn.progressive_quantize`) of K and V (and of Q
+    Finds attention written in upstream ops on static tensors and replaces it
+    by `qattn.quantize` (+ `qattn.progressive_quantize`) of K and V (and of Q
     with `quantize-q`) and one `qattn.attention` with the scheme given by the
-    options. The matcher anchors on a `linalg.softmax` whose result feeds a
-    contraction and recognizes:
+    options. Each op of the chain is read in its own rank (2 to 5): its
+    result dims are `[batch..., row, col]`, and reshapes
+    (`tensor.collapse_shape` / `expand_shape`) that only merge or split the
+    leading dims are looked through, since they keep the linear batch index.
+    Q, K and V are reshaped into `[B, H, N, d]` (B is Q's first dim when it
+    has four, else 1) and the result back into the program's shape; a
+    reshape of the result to `[B, H, Nq, d]` takes the attention directly.
+    The matcher anchors on the softmax and recognizes:
 
-    * QK^T: a `linalg.generic` (the matcher reads only the `LinalgOp`
-      interface, so other structured ops such as `linalg.contract` go
-      through the same checks; only `linalg.generic` is tested) with 4
-      parallel loops and 1 reduction indexing
-      `Q[b, h, i, c]`, `K[b, h, j, c]` (or `K^T[b, h, c, j]` when K^T is a
-      `linalg.transpose` of K with permutation `[0, 1, 3, 2]`) and
-      `S[b, h, i, j]`, in any loop order; its body `acc + a * b`, optionally
-      times or divided by a constant (the scale folded in), the inputs
-      optionally `arith.extf`-widened; its init zeros (`linalg.fill` of 0).
-    * Between QK^T and the softmax, any number of elementwise linalg ops
-      (identity maps on the scores) whose bodies only scale by positive
-      constants (`mulf`/`divf` by a float constant, or by a splat constant
-      operand) and mask: `addf` of a constant tensor of 0 and -inf (or
-      values <= -1e4) indexed by (query, key), or `arith.select` between the
-      scores and a constant <= -1e4 on a condition built from
-      `linalg.index 2` / `linalg.index 3`, integer constants and
-      `arith` integer ops. The condition is evaluated for every (query, key)
-      pair; the union of the masks must be qattn's causal mask (key `j`
-      visible to query `i` iff `j <= i + Nk - Nq`) or nothing.
-    * `linalg.softmax` along dimension 3.
-    * P.V: a contraction as above indexing `P[b, h, i, j]`, `V[b, h, j, c]`
-      and `O[b, h, i, c]`, without a scale.
-    * Grouped-query attention: K and V operands that are
-      `tensor.collapse_shape [[0], [1, 2], [3], [4]]` of a broadcast from
-      `[B, Hkv, Nk, d]` to `[B, Hkv, r, Nk, d]` (`linalg.broadcast` with
-      `dimensions = [2]`, or the equivalent `linalg.generic`) are quantized
-      before the broadcast; other K/V operands are quantized as they are.
+    * QK^T and P.V: any structured op read through the `LinalgOp` interface
+      with one reduced loop — `linalg.generic`, `linalg.batch_matmul` over
+      flattened batch and heads, `linalg.matmul` for one head, and their
+      generalized forms — indexing `L[batch, row, red]` and
+      `R[batch, col, red]` or `R[batch, red, col]`; its body `acc + a * b`,
+      optionally times or divided by a constant (the scale folded in), the
+      inputs optionally `arith.extf`-widened; its init zeros (`linalg.fill`,
+      a zero constant or a `linalg.generic` yielding 0). K (V) may be read
+      through `linalg.transpose` or a transposing `linalg.generic` of its
+      last two dims, and is quantized before it.
+    * Grouped-query attention: K and V repeated to the query heads by a
+      broadcast of a new dim just before the last two (`linalg.broadcast`,
+      or the equivalent `linalg.generic`, then any leading-dim collapse), or
+      by a contraction map that skips that dim (what elementwise fusion
+      makes of the broadcast), are quantized before the repeat.
+    * The softmax along the last dim: `linalg.softmax`, or decomposed into
+      linalg ops as upstream's `transform.structured.decompose_interface`
+      and frontends write it: a row max (`maxnumf` / `maximumf`, from -inf,
+      the lowest float or NaN), `exp(x - max)`, a row sum (`addf` from 0) and
+      a division, which may be fused into the P.V body
+      (`acc + (e / s) * v`, as `--linalg-fuse-elementwise-ops` leaves it).
+    * Between QK^T and the softmax, any number of elementwise steps (linalg
+      ops with identity maps on the scores, named ones such as `linalg.mul`
+      and `linalg.add` included, or `arith` ops on whole tensors) that scale
+      by positive constants and mask: `addf` of a mask of 0 and -inf (or
+      values <= -1e4), `subf` of its negation (`scores - (1 - keep) * 1e4`),
+      or `select` between the scores and -inf (<= -1e4).
+      Mask values and conditions may come from constants, `linalg.index`,
+      `tensor.generate`, iota tensors computed by `linalg.generic`,
+      `linalg.broadcast`, reshapes and `arith` ops (comparisons into i1
+      tensors included): they are evaluated for every (query, key) pair, and
+      the union of the masks must be qattn's causal mask (key `j` visible to
+      query `i` iff `j <= i + Nk - Nq`) or nothing. A mask that varies with
+      the batch or head, a bias, or another alignment is refused.
 
-    Every intermediate (scores, scaled scores, probabilities) must have no
-    other use. A softmax that feeds a contraction but does not match is left
-    untouched with a remark saying why, at the op that broke the match; with
-    `strict` that remark is an error and the pass fails. The scale becomes the
-    attention's explicit `scale` (1 when there is none).
+    Every chain whose softmax feeds a contraction and that does not match is
+    left untouched with a remark saying why, at the op that broke the match
+    (a note points at the softmax); with `strict` that remark is an error and
+    the pass fails. Dynamic shapes are refused with their reason:
+    `qattn.attention` takes static queries, and `qattn.quantize` static K
+    and V, so a dynamic batch or key count cannot be quantized here. Every
+    intermediate must have no use outside the chain. A raised chain gets a
+    remark (`raised to qattn.attention (causal, scale 0.125, Hq 8, Hkv 2)`)
+    and counts in the `raised` statistic, as a chain left alone does in
+    `left-alone` (statistics need an LLVM built with them enabled). The scale
+    becomes the attention's explicit `scale` (1 when there is none).
+
+    Upstream's `--linalg-generalize-named-ops --linalg-fuse-elementwise-ops
+    --canonicalize` can move unit dims into the softmax's reshapes (a single
+    head of `[Nq, Nk]` scores becomes `[1, 1, Nq, 1, 1, Nk]`); such chains are
+    not followed and get a remark.
   }];
   let dependentDialects = ["mlir::qattn::QAttnDialect"];
   let options = [
@@ -244,6 +267,11 @@ def QAttnRaiseAttention : Pass<"qattn-raise-attention", "mlir::ModuleOp"> {
     Option<"strict", "strict", "bool", /*default=*/"false",
            "Fail on an attention-like softmax that does not match instead "
            "of leaving it with a remark (default false)">,
+  ];
+  let statistics = [
+    Statistic<"numRaised", "raised", "Attention chains raised to qattn.attention">,
+    Statistic<"numLeftAlone", "left-alone",
+              "Attention-shaped chains left alone (each with a remark)">,
   ];
 }
 
