@@ -709,16 +709,23 @@ def loop(ctx):
     statuses = {t: {} for t in args.targets}
     findings = {}
     last = start
+    def more(i):
+        return (not args.iterations or i < args.iterations) and \
+            (not args.time or time.time() - start < args.time)
+
     with multiprocessing.Pool(args.jobs, init_worker, (ctx,)) as pool:
-        def iterations():
-            i = 0
-            while (not args.iterations or i < args.iterations) and \
-                    (not args.time or time.time() - start < args.time):
-                yield i
-                i += 1
+        # A few iterations in flight per process, so that --time stops
+        # the run within about one iteration.
+        pending = []
+        i = 0
         try:
-            for target, rc, record in pool.imap_unordered(one_iteration,
-                                                          iterations()):
+            while True:
+                while len(pending) < 2 * args.jobs and more(i):
+                    pending.append(pool.apply_async(one_iteration, (i,)))
+                    i += 1
+                if not pending:
+                    break
+                target, rc, record = pending.pop(0).get()
                 counts[target] += 1
                 statuses[target][rc] = statuses[target].get(rc, 0) + 1
                 if record:
