@@ -68,8 +68,8 @@ static void registerPipeline(StringRef name, StringRef description,
       [arg, build](OpPassManager &pm, StringRef options,
                    function_ref<LogicalResult(const Twine &)> errorHandler) {
         if (!options.empty())
-          return errorHandler("pipeline '" + arg +
-                              "' takes no options, got '" + options + "'");
+          return errorHandler("pipeline '" + arg + "' takes no options, got '" +
+                              options + "'");
         if (failed(build(pm)))
           return errorHandler("pipeline '" + arg + "' failed to build");
         return success();
