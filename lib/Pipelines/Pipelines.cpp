@@ -67,24 +67,40 @@ mlir::qattn::buildQAttnToGPUPipeline(OpPassManager &pm,
   return parsePassPipeline(pipeline, pm);
 }
 
+/// Registers a pipeline that takes no options. Upstream's
+/// PassPipelineRegistration<> fails on an option without calling the error
+/// handler, so `--qattn-to-gpu="block-q=64"` would exit 1 without a word.
+static void registerPipeline(StringRef name, StringRef description,
+                             LogicalResult (*build)(OpPassManager &)) {
+  if (PassPipelineInfo::lookup(name))
+    return;
+  std::string arg = name.str();
+  registerPassPipeline(
+      name, description,
+      [arg, build](OpPassManager &pm, StringRef options,
+                   function_ref<LogicalResult(const Twine &)> errorHandler) {
+        if (!options.empty())
+          return errorHandler("pipeline '" + arg + "' takes no options, got '" +
+                              options + "'");
+        if (failed(build(pm)))
+          return errorHandler("pipeline '" + arg + "' failed to build");
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)>) {});
+}
+
 void mlir::qattn::registerQAttnPassesAndPipelines() {
   // Registering a pass again is harmless; a pipeline again is a fatal error.
   registerQAttnConversionPasses();
   registerQAttnTransformsPasses();
-  if (!PassPipelineInfo::lookup("qattn-reference-to-llvm"))
-    PassPipelineRegistration<>(
-        "qattn-reference-to-llvm",
-        "Lower qattn ops through the CPU reference to the LLVM dialect",
-        [](OpPassManager &pm) {
-          if (failed(buildReferenceToLLVMPipeline(pm)))
-            llvm::report_fatal_error("qattn-reference-to-llvm failed to build");
-        });
-  if (!PassPipelineInfo::lookup("qattn-to-gpu"))
-    PassPipelineRegistration<>(
-        "qattn-to-gpu",
-        "Lower qattn.attention to sm_90a kernels in NVVM plus host launches",
-        [](OpPassManager &pm) {
-          if (failed(buildQAttnToGPUPipeline(pm, GpuPipelineOptions())))
-            llvm::report_fatal_error("qattn-to-gpu failed to build");
-        });
+  registerPipeline(
+      "qattn-reference-to-llvm",
+      "Lower qattn ops through the CPU reference to the LLVM dialect",
+      buildReferenceToLLVMPipeline);
+  registerPipeline(
+      "qattn-to-gpu",
+      "Lower qattn.attention to sm_90a kernels in NVVM plus host launches",
+      [](OpPassManager &pm) {
+        return buildQAttnToGPUPipeline(pm, GpuPipelineOptions());
+      });
 }

@@ -17,11 +17,14 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
@@ -103,6 +106,24 @@ static LogicalResult link(Location loc, StringRef linker, StringRef object,
   return success();
 }
 
+/// Adds to `module` one string constant per function of the manifest, the
+/// signature that the runtime compares with the manifest's before any call
+/// (a manifest edited to another dtype or shape would have it allocate
+/// results that the code overruns).
+static void addSignatures(llvm::Module &module,
+                          const llvm::json::Array &functions) {
+  for (const llvm::json::Value &value : functions) {
+    const llvm::json::Object &fn = *value.getAsObject();
+    llvm::Constant *text = llvm::ConstantDataArray::getString(
+        module.getContext(), getCpuSignature(fn), /*AddNull=*/true);
+    auto *global = new llvm::GlobalVariable(
+        module, text->getType(), /*isConstant=*/true,
+        llvm::GlobalValue::ExternalLinkage, text,
+        getCpuSignatureSymbol(*fn.getString("symbol")));
+    global->setAlignment(llvm::Align(1));
+  }
+}
+
 LogicalResult mlir::qattn::emitCpuArtifact(ModuleOp module,
                                            const CpuArtifactOptions &options) {
   Location loc = module.getLoc();
@@ -135,6 +156,7 @@ LogicalResult mlir::qattn::emitCpuArtifact(ModuleOp module,
   llvmModule->setDataLayout(tm->createDataLayout());
   llvmModule->setTargetTriple(tm->getTargetTriple());
   optimize(*llvmModule, *tm);
+  addSignatures(*llvmModule, *functions);
 
   if (failed(createArtifactDir(loc, options.outputDir)))
     return failure();
@@ -154,8 +176,17 @@ LogicalResult mlir::qattn::emitCpuArtifact(ModuleOp module,
   if (failed(link(loc, options.linker, path("module.o"), path("module.so"))))
     return failure();
   llvm::sys::fs::remove(path("module.o"));
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> library =
+      llvm::MemoryBuffer::getFile(path("module.so"));
+  if (!library)
+    return emitError(loc) << "cannot read " << path("module.so") << ": "
+                          << library.getError().message();
 
-  return writeManifest(loc, dir,
-                       llvm::json::Object{{"target", "cpu"}, {"library", "module.so"}},
-                       std::move(*functions));
+  return writeManifest(
+      loc, dir,
+      llvm::json::Object{
+          {"target", "cpu"},
+          {"library", "module.so"},
+          {"library_sha256", getSha256Hex((*library)->getBuffer())}},
+      std::move(*functions));
 }

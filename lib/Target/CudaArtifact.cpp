@@ -105,6 +105,7 @@ LogicalResult mlir::qattn::emitCudaArtifact(ModuleOp module,
     return failure();
 
   std::string library = "module.ptx";
+  std::string librarySha256 = getSha256Hex(*ptx);
   if (options.emitCubin) {
     // Without ptxas the PTX alone is a complete artifact: say so, go on.
     std::string why;
@@ -121,6 +122,7 @@ LogicalResult mlir::qattn::emitCudaArtifact(ModuleOp module,
                                    [&](raw_ostream &os) { os << *cubin; })))
         return failure();
       library = "module.cubin";
+      librarySha256 = getSha256Hex(*cubin);
     } else {
       emitWarning(loc) << "no cubin (the driver will JIT the PTX): " << why;
     }
@@ -128,8 +130,10 @@ LogicalResult mlir::qattn::emitCudaArtifact(ModuleOp module,
 
   return writeManifest(loc, dir,
                        json::Object{{"target", "cuda"},
-                        {"chip", options.gpu.chip},
-                        {"library", library},
-                        {"ptx", "module.ptx"}},
+                                    {"chip", options.gpu.chip},
+                                    {"library", library},
+                                    {"library_sha256", librarySha256},
+                                    {"ptx", "module.ptx"},
+                                    {"ptx_sha256", getSha256Hex(*ptx)}},
                        std::move(*functions));
 }

@@ -13,6 +13,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
@@ -277,6 +278,35 @@ void mlir::qattn::stripNameAttributes(ModuleOp module) {
       for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
         func.removeResultAttr(i, name);
     }
+}
+
+std::string mlir::qattn::getCpuSignature(const json::Object &fn) {
+  auto list = [](const json::Array *tensors) {
+    std::string text = "(";
+    for (auto [i, tensor] : llvm::enumerate(*tensors)) {
+      const json::Object &desc = *tensor.getAsObject();
+      text += (i ? ", " : "") + desc.getString("dtype")->str() + "[";
+      for (auto [d, size] : llvm::enumerate(*desc.getArray("shape"))) {
+        text += d ? "," : "";
+        if (std::optional<StringRef> symbol = size.getAsString())
+          text += symbol->str();
+        else
+          text += std::to_string(*size.getAsInteger());
+      }
+      text += "]";
+    }
+    return text + ")";
+  };
+  return list(fn.getArray("args")) + " -> " + list(fn.getArray("results"));
+}
+
+std::string mlir::qattn::getCpuSignatureSymbol(StringRef symbol) {
+  return ("qattn_signature." + symbol).str();
+}
+
+std::string mlir::qattn::getSha256Hex(StringRef bytes) {
+  return llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(bytes)),
+                     /*LowerCase=*/true);
 }
 
 LogicalResult

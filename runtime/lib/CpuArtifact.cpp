@@ -7,11 +7,15 @@
 #include "qattn/Runtime/CpuArtifact.h"
 
 #include "Checks.h"
+#include "Files.h"
+#include "Sha256.h"
 #include "qattn/Runtime/Error.h"
 
 #include <array>
 #include <cstring>
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <ostream>
 #include <utility>
 
@@ -89,6 +93,17 @@ std::vector<int64_t> makeDescriptor(const Tensor &tensor) {
 //===----------------------------------------------------------------------===//
 // Artifact and functions
 //===----------------------------------------------------------------------===//
+
+/// "f32[B,3,5]".
+std::string describeSpec(const TensorSpec &spec) {
+  std::string text = std::string(dtypeName(spec.dtype)) + "[";
+  for (size_t i = 0; i < spec.shape.size(); ++i) {
+    text += i ? "," : "";
+    text += spec.shape[i] == kSymbolicSize ? spec.symbols[i]
+                                           : std::to_string(spec.shape[i]);
+  }
+  return text + "]";
+}
 
 struct LibraryCloser {
   void operator()(void *handle) const { dlclose(handle); }
@@ -168,16 +183,67 @@ private:
     if (!symbol)
       fail(manifest.libraryPath(), ": no symbol \"", spec.symbol,
            "\" for function \"", spec.name, "\"");
+    checkSignature(spec);
     return reinterpret_cast<EntryPoint>(symbol);
+  }
+
+  /// The library states what each entry point takes and writes; a manifest
+  /// that says otherwise (another dtype, shape or symbol) would have the
+  /// runtime allocate results that the code overruns.
+  void checkSignature(const FunctionSpec &spec) const {
+    std::string name = cpuSignatureSymbol(spec.symbol);
+    std::string expected = cpuSignature(spec);
+    void *address = dlsym(library.get(), name.c_str());
+    if (!address)
+      fail(manifest.libraryPath(), ": no symbol \"", name,
+           "\", the signature of \"", spec.symbol, "\" for function \"",
+           spec.name,
+           "\" (qattn-compile writes one per function; compile "
+           "the artifact again)");
+    // The symbol's size bounds the read: nothing promises a terminating NUL.
+    Dl_info info;
+    void *entry = nullptr;
+    if (!dladdr1(address, &info, &entry, RTLD_DL_SYMENT) || !entry)
+      fail(manifest.libraryPath(), ": cannot find the size of \"", name, "\"");
+    std::string_view actual(static_cast<const char *>(address),
+                            static_cast<const ElfW(Sym) *>(entry)->st_size);
+    actual = actual.substr(0, actual.find('\0'));
+    if (actual != expected)
+      fail(manifest.libraryPath(), ": function \"", spec.name,
+           "\" does not match the manifest: \"", spec.symbol,
+           "\" was compiled for ", actual, ", the manifest says ", expected);
   }
 
   LibraryHandle library;
 };
 } // namespace
 
+std::string qattn::rt::cpuSignatureSymbol(const std::string &symbol) {
+  return "qattn_signature." + symbol;
+}
+
+std::string qattn::rt::cpuSignature(const FunctionSpec &spec) {
+  auto list = [](const std::vector<TensorSpec> &specs) {
+    std::string text = "(";
+    for (size_t i = 0; i < specs.size(); ++i)
+      text += (i ? ", " : "") + describeSpec(specs[i]);
+    return text + ")";
+  };
+  return list(spec.args) + " -> " + list(spec.results);
+}
+
 std::unique_ptr<Artifact>
 qattn::rt::loadCpuArtifact(Manifest manifest, const LoadOptions &options) {
   std::string path = manifest.libraryPath();
+  // Before dlopen: the loader maps a truncated file and faults on the pages
+  // past its end, and runs whatever code a changed one holds.
+  std::string bytes;
+  try {
+    bytes = readFile(path);
+  } catch (const Error &error) {
+    fail("cannot load the artifact's library: ", error.what());
+  }
+  checkSha256(bytes, path, manifest.librarySha256, "library_sha256");
   // A path with a '/' keeps dlopen from searching the library path, so the
   // artifact's own library is the one loaded.
   if (path.find('/') == std::string::npos)

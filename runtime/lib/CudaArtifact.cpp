@@ -19,11 +19,13 @@
 #include "Checks.h"
 #include "CudaDriver.h"
 #include "Files.h"
+#include "Sha256.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <type_traits>
@@ -285,12 +287,19 @@ struct LoadedModule {
 LoadedModule loadModule(const Manifest &manifest, std::ostream *log) {
   LoadedModule loaded;
   std::string why;
+  std::optional<std::string> image;
   try {
-    std::string image = readFile(manifest.libraryPath());
-    loaded.module = tryLoadImage(image, why);
-    loaded.kind = imageKind(image);
+    image = readFile(manifest.libraryPath());
   } catch (const Error &error) {
     why = error.what();
+  }
+  if (image) {
+    // A file that is there but not the one compiled is an error, not a
+    // reason to fall back: the driver would parse whatever it holds.
+    checkSha256(*image, manifest.libraryPath(), manifest.librarySha256,
+                "library_sha256");
+    loaded.module = tryLoadImage(*image, why);
+    loaded.kind = imageKind(*image);
   }
   if (loaded.module) {
     loaded.file = manifest.library;
@@ -310,19 +319,20 @@ LoadedModule loadModule(const Manifest &manifest, std::ostream *log) {
          << "\ncuda: falling back to " << manifest.ptxPath()
          << " (PTX, compiled by the driver's JIT)\n";
   std::string ptxWhy;
-  std::string image;
+  std::string ptxImage;
   try {
-    image = readFile(manifest.ptxPath());
+    ptxImage = readFile(manifest.ptxPath());
   } catch (const Error &error) {
     fail("cannot load the artifact's module: ", manifest.libraryPath(), ": ",
          why, "; and the fallback: ", error.what());
   }
-  loaded.module = tryLoadImage(image, ptxWhy);
+  checkSha256(ptxImage, manifest.ptxPath(), manifest.ptxSha256, "ptx_sha256");
+  loaded.module = tryLoadImage(ptxImage, ptxWhy);
   if (!loaded.module)
     fail("cannot load the artifact's module: ", manifest.libraryPath(), ": ",
          why, "; and the fallback ", manifest.ptxPath(), ": ", ptxWhy);
   loaded.file = manifest.ptx;
-  loaded.kind = imageKind(image);
+  loaded.kind = imageKind(ptxImage);
   loaded.fallbackWhy = why;
   if (log)
     *log << "cuda: loaded " << manifest.ptxPath() << " (" << loaded.kind

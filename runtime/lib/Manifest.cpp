@@ -12,6 +12,7 @@
 #include "qattn/Runtime/Reference.h"
 
 #include "Files.h"
+#include "Sha256.h"
 
 #include <algorithm>
 #include <cctype>
@@ -131,6 +132,7 @@ public:
     manifest.library = getString(root, "", "library");
     if (manifest.library[0] == '/')
       error("library", "must be relative to the manifest's directory");
+    manifest.librarySha256 = getSha256(root, "library_sha256");
     isCuda = manifest.target == "cuda";
     if (isCuda) {
       manifest.chip = getString(root, "", "chip");
@@ -141,6 +143,7 @@ public:
         manifest.ptx = getString(root, "", "ptx");
         if (manifest.ptx[0] == '/')
           error("ptx", "must be relative to the manifest's directory");
+        manifest.ptxSha256 = getSha256(root, "ptx_sha256");
       }
     }
     const Value &functions = get(root, "", "functions");
@@ -182,7 +185,28 @@ private:
     expectKind(value, Kind::String, member(path, key));
     if (value.getString().empty())
       error(member(path, key), "must not be empty");
+    // A "\u0000" escape would cut the string short where it becomes a C
+    // string (a file name, a symbol for dlsym): it would name another one.
+    if (value.getString().find('\0') != std::string::npos)
+      error(member(path, key), "must not contain a NUL character (\\u0000)");
     return value.getString();
+  }
+
+  /// `key`, the SHA-256 of a file that qattn-compile wrote. Artifacts
+  /// written before it recorded them have none and are refused.
+  std::string getSha256(const Value &root, std::string_view key) const {
+    if (!root.find(key))
+      error("", "missing key \"" + std::string(key) +
+                    "\": the SHA-256 of the file, which qattn-compile "
+                    "records so that the runtime can tell that the file is the "
+                    "one this manifest describes (an artifact written before "
+                    "it did has none: compile it again)");
+    std::string hash = getString(root, "", key);
+    if (!isSha256Hex(hash))
+      error(std::string(key), "expected 64 lowercase hexadecimal digits (a "
+                              "SHA-256), got \"" +
+                                  hash + "\"");
+    return hash;
   }
 
   int64_t toInteger(const Value &value, const std::string &path) const {
@@ -224,8 +248,10 @@ private:
     checkDerivedSymbols(fn, fn.buffers, member(path, "buffers"),
                         "the runtime sizes the scratch buffers from the "
                         "arguments' sizes");
-    if (const Value *reference = value.find("reference"))
-      fn.reference = readReference(*reference, member(path, "reference"), fn);
+    // Required: a runner must not take a manifest that lost its reference
+    // for one that has nothing to check ({"kind": "none"} says so).
+    fn.reference = readReference(get(value, path, "reference"),
+                                 member(path, "reference"), fn);
     if (isCuda)
       fn.launches = readLaunches(value, path, fn);
     return fn;

@@ -261,14 +261,16 @@ Tensor qattn::rt::readNpy(const std::string &path) {
   if (!count)
     fail(path, ": shape ", formatShape(header.shape), " is too large");
 
-  Tensor tensor(*dtype, header.shape);
-  size_t expected = tensor.getByteSize();
+  // The sizes against the file before anything is allocated: a header may
+  // claim gigabytes that a file of a few bytes does not hold.
+  size_t expected = size_t(*count) * dtypeSize(*dtype);
   size_t present = contents.size() - dataOffset;
   if (present < expected)
     fail(path, ": truncated data: shape ", formatShape(header.shape), " of ",
          header.descr, " needs ", expected, " bytes, the file has ", present);
   if (present > expected)
     fail(path, ": ", present - expected, " unexpected bytes after the data");
+  Tensor tensor(*dtype, header.shape);
   std::memcpy(tensor.data(), contents.data() + dataOffset, expected);
   return tensor;
 }

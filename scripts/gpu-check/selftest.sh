@@ -70,6 +70,21 @@ nvcc -cubin -arch=sm_90a -O3 -Xptxas -v "$here/selftest.cu" \
 nvcc -ptx -arch=sm_90a -O3 "$here/selftest.cu" -o "$art/module.ptx" ||
   die "nvcc -ptx failed"
 grep -E '^\.(version|target)|\.entry' "$art/module.ptx"
+# stamp DIR: record the SHA-256 of DIR's library and PTX in its manifest, as
+# qattn-compile does (docs/ARTIFACT.md, "Verifying an artifact").
+stamp() {
+  python3 - "$1" <<'PY'
+import hashlib, json, os, sys
+d = sys.argv[1]
+path = os.path.join(d, "manifest.json")
+m = json.load(open(path))
+for f, h in [("library", "library_sha256"), ("ptx", "ptx_sha256")]:
+    if os.path.isfile(os.path.join(d, m[f])):
+        m[h] = hashlib.sha256(open(os.path.join(d, m[f]), "rb").read()).hexdigest()
+json.dump(m, open(path, "w"), indent=2)
+PY
+}
+stamp "$art" || die "cannot stamp $art/manifest.json"
 
 step "copy: bit-exact"
 check "copy exact" 0 'result y vs arg x: max_abs=0.000e\+00 rel_fro=0.000e\+00 sqnr=inf dB' \
@@ -111,6 +126,7 @@ check "fallback reported" 0 'module module.ptx \(PTX, JIT-compiled; missing.cubi
 mkdir -p "$work/ptxonly"
 cp "$art/module.ptx" "$work/ptxonly/"
 sed -e 's/"module.cubin"/"module.ptx"/' "$art/manifest.json" >"$work/ptxonly/manifest.json"
+stamp "$work/ptxonly"
 check "PTX as the library" 0 'module module.ptx \(PTX, JIT-compiled\)' \
   "$run" "$work/ptxonly" --function attention --max-rel-error 1e-5
 
@@ -142,6 +158,10 @@ check "no such device" 1 'target cuda: no device 99' \
 edit "$work/nomodule" 'm["library"] = "gone.cubin"; m["ptx"] = "gone.ptx"'
 check "no module at all" 1 'cannot load the artifact.s module.*gone.cubin.*gone.ptx' \
   "$run" "$work/nomodule" --function copy
+edit "$work/flipped" 'pass'
+python3 -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[len(b)//2]^=0xff; open(p,'wb').write(b)" "$work/flipped/module.cubin"
+check "cubin that is not the manifest's" 1 'module.cubin: the file does not match the manifest: its SHA-256 is' \
+  "$run" "$work/flipped" --function copy
 
 step "symbolic sizes: one function at several batch sizes"
 check "copy_dims at B=1" 0 'launch copy_rows_f32 grid \[129, 1, 1\] = \[ceil_div\(B\*33000, 256\), 1, 1\]' \

@@ -2,12 +2,19 @@
 // RUN: FileCheck %s --input-file=%t/manifest.json
 // RUN: ls %t | FileCheck %s --check-prefix=FILES
 // RUN: FileCheck %s --input-file=%t/module.ll --check-prefix=LL
+// The manifest's library_sha256 is the library's, and the library states each
+// entry point's signature (docs/ARTIFACT.md, "Verifying an artifact").
+// RUN: %python -c "import hashlib, json, sys; d = sys.argv[1]; m = json.load(open(d + '/manifest.json')); print('sha256', 'ok' if m['library_sha256'] == hashlib.sha256(open(d + '/module.so', 'rb').read()).hexdigest() else 'differs')" %t | FileCheck %s --check-prefix=SHA
+// RUN: FileCheck %s --input-file=%t/module.ll --check-prefix=SIG
 
 // OUT: wrote {{.*}}/manifest.json and {{.*}}/module.so
 // FILES: manifest.json
 // FILES-NEXT: module.ll
 // FILES-NEXT: module.so
 // LL: define void @_mlir_ciface_attention(ptr {{.*}}, ptr {{.*}}, ptr {{.*}}, ptr {{.*}})
+// SHA: sha256 ok
+// SIG-DAG: @qattn_signature._mlir_ciface_attention = constant [{{[0-9]+}} x i8] c"(f16[1,4,5,16], f32[1,2,37,16], f32[1,2,37,16]) -> (f32[1,4,5,16])\00", align 1
+// SIG-DAG: @qattn_signature._mlir_ciface_stage1_roundtrip = constant [{{[0-9]+}} x i8] c"(f32[1,1,20,8]) -> (i8[1,1,20,8], f32[1,1,20,8])\00", align 1
 
 // The manifest names arguments, gives dtypes and shapes, and recognizes an
 // attention whose operands trace back to float arguments through quantization.
@@ -41,6 +48,7 @@
 // CHECK: "reference": {
 // CHECK-NEXT: "kind": "none"
 // CHECK: "library": "module.so",
+// CHECK-NEXT: "library_sha256": "{{[0-9a-f]+}}",
 // CHECK: "target": "cpu",
 // CHECK: "version": 1
 // CHECK-NOT: helper

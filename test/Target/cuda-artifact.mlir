@@ -37,7 +37,9 @@
 // CHECK: "result": 0
 // CHECK: "shared_bytes": 0
 // CHECK: "library": "module.ptx",
-// CHECK: "ptx": "module.ptx",
+// CHECK-NEXT: "library_sha256": "{{[0-9a-f]+}}",
+// CHECK-NEXT: "ptx": "module.ptx",
+// CHECK-NEXT: "ptx_sha256": "{{[0-9a-f]+}}",
 // CHECK: "target": "cuda",
 
 // PTX: .target sm_90a

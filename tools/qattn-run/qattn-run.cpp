@@ -93,7 +93,8 @@ Options:
                          --dim bind the symbols, nothing is generated or
                          run, and no GPU is needed
   --list-devices         print the CUDA driver and devices, then exit
-  --help                 print this help
+  --help                 print this help (--help-hidden: the same; qattn-run
+                         has no hidden options)
 
 Arguments without --input get seeded random data; integer arguments have no
 generator and must be given with --input. A shape may name sizes by symbols
@@ -114,8 +115,9 @@ with max_abs = max|O-R|, rel_fro = ||O-R|| / ||R|| (Frobenius) and
 sqnr = 10 log10(sum R^2 / sum (O-R)^2), "inf" for an exact result.
 
 Exit status: 0 success; 1 usage, input or load error (reported as
-"qattn-run: error: ..." on stderr); 2 a result holds NaN or violates
---max-rel-error or --min-sqnr (reported as "FAIL: ..." on stdout).
+"qattn-run: error: ..." on stderr); 2 a result holds NaN, an error metric
+is NaN, or a result violates --max-rel-error or --min-sqnr (reported as
+"FAIL: ..." on stdout).
 )";
 
 //===----------------------------------------------------------------------===//
@@ -272,7 +274,9 @@ Options parseOptions(int argc, char **argv) {
   Options opts;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
+    // --help-hidden as LLVM's tools take it: qattn-run has no hidden
+    // options (it links no LLVM), so it shows the same text.
+    if (arg == "--help" || arg == "-h" || arg == "--help-hidden") {
       opts.help = true;
       return opts;
     }
@@ -655,6 +659,23 @@ bool reportChecks(const FunctionSpec &fn,
     std::string what =
         "result " + fn.results[expected.result].name + " vs " + expected.source;
     std::cout << what << ": " << formatMetrics(metrics) << "\n";
+    // A NaN metric says nothing about accuracy, so it fails the run without
+    // a threshold too. A result's own NaNs are reportNaNs' failure; this
+    // names the other causes.
+    bool nanMetrics = std::isnan(metrics.maxAbs) ||
+                      std::isnan(metrics.relFro) || std::isnan(metrics.sqnrDb);
+    if (nanMetrics && !opts.maxRelError && !opts.minSqnr) {
+      int64_t referenceNaNs = countNaN(expected.values);
+      if (referenceNaNs)
+        std::cout << "FAIL: " << what << ": the error metrics are NaN: the "
+                  << "reference holds " << referenceNaNs
+                  << " NaN values (NaN or infinite arguments, or an overflow "
+                     "in float64)\n";
+      else if (!countNaN(results[expected.result].toDoubles()))
+        std::cout << "FAIL: " << what << ": the error metrics are NaN: the "
+                  << "sums of squares overflow float64\n";
+      failed = true;
+    }
     // Negated comparisons, so that NaN metrics fail.
     if (opts.maxRelError && !(metrics.relFro <= *opts.maxRelError)) {
       std::cout << "FAIL: " << what << ": rel_fro violates --max-rel-error "

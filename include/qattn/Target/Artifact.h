@@ -27,6 +27,21 @@ namespace mlir::qattn {
 /// fails.
 FailureOr<llvm::json::Array> describeFunctions(ModuleOp module);
 
+/// What a cpu library states about the entry point of manifest function
+/// `fn` (an entry of describeFunctions): the dtypes and shapes, symbols
+/// included, of its arguments and results, "(f32[B,3,5]) -> (f32[B,3,5])".
+/// qattn-run compares it with the manifest before any call
+/// (docs/ARTIFACT.md, "Verifying an artifact").
+std::string getCpuSignature(const llvm::json::Object &fn);
+
+/// The name of the data symbol that holds the signature of entry point
+/// `symbol`: "qattn_signature." + symbol.
+std::string getCpuSignatureSymbol(StringRef symbol);
+
+/// The SHA-256 of `bytes` as 64 lowercase hex digits, as the manifest
+/// records it for each file it names (library_sha256, ptx_sha256).
+std::string getSha256Hex(StringRef bytes);
+
 /// The manifest's name of an element type ("f32", "i8", ...), if it has one.
 std::optional<StringRef> getDtypeName(Type type);
 

@@ -11,6 +11,12 @@
  * allocated, row-major strides) and, if one is wrong, returns without
  * writing its results, which qattn-run reports as NaN.
  *
+ * Like a compiled library, it states each entry point's signature as the
+ * string qattn_signature.SYMBOL (docs/ARTIFACT.md, "Verifying an artifact"),
+ * which qattn-run compares with the manifest: compiled with
+ * -DQATTN_FAKE_DIMS, those of Inputs/dims-manifest.json, else those of
+ * Inputs/manifest.json and Inputs/wide-manifest.json.
+ *
  *===----------------------------------------------------------------------===*/
 
 #include <math.h>
@@ -25,6 +31,35 @@ typedef struct {
   int64_t offset;
   int64_t sizesAndStrides[];
 } Desc;
+
+#define SIGNATURE(symbol, text)                                                \
+  const char symbol##_signature[] __asm__("qattn_signature." #symbol) = text
+
+#ifdef QATTN_FAKE_DIMS
+SIGNATURE(_mlir_ciface_copy_f32, "(f32[B,3,5]) -> (f32[B,3,5])");
+SIGNATURE(_mlir_ciface_attention_causal,
+          "(f32[B,4,Nq,16], f32[B,2,Nk,16], f32[B,2,Nk,16]) -> "
+          "(f32[B,4,Nq,16])");
+SIGNATURE(_mlir_ciface_attention_full,
+          "(f32[1,4,Nq,16], f32[1,2,Nk,16], f32[1,2,Nk,16]) -> "
+          "(f32[1,4,Nq,16])");
+#else
+SIGNATURE(_mlir_ciface_copy_f32, "(f32[2,3,5]) -> (f32[2,3,5])");
+SIGNATURE(_mlir_ciface_copy_f16, "(f16[4,8]) -> (f16[4,8])");
+SIGNATURE(_mlir_ciface_copy_bf16, "(bf16[4,8]) -> (bf16[4,8])");
+SIGNATURE(_mlir_ciface_unwritten, "(f32[2,3]) -> (f32[2,3])");
+SIGNATURE(_mlir_ciface_dequant, "(i8[4,8], f32[4]) -> (f32[4,8])");
+#define ATTENTION_SIGNATURE                                                    \
+  "(f32[1,4,8,16], f32[1,2,12,16], f32[1,2,12,16]) -> (f32[1,4,8,16])"
+SIGNATURE(_mlir_ciface_attention_causal, ATTENTION_SIGNATURE);
+SIGNATURE(_mlir_ciface_attention_full, ATTENTION_SIGNATURE);
+SIGNATURE(_mlir_ciface_attention_noscale, ATTENTION_SIGNATURE);
+#define F32X8 "f32[1], f32[1], f32[1], f32[1], f32[1], f32[1], f32[1], f32[1]"
+SIGNATURE(_mlir_ciface_wide,
+          "(" F32X8 ", " F32X8 ", " F32X8 ", " F32X8 ", " F32X8 ", " F32X8
+          ", " F32X8 ", f32[1], f32[1], f32[1], f32[1], f32[1], f32[1], "
+          "f32[1]) -> (f32[1])");
+#endif
 
 static int64_t dim(const Desc *d, int i) { return d->sizesAndStrides[i]; }
 

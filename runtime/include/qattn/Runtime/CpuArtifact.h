@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace qattn::rt {
@@ -50,9 +51,20 @@ protected:
   using Function::Function;
 };
 
-/// dlopens the manifest's library and resolves every function's symbol.
-/// Throws Error if the library does not load, a symbol is missing, or a
-/// function takes more than kCpuMaxMemrefs memrefs.
+/// The data symbol by which a cpu library states the signature of its
+/// entry point `symbol` ("qattn_signature._mlir_ciface_f"): a string,
+/// cpuSignature of the function it was compiled from (docs/ARTIFACT.md).
+std::string cpuSignatureSymbol(const std::string &symbol);
+
+/// The dtypes and shapes, symbols included, of a function's arguments and
+/// results: "(f32[B,3,5], i8[4,8]) -> (f32[B,3,5])".
+std::string cpuSignature(const FunctionSpec &spec);
+
+/// Checks the library's bytes against the manifest's library_sha256,
+/// dlopens it, resolves every function's symbol and compares the signature
+/// the library states for it with the manifest's. Throws Error if the hash
+/// differs, the library does not load, a symbol or its signature is missing
+/// or differs, or a function takes more than kCpuMaxMemrefs memrefs.
 std::unique_ptr<Artifact> loadCpuArtifact(Manifest manifest,
                                           const LoadOptions &options);
 

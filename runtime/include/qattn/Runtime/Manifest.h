@@ -125,11 +125,16 @@ struct Manifest {
   std::string target;
   /// The library's path relative to `directory`.
   std::string library;
+  /// The SHA-256 of the library's bytes (64 lowercase hex digits), checked
+  /// before the library is loaded.
+  std::string librarySha256;
   /// Target "cuda": the architecture the module was built for ("sm_90a"),
   /// and the PTX to JIT when `library` does not load (relative to
   /// `directory`; empty if the manifest names none).
   std::string chip;
   std::string ptx;
+  /// The SHA-256 of the PTX; set when `ptx` is.
+  std::string ptxSha256;
   std::vector<FunctionSpec> functions;
   /// The directory that holds manifest.json.
   std::string directory;
