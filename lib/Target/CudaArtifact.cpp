@@ -41,6 +41,8 @@ static LogicalResult planFunctions(ModuleOp module, json::Array &functions) {
       failedAny = true;
       continue;
     }
+    if (!plan->sizes.empty())
+      fn["sizes"] = std::move(plan->sizes);
     fn["buffers"] = std::move(plan->buffers);
     fn["launches"] = std::move(plan->launches);
   }

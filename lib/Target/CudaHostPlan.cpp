@@ -6,7 +6,10 @@
 // scratch buffers, takes views of buffers and launches kernels. Each launch
 // becomes a manifest entry whose parameters name an argument, a result, a
 // scratch buffer or a size symbol, and whose grid is a size expression
-// (docs/ARTIFACT.md, "Symbolic sizes on target cuda").
+// (docs/ARTIFACT.md, "Symbolic sizes on target cuda"). A size that a buffer's
+// shape or a parameter needs and that is an expression of the symbols (a
+// split count computed from the batch) becomes a named size of the
+// function's `sizes`, which the runtime evaluates at each call.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,20 +40,6 @@ static std::string formatShape(const json::Array &shape) {
 static bool isView(Operation *op) {
   return isa<memref::CollapseShapeOp, memref::ExpandShapeOp, memref::CastOp,
              memref::ReinterpretCastOp>(op);
-}
-
-/// Emits "<what> is <size> (computed by ...), but <rule>" at `user`, for a
-/// size that the manifest can express but not there.
-static LogicalResult emitMisplacedSize(Operation *user, const Twine &what,
-                                       const json::Value &size, Value value,
-                                       StringRef rule) {
-  Operation *op = getSizeOp(value);
-  InFlightDiagnostic diag = user->emitOpError()
-                            << what << " is " << formatSize(size)
-                            << " (computed by '" << op->getName() << "'), but "
-                            << rule;
-  diag.attachNote(op->getLoc()) << "computed here";
-  return diag;
 }
 
 /// The launch sizes that must be constants (the block: a kernel is compiled
@@ -94,6 +83,8 @@ private:
   FailureOr<json::Array> planGrid(gpu::LaunchFuncOp launch);
   FailureOr<json::Array> allocShape(memref::AllocOp alloc);
   memref::CopyOp findResultCopy(memref::AllocOp alloc);
+  std::string nameSize(json::Value size);
+  json::Value useNames(json::Value size) const;
 
   func::FuncOp host;
   unsigned numArgs;
@@ -115,7 +106,44 @@ FailureOr<LaunchPlan> HostPlanner::run() {
   for (Operation &op : host.getBody().front())
     if (failed(planOp(op)))
       return failure();
+  // A grid says S0*2 where S0 names its part.
+  for (json::Value &launch : plan.launches)
+    for (json::Value &size : *launch.getAsObject()->getArray("grid"))
+      size = useNames(std::move(size));
   return std::move(plan);
+}
+
+/// The symbol that a named size of the function's `sizes` gives `size`: the
+/// one it has, or a new one, "S0", "S1", ..., that no shape uses.
+std::string HostPlanner::nameSize(json::Value size) {
+  for (const json::Value &named : plan.sizes)
+    if (*named.getAsObject()->get("size") == size)
+      return named.getAsObject()->getString("name")->str();
+  auto taken = [&](StringRef name) {
+    for (const json::Array *shape : shapes)
+      for (const json::Value &dim : *shape)
+        if (dim.getAsString() == name)
+          return true;
+    return false;
+  };
+  std::string name;
+  for (size_t i = plan.sizes.size(); name.empty() || taken(name); ++i)
+    name = "S" + std::to_string(i);
+  plan.sizes.push_back(json::Object{{"name", name}, {"size", std::move(size)}});
+  return name;
+}
+
+/// `size` with every part that a named size computes replaced by its name.
+json::Value HostPlanner::useNames(json::Value size) const {
+  for (const json::Value &named : plan.sizes)
+    if (*named.getAsObject()->get("size") == size)
+      return *named.getAsObject()->get("name");
+  if (json::Object *object = size.getAsObject())
+    for (auto &member : *object)
+      if (json::Array *operands = member.second.getAsArray())
+        for (json::Value &operand : *operands)
+          operand = useNames(std::move(operand));
+  return size;
 }
 
 LogicalResult HostPlanner::planOp(Operation &op) {
@@ -158,7 +186,7 @@ LogicalResult HostPlanner::planAlloc(memref::AllocOp alloc) {
 }
 
 /// A scratch buffer's shape: its static sizes and the symbols of its dynamic
-/// ones (the runtime allocates buffers by the arguments' symbols alone).
+/// ones, an expression's being a named size.
 FailureOr<json::Array> HostPlanner::allocShape(memref::AllocOp alloc) {
   json::Array shape;
   auto dynamic = alloc.getDynamicSizes().begin();
@@ -172,12 +200,10 @@ FailureOr<json::Array> HostPlanner::allocShape(memref::AllocOp alloc) {
     FailureOr<json::Value> traced = sizes.trace(value, alloc, what);
     if (failed(traced))
       return failure();
-    if (!traced->getAsString() && !traced->getAsInteger())
-      return emitMisplacedSize(alloc, what, *traced, value,
-                               "a buffer's shape holds integers and symbols "
-                               "only: allocate it with one dimension per "
-                               "symbol");
-    shape.push_back(std::move(*traced));
+    if (traced->getAsString() || traced->getAsInteger())
+      shape.push_back(std::move(*traced));
+    else
+      shape.push_back(nameSize(std::move(*traced)));
   }
   return shape;
 }
@@ -282,7 +308,8 @@ LogicalResult HostPlanner::planLaunch(gpu::LaunchFuncOp launch) {
 }
 
 /// A buffer parameter names what it views; an i32 parameter is the size of
-/// one symbol, which the runtime passes as a 32-bit integer.
+/// one symbol (a named size where it is an expression or a constant), which
+/// the runtime passes as a 32-bit integer.
 FailureOr<json::Value> HostPlanner::planParam(gpu::LaunchFuncOp launch,
                                               unsigned index, Value operand) {
   std::string what = ("kernel operand " + Twine(index)).str();
@@ -302,11 +329,8 @@ FailureOr<json::Value> HostPlanner::planParam(gpu::LaunchFuncOp launch,
   if (failed(size))
     return failure();
   std::optional<StringRef> symbol = size->getAsString();
-  if (!symbol)
-    return emitMisplacedSize(launch, what, *size, operand,
-                             "a size parameter passes the size of one symbol "
-                             "({\"dim\": SYM}): compute the rest in the kernel");
-  return json::Value(json::Object{{"dim", symbol->str()}});
+  std::string name = symbol ? symbol->str() : nameSize(std::move(*size));
+  return json::Value(json::Object{{"dim", name}});
 }
 
 FailureOr<json::Array> HostPlanner::planGrid(gpu::LaunchFuncOp launch) {

@@ -12,9 +12,9 @@
 
 namespace mlir::qattn {
 
-/// The manifest's `buffers` and `launches` of one host function.
+/// The manifest's `sizes`, `buffers` and `launches` of one host function.
 struct LaunchPlan {
-  llvm::json::Array buffers, launches;
+  llvm::json::Array sizes, buffers, launches;
 };
 
 /// Reads the bufferized host function of the manifest entry `fn` (its

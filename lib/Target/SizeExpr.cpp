@@ -19,8 +19,9 @@ namespace json = llvm::json;
 /// The manifest's size grammar (docs/ARTIFACT.md), in host ops.
 static constexpr llvm::StringLiteral kSizeGrammar =
     "a size is a positive integer, a dimension of an argument or a result "
-    "(memref.dim), or arith.muli, arith.addi, and arith.ceildivui/ceildivsi "
-    "by a positive constant of sizes";
+    "(memref.dim), or arith.muli, arith.addi, arith.divui/divsi, "
+    "arith.minui/minsi, arith.maxui/maxsi, and arith.ceildivui/ceildivsi by a "
+    "positive constant of sizes";
 
 Operation *mlir::qattn::getSizeOp(Value value) {
   Operation *op = value.getDefiningOp();
@@ -44,6 +45,7 @@ struct Trace {
   FailureOr<json::Value> size(Value value);
   FailureOr<json::Value> sumOrProduct(Operation *op, StringLiteral key);
   FailureOr<json::Value> ceilDiv(Operation *op);
+  FailureOr<json::Value> floorDiv(Operation *op);
   FailureOr<json::Value> dim(memref::DimOp op);
 
   FailureOr<json::Value> stop(Operation *op, StringRef reason) {
@@ -70,6 +72,13 @@ FailureOr<json::Value> Trace::size(Value value) {
     return sumOrProduct(op, "mul");
   if (isa<arith::AddIOp>(op))
     return sumOrProduct(op, "add");
+  // Sizes are non-negative, so the signed and unsigned forms agree.
+  if (isa<arith::MinUIOp, arith::MinSIOp>(op))
+    return sumOrProduct(op, "min");
+  if (isa<arith::MaxUIOp, arith::MaxSIOp>(op))
+    return sumOrProduct(op, "max");
+  if (isa<arith::DivUIOp, arith::DivSIOp>(op))
+    return floorDiv(op);
   if (isa<arith::CeilDivUIOp, arith::CeilDivSIOp>(op))
     return ceilDiv(op);
   return stop(op, "which no manifest size expresses");
@@ -101,6 +110,17 @@ FailureOr<json::Value> Trace::ceilDiv(Operation *op) {
     return failure();
   return json::Value(
       json::Object{{"ceil_div", json::Array{std::move(*dividend), *divisor}}});
+}
+
+FailureOr<json::Value> Trace::floorDiv(Operation *op) {
+  FailureOr<json::Value> dividend = size(op->getOperand(0));
+  if (failed(dividend))
+    return failure();
+  FailureOr<json::Value> divisor = size(op->getOperand(1));
+  if (failed(divisor))
+    return failure();
+  return json::Value(json::Object{
+      {"div", json::Array{std::move(*dividend), std::move(*divisor)}}});
 }
 
 FailureOr<json::Value> Trace::dim(memref::DimOp op) {
@@ -136,9 +156,16 @@ std::string mlir::qattn::formatSize(const json::Value &size) {
   if (std::optional<StringRef> symbol = size.getAsString())
     return symbol->str();
   const json::Object &object = *size.getAsObject();
-  if (const json::Array *div = object.getArray("ceil_div"))
-    return "ceil_div(" + formatSize((*div)[0]) + ", " + formatSize((*div)[1]) +
-           ")";
+  // Calls: ceil_div(N, 64), div(1584, B*8), min(...), max(...).
+  for (StringRef call : {"ceil_div", "div", "min", "max"}) {
+    const json::Array *operands = object.getArray(call);
+    if (!operands)
+      continue;
+    std::string text = call.str() + "(";
+    for (auto [i, operand] : llvm::enumerate(*operands))
+      text += (i ? ", " : "") + formatSize(operand);
+    return text + ")";
+  }
   bool mul = object.getArray("mul");
   std::string text;
   for (const json::Value &term : *object.getArray(mul ? "mul" : "add")) {

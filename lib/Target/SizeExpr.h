@@ -21,9 +21,11 @@ namespace mlir::qattn {
 
 /// Reads the index arithmetic of a bufferized host function as manifest
 /// sizes: an integer, a symbol, or {"mul": [...]}, {"add": [...]},
+/// {"min": [...]}, {"max": [...]}, {"div": [size, size]} (rounded down),
 /// {"ceil_div": [size, integer]}. It follows `memref.dim` of the function's
 /// arguments (and result out-params), positive `arith.constant`s,
-/// `arith.muli`, `arith.addi`, `arith.ceildivui`/`ceildivsi` by a positive
+/// `arith.muli`, `arith.addi`, `arith.minui`/`minsi`, `arith.maxui`/`maxsi`,
+/// `arith.divui`/`divsi`, `arith.ceildivui`/`ceildivsi` by a positive
 /// constant, and `arith.index_cast`/`index_castui`.
 class SizeTracer {
 public:
@@ -42,7 +44,8 @@ private:
   SmallVector<const llvm::json::Array *> shapes;
 };
 
-/// "B*8", "ceil_div(B*MP, 4)": a manifest size as diagnostics write it.
+/// "B*8", "ceil_div(B*MP, 4)", "max(min(div(1584, B*8), 64), 1)": a manifest
+/// size as diagnostics write it.
 std::string formatSize(const llvm::json::Value &size);
 
 /// The op that computes `value`, past integer casts; null for a block

@@ -49,8 +49,19 @@ std::string withBindings(const SizeExpr &expr, const DimBindings &bindings) {
 }
 } // namespace
 
+const char *qattn::rt::describeSizeError(SizeError error) {
+  return error == SizeError::DivisionByZero ? "divides by 0"
+                                            : "overflows int64";
+}
+
 std::optional<int64_t> qattn::rt::evaluateSize(const SizeExpr &expr,
-                                               const DimBindings &bindings) {
+                                               const DimBindings &bindings,
+                                               SizeError *why) {
+  auto failWith = [&](SizeError error) -> std::optional<int64_t> {
+    if (why)
+      *why = error;
+    return std::nullopt;
+  };
   switch (expr.kind) {
   case SizeExpr::Kind::Constant:
     return expr.value;
@@ -62,27 +73,58 @@ std::optional<int64_t> qattn::rt::evaluateSize(const SizeExpr &expr,
     return bound->size;
   }
   case SizeExpr::Kind::Mul:
-  case SizeExpr::Kind::Add: {
-    bool mul = expr.kind == SizeExpr::Kind::Mul;
-    int64_t value = mul ? 1 : 0;
+  case SizeExpr::Kind::Add:
+  case SizeExpr::Kind::Min:
+  case SizeExpr::Kind::Max: {
+    std::optional<int64_t> value;
     for (const SizeExpr &operand : expr.operands) {
-      std::optional<int64_t> term = evaluateSize(operand, bindings);
+      std::optional<int64_t> term = evaluateSize(operand, bindings, why);
       if (!term)
         return std::nullopt;
-      bool overflow = mul ? __builtin_mul_overflow(value, *term, &value)
-                          : __builtin_add_overflow(value, *term, &value);
-      if (overflow)
-        return std::nullopt;
+      if (!value) {
+        value = term;
+        continue;
+      }
+      switch (expr.kind) {
+      case SizeExpr::Kind::Mul:
+        if (__builtin_mul_overflow(*value, *term, &*value))
+          return failWith(SizeError::Overflow);
+        break;
+      case SizeExpr::Kind::Add:
+        if (__builtin_add_overflow(*value, *term, &*value))
+          return failWith(SizeError::Overflow);
+        break;
+      case SizeExpr::Kind::Min:
+        value = std::min(*value, *term);
+        break;
+      default:
+        value = std::max(*value, *term);
+        break;
+      }
     }
     return value;
   }
+  case SizeExpr::Kind::Div:
   case SizeExpr::Kind::CeilDiv: {
-    std::optional<int64_t> dividend = evaluateSize(expr.operands[0], bindings);
+    std::optional<int64_t> dividend =
+        evaluateSize(expr.operands[0], bindings, why);
     if (!dividend)
       return std::nullopt;
-    // Both are at least 1 (the manifest reader and the bindings see to
-    // it), so this cannot overflow.
-    return (*dividend - 1) / expr.value + 1;
+    int64_t divisor = expr.value;
+    if (expr.kind == SizeExpr::Kind::Div) {
+      std::optional<int64_t> d = evaluateSize(expr.operands[1], bindings, why);
+      if (!d)
+        return std::nullopt;
+      divisor = *d;
+    }
+    // A quotient rounded down may be 0, and so may what divides by it.
+    if (divisor == 0)
+      return failWith(SizeError::DivisionByZero);
+    // Both are at least 0, so neither rounding overflows.
+    int64_t quotient = *dividend / divisor;
+    if (expr.kind == SizeExpr::Kind::CeilDiv && *dividend % divisor != 0)
+      ++quotient;
+    return quotient;
   }
   }
   return std::nullopt;
@@ -108,6 +150,16 @@ std::string qattn::rt::formatSizeExpr(const SizeExpr &expr) {
     }
     return text;
   }
+  case SizeExpr::Kind::Min:
+  case SizeExpr::Kind::Max:
+  case SizeExpr::Kind::Div: {
+    std::string text = expr.kind == SizeExpr::Kind::Min   ? "min("
+                       : expr.kind == SizeExpr::Kind::Max ? "max("
+                                                          : "div(";
+    for (size_t i = 0; i < expr.operands.size(); ++i)
+      text += (i ? ", " : "") + formatSizeExpr(expr.operands[i]);
+    return text + ")";
+  }
   case SizeExpr::Kind::CeilDiv:
     return "ceil_div(" + formatSizeExpr(expr.operands[0]) + ", " +
            std::to_string(expr.value) + ")";
@@ -127,7 +179,24 @@ std::string qattn::rt::describeLaunch(const FunctionSpec &fn, size_t launch) {
 }
 
 void qattn::rt::planLaunches(const FunctionSpec &fn,
-                             const DimBindings &bindings, LaunchPlan &plan) {
+                             const DimBindings &callBindings,
+                             LaunchPlan &plan) {
+  // The named sizes, in order, bound beside the call's symbols.
+  plan.bindings = callBindings;
+  const DimBindings &bindings = plan.bindings;
+  for (const NamedSize &named : fn.sizes) {
+    std::string what = "size \"" + named.name + "\" of function \"" + fn.name +
+                       "\" = " + formatSizeExpr(named.size);
+    SizeError why = SizeError::None;
+    std::optional<int64_t> value = evaluateSize(named.size, bindings, &why);
+    if (!value)
+      fail(what, " ", describeSizeError(why),
+           withBindings(named.size, bindings));
+    if (*value < 1)
+      fail(what, " is ", *value, withBindings(named.size, bindings),
+           "; a size must be at least 1");
+    plan.bindings.bind(named.name, *value, "size \"" + named.name + "\"");
+  }
   plan.bufferShapes.resize(fn.buffers.size());
   plan.bufferBytes.resize(fn.buffers.size());
   for (size_t i = 0; i < fn.buffers.size(); ++i) {
@@ -149,12 +218,13 @@ void qattn::rt::planLaunches(const FunctionSpec &fn,
     LaunchPlan::Launch &planned = plan.launches[i];
     for (size_t d = 0; d < 3; ++d) {
       const SizeExpr &expr = launch.grid[d];
-      std::optional<int64_t> size = evaluateSize(expr, bindings);
+      SizeError why = SizeError::None;
+      std::optional<int64_t> size = evaluateSize(expr, bindings, &why);
       if (!size)
-        fail(describeLaunch(fn, i), ": ", describeGridSize(d, expr),
-             " overflows int64", withBindings(expr, bindings));
-      // A size of 0 cannot come from sizes of at least 1, but a launch of
-      // no blocks is refused rather than left to the driver.
+        fail(describeLaunch(fn, i), ": ", describeGridSize(d, expr), " ",
+             describeSizeError(why), withBindings(expr, bindings));
+      // A quotient rounded down may make a size 0: a launch of no blocks is
+      // refused rather than left to the driver.
       if (*size < 1 || *size > kCudaGridLimits[d])
         fail(describeLaunch(fn, i), ": ", describeGridSize(d, expr), " is ",
              *size, withBindings(expr, bindings), "; CUDA allows 1 to ",

@@ -62,6 +62,13 @@ std::vector<std::string> FunctionSpec::argumentSymbols() const {
   return symbols;
 }
 
+const NamedSize *FunctionSpec::findSize(std::string_view symbol) const {
+  for (const NamedSize &size : sizes)
+    if (size.name == symbol)
+      return &size;
+  return nullptr;
+}
+
 SizeExpr SizeExpr::constant(int64_t value) {
   SizeExpr expr;
   expr.value = value;
@@ -80,6 +87,15 @@ bool SizeExpr::hasSymbols() const {
     return true;
   for (const SizeExpr &operand : operands)
     if (operand.hasSymbols())
+      return true;
+  return false;
+}
+
+bool SizeExpr::hasFloorDiv() const {
+  if (kind == Kind::Div)
+    return true;
+  for (const SizeExpr &operand : operands)
+    if (operand.hasFloorDiv())
       return true;
   return false;
 }
@@ -239,15 +255,21 @@ private:
       fn.symbol = getString(value, path, "symbol");
     fn.args = readTensors(value, path, "args");
     fn.results = readTensors(value, path, "results");
+    // Named sizes come before what uses them: they are read over the
+    // arguments' symbols alone.
+    if (isCuda && value.find("sizes"))
+      fn.sizes = readSizes(value, path, fn);
     if (isCuda && value.find("buffers"))
       fn.buffers = readTensors(value, path, "buffers");
     checkUniqueTensorNames(fn, path);
     checkDerivedSymbols(fn, fn.results, member(path, "results"),
+                        /*named=*/false,
                         "the caller allocates the results, so their sizes "
                         "must follow from the arguments'");
     checkDerivedSymbols(fn, fn.buffers, member(path, "buffers"),
+                        /*named=*/true,
                         "the runtime sizes the scratch buffers from the "
-                        "arguments' sizes");
+                        "arguments' sizes and the named sizes");
     // Required: a runner must not take a manifest that lost its reference
     // for one that has nothing to check ({"kind": "none"} says so).
     fn.reference = readReference(get(value, path, "reference"),
@@ -274,6 +296,42 @@ private:
       if (!std::isdigit((unsigned char)chip[i]))
         return false;
     return true;
+  }
+
+  /// `sizes`: [{"name": symbol, "size": size}, ...], each name a symbol
+  /// that no argument has and no other entry names, each size over the
+  /// arguments' symbols.
+  std::vector<NamedSize> readSizes(const Value &object, const std::string &path,
+                                   const FunctionSpec &fn) {
+    const Value &list = get(object, path, "sizes");
+    std::string listPath = member(path, "sizes");
+    expectKind(list, Kind::Array, listPath);
+    std::vector<std::string> symbols = fn.argumentSymbols();
+    std::vector<NamedSize> sizes;
+    for (size_t i = 0; i < list.getArray().size(); ++i) {
+      const Value &entry = list.getArray()[i];
+      std::string entryPath = element(listPath, i);
+      expectKind(entry, Kind::Object, entryPath);
+      NamedSize size;
+      size.name = getString(entry, entryPath, "name");
+      std::string namePath = member(entryPath, "name");
+      if (!isSymbol(size.name))
+        error(namePath, "\"" + size.name +
+                            "\" is not a size symbol (a letter or '_', then "
+                            "letters, digits or '_')");
+      if (std::find(symbols.begin(), symbols.end(), size.name) != symbols.end())
+        error(namePath, "\"" + size.name +
+                            "\" is a symbol of the arguments; a named size "
+                            "needs a name of its own");
+      for (const NamedSize &earlier : sizes)
+        if (earlier.name == size.name)
+          error(namePath, "a second size is named \"" + size.name + "\"");
+      size.size = readSizeExpr(
+          get(entry, entryPath, "size"), member(entryPath, "size"), fn,
+          "size \"" + size.name + "\" of function \"" + fn.name + "\"");
+      sizes.push_back(std::move(size));
+    }
+    return sizes;
   }
 
   std::vector<LaunchSpec> readLaunches(const Value &object,
@@ -393,16 +451,25 @@ private:
             return SizeExpr::constant(size);
           }
           SizeExpr expr = readSizeExpr(entry, entryPath, fn, where);
+          std::string text = formatSizeExpr(expr);
+          bool symbolic = expr.hasSymbols();
+          // With a quotient rounded down or a named size (which may have
+          // one), the smallest value need not be at every symbol 1: only
+          // a call can tell.
+          bool named = false;
+          for (const std::string &symbol : sizeExprSymbols(expr))
+            named |= fn.findSize(symbol) != nullptr;
+          if (symbolic && (named || expr.hasFloorDiv()))
+            return expr;
           DimBindings ones;
           for (const std::string &symbol : fn.argumentSymbols())
             ones.bind(symbol, 1, "");
-          std::optional<int64_t> least = evaluateSize(expr, ones);
-          std::string text = formatSizeExpr(expr);
-          bool symbolic = expr.hasSymbols();
+          SizeError why = SizeError::None;
+          std::optional<int64_t> least = evaluateSize(expr, ones, &why);
           if (!least)
-            error(entryPath, text + " overflows int64" +
+            error(entryPath, text + " " + describeSizeError(why) +
                                  (symbolic ? " with every symbol 1" : ""));
-          if (!symbolic && *least > limit)
+          if (!symbolic && (*least < 1 || *least > limit))
             error(entryPath, text + " = " + std::to_string(*least) +
                                  "; expected a size in [1, " +
                                  std::to_string(limit) + "]");
@@ -417,8 +484,9 @@ private:
   }
 
   /// A size expression (docs/ARTIFACT.md, "Symbolic sizes"): a positive
-  /// integer, a symbol of an argument's shape, or one of
-  ///   {"mul": [e, ...]}  {"add": [e, ...]}  {"ceil_div": [e, integer]}.
+  /// integer, a symbol of an argument's shape (or a named size), or one of
+  ///   {"mul": [e, ...]}  {"add": [e, ...]}  {"min": [e, ...]}
+  ///   {"max": [e, ...]}  {"div": [e, e]}  {"ceil_div": [e, integer]}.
   SizeExpr readSizeExpr(const Value &value, const std::string &path,
                         const FunctionSpec &fn, const std::string &where) {
     if (value.is(Kind::Number))
@@ -429,6 +497,8 @@ private:
       error(path,
             std::string("expected a size: an integer, a symbol, or "
                         "one of {\"mul\": [...]}, {\"add\": [...]}, "
+                        "{\"min\": [...]}, {\"max\": [...]}, "
+                        "{\"div\": [size, size]}, "
                         "{\"ceil_div\": [size, integer]}; got ") +
                 (value.is(Kind::Object)
                      ? "an object with " +
@@ -441,11 +511,17 @@ private:
       expr.kind = SizeExpr::Kind::Mul;
     else if (op.key == "add")
       expr.kind = SizeExpr::Kind::Add;
+    else if (op.key == "min")
+      expr.kind = SizeExpr::Kind::Min;
+    else if (op.key == "max")
+      expr.kind = SizeExpr::Kind::Max;
+    else if (op.key == "div")
+      expr.kind = SizeExpr::Kind::Div;
     else if (op.key == "ceil_div")
       expr.kind = SizeExpr::Kind::CeilDiv;
     else
       error(path, "unknown size operation \"" + op.key +
-                      "\" (known: mul, add, ceil_div)");
+                      "\" (known: mul, add, min, max, div, ceil_div)");
     expectKind(op.value, Kind::Array, opPath);
     const json::Array &operands = op.value.getArray();
     if (expr.kind == SizeExpr::Kind::CeilDiv) {
@@ -462,6 +538,10 @@ private:
       expr.value = readPositive(operands[1], element(opPath, 1));
       return expr;
     }
+    if (expr.kind == SizeExpr::Kind::Div && operands.size() != 2)
+      error(opPath, "expected [dividend, divisor], got " +
+                        std::to_string(operands.size()) + " operand" +
+                        (operands.size() == 1 ? "" : "s"));
     if (operands.empty())
       error(opPath, "expected at least one operand");
     for (size_t i = 0; i < operands.size(); ++i)
@@ -489,11 +569,14 @@ private:
                       "\" is not a size symbol (a letter or '_', then "
                       "letters, digits or '_')");
     std::vector<std::string> symbols = fn.argumentSymbols();
-    if (std::find(symbols.begin(), symbols.end(), symbol) != symbols.end())
+    if (std::find(symbols.begin(), symbols.end(), symbol) != symbols.end() ||
+        fn.findSize(symbol))
       return symbol;
     std::string have;
     for (const std::string &known : symbols)
       have += (have.empty() ? "" : ", ") + known;
+    for (const NamedSize &named : fn.sizes)
+      have += (have.empty() ? "" : ", ") + named.name + " (a named size)";
     error(path, "symbol \"" + symbol + "\" of " + where +
                     " is the size of no argument, so no call binds it (" +
                     (have.empty() ? "the arguments' shapes are static"
@@ -611,11 +694,16 @@ private:
   }
 
   /// The results' and the buffers' sizes must follow from the arguments':
-  /// every symbol of `tensors` occurs in some argument. `why` says why.
+  /// every symbol of `tensors` occurs in some argument (or, with `named`, is
+  /// a named size). `why` says why.
   void checkDerivedSymbols(const FunctionSpec &fn,
                            const std::vector<TensorSpec> &tensors,
-                           const std::string &listPath, const char *why) const {
+                           const std::string &listPath, bool named,
+                           const char *why) const {
     std::vector<std::string> bound = fn.argumentSymbols();
+    if (named)
+      for (const NamedSize &size : fn.sizes)
+        bound.push_back(size.name);
     for (size_t t = 0; t < tensors.size(); ++t) {
       const std::vector<std::string> &symbols = tensors[t].symbols;
       for (size_t d = 0; d < symbols.size(); ++d)

@@ -5,11 +5,19 @@
 // A paged decode with the int8 tail page, on the tile layer, as two kernels:
 // one warp per grid point (x: row tile and split, y: KV head, z: batch
 // entry), the tensors passed as flat views with their dynamic sizes as i32,
-// and the split combine.
+// and the split combine. The split count, computed on the host from the
+// batch and the page table's width (qattn-tile), sizes the partial rows'
+// dimension 3, which both kernels take as an i32, and grid x.
 // CHECK-LABEL: func.func @paged_decode
 // CHECK: %[[B:.*]] = tensor.dim %{{.*}}, %c0 : tensor<?x8x1x64xf16>
+// CHECK: arith.divui %c2112, %{{.*}} : index
+// CHECK: %[[NS:.*]] = arith.maxui %{{.*}}, %c1 : index
 // CHECK: memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [1099511627776], strides: [1] : memref<?x?xi32> to memref<1099511627776xi32>
-// CHECK: gpu.launch_func @qattn_kernels::@paged_decode_decode_tiles blocks in (%c64, %c2, %[[B]]) threads in (%c32, %c1, %c1)
+// CHECK: %[[ACC:.*]] = memref.alloc(%[[B]], %[[NS]]) : memref<?x2x1x?x16x64xf32>
+// CHECK: memref.reinterpret_cast %[[ACC]]
+// CHECK: %[[NS32:.*]] = arith.index_cast %[[NS]] : index to i32
+// CHECK: gpu.launch_func @qattn_kernels::@paged_decode_decode_tiles blocks in (%[[NS]], %c2, %[[B]]) threads in (%c32, %c1, %c1)
+// CHECK-SAME: %[[NS32]] : i32)
 // CHECK: %[[ROWS:.*]] = arith.muli %[[B]], %c8 : index
 // CHECK: gpu.launch_func @qattn_kernels::@paged_decode_combine_tiles blocks in (%[[ROWS]], %c1, %c1) threads in (%c32, %c1, %c1)
 // CHECK: %[[OUT:.*]] = bufferization.to_tensor
@@ -27,11 +35,18 @@
 // rows.
 // Here K and V read the same tensors: their streams still have regions of
 // their own (2 slots of 32 lanes x 52 bytes for K, x 36 for V).
+// The split count is the last partial's dimension 3: grid x divides by it
+// (the row tile, the split) and so does each split's share of the keys.
+// 16-key tiles of 4 rows: 128 registers, 16 warps per SM.
 // CHECK-LABEL: gpu.func @paged_decode_decode_tiles
-// CHECK-SAME: workgroup(%[[RING:.*]] : memref<1408xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
-// CHECK-SAME: known_block_size = array<i32: 32, 1, 1>
+// CHECK-SAME: %[[NSA:[a-z0-9]+]]: i32) workgroup(%[[RING:.*]] : memref<1408xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 32, 1, 1>, nvvm.minctasm = 16 : i32}
+// CHECK: %[[NSI:.*]] = arith.index_cast %[[NSA]] : i32 to index
+// CHECK: %[[BX:.*]] = gpu.block_id x
 // CHECK-DAG: gpu.block_id z
 // CHECK-DAG: gpu.block_id y
+// CHECK: arith.divui %[[BX]], %[[NSI]] : index
+// CHECK: arith.remui %[[BX]], %[[NSI]] : index
+// CHECK: arith.divui %{{.*}}, %[[NSI]] : index
 // CHECK: vector.load %{{.*}} : memref<1099511627776xf16>, vector<16xf16>
 // CHECK: cp.async.ca.shared.global [$0], [g], 8;
 // CHECK: cp.async.cg.shared.global [$0], [g], 16;
@@ -62,7 +77,14 @@
 // STAGES1-NOT: workgroup
 // STAGES1-NOT: cp.async
 // STAGES1: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>) {
+// The combine loops over the splits twice (their maxima, then the weighted
+// sums and channels), as many as the accumulators' dimension 3 says.
 // CHECK-LABEL: gpu.func @paged_decode_combine_tiles
+// CHECK-SAME: (%{{[^:]*}}: memref<1099511627776xf32>, %{{[^:]*}}: i32, %[[CS:[^:]*]]: i32,
+// CHECK: %[[CSI:.*]] = arith.index_cast %[[CS]] : i32 to index
+// CHECK: scf.for %{{.*}} = %c0 to %[[CSI]] step %c1 iter_args(%{{.*}}) -> (f32) {
+// CHECK: arith.maximumf
+// CHECK: scf.for %{{.*}} = %c0 to %[[CSI]] step %c1 iter_args({{.*}}) -> (f32, f32, f32) {
 // CHECK: ex2.approx.ftz.f32
 // CHECK: arith.truncf {{.*}} : f32 to f16
 // CHECK: memref.store

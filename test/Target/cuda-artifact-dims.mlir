@@ -2,6 +2,9 @@
 // RUN: FileCheck %s --input-file=%t/manifest.json
 // RUN: qattn-run %t --plan-only --function scale --dim B=3 --dim MP=5 | FileCheck %s --check-prefix=PLAN
 // RUN: qattn-run %t --plan-only --function sizes --dim B=3 --dim MP=5 | FileCheck %s --check-prefix=SIZES
+// RUN: %python -c "import json, sys; print(json.dumps(json.load(open(sys.argv[1]))['functions'][2], indent=1, sort_keys=True))" %t/manifest.json | FileCheck %s --check-prefix=NAMED
+// RUN: qattn-run %t --plan-only --function named --dim B=2 --dim MP=5 | FileCheck %s --check-prefix=NAMED-B2
+// RUN: qattn-run %t --plan-only --function named --dim B=100 --dim MP=5 | FileCheck %s --check-prefix=NAMED-B100
 
 // Dynamically shaped functions on target cuda, as a GPU lowering leaves
 // them: host code at the tensor level that takes views of its buffers,
@@ -151,6 +154,106 @@
 // SIZES-NEXT:   launch first_pages grid [2, 6, 2] = [ceil_div((B+MP)*B*MP, 64), MP+1, 2], block [32, 1, 1], shared 0 B
 // SIZES-NEXT:     params table, flags, MP=5
 
+// The third function computes a split count as qattn-tile does, S =
+// max(min(div(1584, B*8), ceil_div(MP*64, 128), 64), 1): a min, a max and a
+// division rounded down by a size. S sizes a scratch dimension and is passed
+// to a kernel, as are a product (B*MP) and a constant, and a scratch
+// dimension is a product (B*8): each becomes a named size, S0 to S3 in the
+// order first needed (S is used twice and named once), and grid x, S*2,
+// names S0.
+// NAMED:      "buffers": [
+// NAMED-NEXT:  {
+// NAMED-NEXT:   "dtype": "i32",
+// NAMED-NEXT:   "name": "scratch0",
+// NAMED-NEXT:   "shape": [
+// NAMED-NEXT:    "B",
+// NAMED-NEXT:    "S0"
+// NAMED-NEXT:   ]
+// NAMED-NEXT:  },
+// NAMED-NEXT:  {
+// NAMED-NEXT:   "dtype": "i32",
+// NAMED-NEXT:   "name": "scratch1",
+// NAMED-NEXT:   "shape": [
+// NAMED-NEXT:    "S1",
+// NAMED-NEXT:    64
+// NAMED-NEXT:   ]
+// NAMED-NEXT:  }
+// NAMED-NEXT: ],
+// NAMED:      "grid": [
+// NAMED-NEXT:    {
+// NAMED-NEXT:     "mul": [
+// NAMED-NEXT:      "S0",
+// NAMED-NEXT:      2
+// NAMED-NEXT:     ]
+// NAMED-NEXT:    },
+// NAMED:      "params": [
+// NAMED-NEXT:    {
+// NAMED-NEXT:     "buffer": 0
+// NAMED-NEXT:    },
+// NAMED-NEXT:    {
+// NAMED-NEXT:     "buffer": 1
+// NAMED-NEXT:    },
+// NAMED-NEXT:    {
+// NAMED-NEXT:     "dim": "S0"
+// NAMED-NEXT:    },
+// NAMED-NEXT:    {
+// NAMED-NEXT:     "dim": "S2"
+// NAMED-NEXT:    },
+// NAMED-NEXT:    {
+// NAMED-NEXT:     "dim": "S3"
+// NAMED-NEXT:    }
+// NAMED-NEXT:   ]
+// NAMED:      "sizes": [
+// NAMED-NEXT:  {
+// NAMED-NEXT:   "name": "S0",
+// NAMED-NEXT:   "size": {
+// NAMED-NEXT:    "max": [
+// NAMED-NEXT:     {
+// NAMED-NEXT:      "min": [
+// NAMED-NEXT:       {
+// NAMED-NEXT:        "div": [
+// NAMED-NEXT:         1584,
+// NAMED-NEXT:         {
+// NAMED-NEXT:          "mul": [
+// NAMED-NEXT:           "B",
+// NAMED-NEXT:           8
+// NAMED-NEXT:          ]
+// NAMED-NEXT:         }
+// NAMED-NEXT:        ]
+// NAMED-NEXT:       },
+// NAMED-NEXT:       {
+// NAMED-NEXT:        "ceil_div": [
+// NAMED-NEXT:         {
+// NAMED-NEXT:          "mul": [
+// NAMED-NEXT:           "MP",
+// NAMED-NEXT:           64
+// NAMED-NEXT:          ]
+// NAMED-NEXT:         },
+// NAMED-NEXT:         128
+// NAMED-NEXT:        ]
+// NAMED-NEXT:       },
+// NAMED-NEXT:       64
+// NAMED-NEXT:      ]
+// NAMED-NEXT:     },
+// NAMED-NEXT:     1
+// NAMED-NEXT:    ]
+// NAMED-NEXT:   }
+// NAMED-NEXT:  },
+
+// NAMED-B2:      dims B=2, MP=5
+// NAMED-B2-NEXT:   arg table: i32 [2, 5]
+// NAMED-B2-NEXT:   size S0 = max(min(div(1584, B*8), ceil_div(MP*64, 128), 64), 1) = 3
+// NAMED-B2-NEXT:   size S1 = B*8 = 16
+// NAMED-B2-NEXT:   size S2 = B*MP = 10
+// NAMED-B2-NEXT:   size S3 = 64 = 64
+// NAMED-B2-NEXT:   buffer scratch0: i32 [2, 3], 24 bytes
+// NAMED-B2-NEXT:   buffer scratch1: i32 [16, 64], 4096 bytes
+// NAMED-B2-NEXT:   launch count grid [6, 1, 1] = [S0*2, 1, 1], block [32, 1, 1], shared 0 B
+// NAMED-B2-NEXT:     params scratch0, scratch1, S0=3, S2=10, S3=64
+// NAMED-B100: size S0 = {{.*}} = 1
+// NAMED-B100: buffer scratch0: i32 [100, 1], 400 bytes
+// NAMED-B100: launch count grid [2, 1, 1] = [S0*2, 1, 1]
+
 module attributes {gpu.container_module} {
 gpu.module @kernels {
   // y = 2 x over `rows` rows of 512 halves. Kernels take bare pointers, so
@@ -180,6 +283,10 @@ gpu.module @kernels {
     %at = arith.muli %b, %w : index
     %page = memref.load %table[%at] : memref<2147483647xi32>
     memref.store %page, %pages[%b] : memref<2147483647xi32>
+    gpu.return
+  }
+
+  gpu.func @count(%x: memref<2147483647xi32>, %y: memref<2147483647xi32>, %s: i32, %n: i32, %c: i32) kernel {
     gpu.return
   }
 }
@@ -245,5 +352,37 @@ func.func @sizes(%table: tensor<?x?xi32> {qattn.name = "table", qattn.dims = ["B
       args(%tflat : memref<2147483647xi32>, %fflat : memref<2147483647xi32>, %mp32 : i32)
   %r = bufferization.to_tensor %flags restrict writable : memref<4xi32> to tensor<4xi32>
   return %r : tensor<4xi32>
+}
+
+func.func @named(%table: tensor<?x?xi32> {qattn.name = "table", qattn.dims = ["B", "MP"]}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c1584 = arith.constant 1584 : index
+  %c64i = arith.constant 64 : i32
+  %B = tensor.dim %table, %c0 : tensor<?x?xi32>
+  %MP = tensor.dim %table, %c1 : tensor<?x?xi32>
+  %tasks = arith.muli %B, %c8 : index
+  %wave = arith.divui %c1584, %tasks : index
+  %keys = arith.muli %MP, %c64 : index
+  %longest = arith.ceildivui %keys, %c128 : index
+  %fit = arith.minui %wave, %longest : index
+  %most = arith.minui %fit, %c64 : index
+  %S = arith.maxui %most, %c1 : index
+  %splits = memref.alloc(%B, %S) : memref<?x?xi32>
+  %sflat = memref.reinterpret_cast %splits to offset: [0], sizes: [2147483647], strides: [1] : memref<?x?xi32> to memref<2147483647xi32>
+  %rows = memref.alloc(%tasks) : memref<?x64xi32>
+  %rflat = memref.reinterpret_cast %rows to offset: [0], sizes: [2147483647], strides: [1] : memref<?x64xi32> to memref<2147483647xi32>
+  %x = arith.muli %S, %c2 : index
+  %s32 = arith.index_cast %S : index to i32
+  %area = arith.muli %B, %MP : index
+  %a32 = arith.index_cast %area : index to i32
+  gpu.launch_func @kernels::@count blocks in (%x, %c1, %c1) threads in (%c32, %c1, %c1)
+      args(%sflat : memref<2147483647xi32>, %rflat : memref<2147483647xi32>, %s32 : i32, %a32 : i32, %c64i : i32)
+  return
 }
 }

@@ -2,22 +2,46 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile=splits=2 --canonicalize | FileCheck %s --check-prefix=SPLITS
 // RUN: qattn-opt %s -split-input-file --qattn-tile=tile-layer=true --canonicalize | FileCheck %s --check-prefix=LAYER
 // RUN: qattn-opt %s -split-input-file --qattn-tile=tile-keys=16 --canonicalize | FileCheck %s --check-prefix=NARROW
+// RUN: qattn-opt %s -split-input-file --qattn-tile=num-sms=4 --canonicalize | FileCheck %s --check-prefix=SMS
 
 // A paged decode with the int8 tail page becomes a grid of tile programs:
-// one per (batch, KV head, row tile, key split: at batch 1 two warps per SM,
-// 2 x 132 / 2 capped at 64); each walks its slice of
+// one per (batch, KV head, row tile, key split); each walks its slice of
 // the sequence's cache keys (bounds from kv_lens, the last L mod 64 keys in
 // the buffer) and then its tail keys, in 16-key tiles, and the splits'
-// partial rows are combined.
+// partial rows are combined. The split count comes from the batch at run
+// time: one wave of the grid kernel's 16 warps per SM (128 registers: 16-key
+// tiles, 4 rows), 2112 on 132 SMs, over B x 2 KV heads x 1 row tile, at
+// most 64 and at most the capacity (max_pages x 64 keys and the buffer's 64)
+// in splits of 128 keys, at least 1. The scratch tensors' split dimension
+// is that count.
 // CHECK-LABEL: func.func @paged_decode
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
 // CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK-DAG: %[[C2112:.*]] = arith.constant 2112 : index
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK: %[[B:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x8x1x64xf16>
-// CHECK: %[[GRID:.*]]:3 = scf.forall (%[[BI:.*]], %[[HK:.*]], %[[RT:.*]], %[[S:.*]]) in (%[[B]], 2, 1, 64) shared_outs
+// CHECK: %[[TASKS:.*]] = arith.muli %[[B]], %[[C2]] : index
+// CHECK: %[[WAVE:.*]] = arith.divui %[[C2112]], %[[TASKS]] : index
+// CHECK: %[[MP:.*]] = tensor.dim %{{.*}}, %[[C1]] : tensor<?x?xi32>
+// CHECK: %[[PAGED:.*]] = arith.muli %[[MP]], %[[C64]] : index
+// CHECK: %[[CAP:.*]] = arith.addi %[[PAGED]], %[[C64]] : index
+// CHECK: %[[LONGEST:.*]] = arith.ceildivui %[[CAP]], %[[C128]] : index
+// CHECK: %[[MOST:.*]] = arith.minui %[[LONGEST]], %[[C64]] : index
+// CHECK: %[[FIT:.*]] = arith.minui %[[WAVE]], %[[MOST]] : index
+// CHECK: %[[NS:.*]] = arith.maxui %[[FIT]], %[[C1]] : index
+// CHECK: tensor.empty(%[[B]], %[[NS]]) : tensor<?x2x1x?x16xf32>
+// CHECK: tensor.empty(%[[B]], %[[NS]]) : tensor<?x2x1x?x16x64xf32>
+// CHECK: %[[GRID:.*]]:3 = scf.forall (%[[BI:.*]], %[[HK:.*]], %[[RT:.*]], %[[S:.*]]) in (%[[B]], 2, 1, %[[NS]]) shared_outs
 // CHECK: %[[LEN32:.*]] = tensor.extract %{{.*}}[%[[BI]]] : tensor<?xi32>
 // CHECK: %[[LEN:.*]] = arith.index_cast %[[LEN32]] : i32 to index
 // CHECK: %[[TAIL:.*]] = arith.remui %[[LEN]], %[[C64]] : index
 // CHECK: %[[CACHED:.*]] = arith.subi %[[LEN]], %[[TAIL]] : index
+// Each split takes ceil(L / S) keys, rounded up to whole tiles.
+// CHECK: %[[NS1:.*]] = arith.subi %[[NS]], %[[C1]] : index
+// CHECK: %[[LENS:.*]] = arith.addi %[[LEN]], %[[NS1]] : index
+// CHECK: arith.divui %[[LENS]], %[[NS]] : index
 // CHECK: %[[Q:.*]] = qattn.load_query_tile %{{.*}} [%[[BI]], %[[HK]], %{{.*}}] {group = 4 : i64, layout = #qattn.fragment<mma_queries_b>}
 // CHECK: %[[STATE:.*]]:3 = scf.for %[[J:.*]] = %{{.*}} to %[[CEND:.*]] step %[[C16]] iter_args
 // CHECK:   %[[KT:.*]]:4 = qattn.load_kv_tile %{{.*}}[%[[BI]], %[[HK]], %[[J]]] bound %[[CEND]] pages(%{{.*}} : tensor<?x?xi32>) {keys = 16 : i64
@@ -34,9 +58,11 @@
 // CHECK: scf.forall.in_parallel
 // CHECK: tensor.parallel_insert_slice {{.*}} into {{.*}}[%[[BI]], %[[HK]], {{.*}}, %[[S]], 0, 0] [1, 1, 1, 1, 16, 64]
 // CHECK: } {mapping = [#gpu.block<linear_dim_3>, #gpu.block<linear_dim_2>, #gpu.block<linear_dim_1>, #gpu.block<linear_dim_0>]}
-// CHECK: qattn.combine_splits %[[GRID]]#2, %[[GRID]]#0, %[[GRID]]#1 {group = 4 : i64} : tensor<?x2x1x64x16x64xf32>, tensor<?x2x1x64x16xf32>, tensor<?x2x1x64x16xf32> -> tensor<?x8x1x64xf16>
+// CHECK: qattn.combine_splits %[[GRID]]#2, %[[GRID]]#0, %[[GRID]]#1 {group = 4 : i64} : tensor<?x2x1x?x16x64xf32>, tensor<?x2x1x?x16xf32>, tensor<?x2x1x?x16xf32> -> tensor<?x8x1x64xf16>
 // CHECK-NOT: qattn.attention
+// The splits option forces a constant.
 // SPLITS: scf.forall ({{.*}}) in (%{{.*}}, 2, 1, 2)
+// SPLITS: qattn.combine_splits {{.*}} : tensor<?x2x1x2x16x64xf32>
 func.func @paged_decode(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x64xi8>, %kz2: tensor<?x2x4x64xi8>,
                         %kb: tensor<?x2x64x64xi8>, %kbs: tensor<?x2xf32>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x64xf16> {
   %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) buffers(%kb, %kbs, %kb, %kbs) lengths(%lens) pages(%table)
@@ -92,5 +118,61 @@ func.func @wide_tiles_narrowed(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>
   %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) lengths(%lens) pages(%table)
       {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 32>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 32>}
       : (tensor<?x8x1x64xf16>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x2x64xi8>, tensor<?x2x2x64xi8>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x2x64xi8>, tensor<?x2x2x64xi8>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x64xf16>
+  return %o : tensor<?x8x1x64xf16>
+}
+
+// -----
+
+// A contiguous cache whose batch and capacity are static but whose lengths
+// are not: the same rule, folded. 32-key tiles take 168 registers, 12 warps
+// per SM: 1584 slots over 4 x 2 x 1 tasks is 198, the 1024-key capacity 8
+// splits of 128.
+// CHECK-LABEL: func.func @static_batch
+// CHECK: scf.forall ({{.*}}) in (4, 2, 1, 8)
+// CHECK: qattn.combine_splits {{.*}} : tensor<?x2x1x8x16x64xf32>
+// A larger batch with a long cache: 1584 / (64 x 2) = 12 splits.
+// CHECK-LABEL: func.func @static_large_batch
+// CHECK: scf.forall ({{.*}}) in (64, 2, 1, 12)
+func.func @static_batch(%q: tensor<4x16x1x64xf16>, %k: tensor<4x2x1024x64xi8>, %ks: tensor<4x2x16xf32>, %lens: tensor<4xi32>) -> tensor<4x16x1x64xf16> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%lens) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
+      : (tensor<4x16x1x64xf16>, tensor<4x2x1024x64xi8>, tensor<4x2x16xf32>, tensor<4x2x1024x64xi8>, tensor<4x2x16xf32>, tensor<4xi32>) -> tensor<4x16x1x64xf16>
+  return %o : tensor<4x16x1x64xf16>
+}
+func.func @static_large_batch(%q: tensor<64x16x1x64xf16>, %k: tensor<64x2x8192x64xi8>, %ks: tensor<64x2x128xf32>, %lens: tensor<64xi32>) -> tensor<64x16x1x64xf16> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%lens) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
+      : (tensor<64x16x1x64xf16>, tensor<64x2x8192x64xi8>, tensor<64x2x128xf32>, tensor<64x2x8192x64xi8>, tensor<64x2x128xf32>, tensor<64xi32>) -> tensor<64x16x1x64xf16>
+  return %o : tensor<64x16x1x64xf16>
+}
+
+// -----
+
+// A contiguous cache of dynamic batch and capacity: its keys dimension is
+// the capacity. Its 32-key tiles take 168 registers, 12 warps per SM (1584
+// slots); num-sms=4 leaves 48.
+// CHECK-LABEL: func.func @contiguous
+// CHECK: %[[B:.*]] = tensor.dim %{{.*}}, %c0 : tensor<?x8x1x64xf16>
+// CHECK: arith.divui %c1584, %{{.*}} : index
+// CHECK: %[[N:.*]] = tensor.dim %{{.*}}, %c2 : tensor<?x2x?x64xi8>
+// CHECK: arith.ceildivui %[[N]], %c128 : index
+// CHECK: scf.forall ({{.*}}) in (%[[B]], 2, 1, %{{.*}})
+// SMS-LABEL: func.func @contiguous
+// SMS: %[[WAVE:.*]] = arith.divui %c48, %{{.*}} : index
+// SMS: %[[FIT:.*]] = arith.minui %[[WAVE]], %{{.*}} : index
+// SMS: %[[NS:.*]] = arith.maxui %[[FIT]], %c1 : index
+// SMS: scf.forall ({{.*}}) in (%{{.*}}, 2, 1, %[[NS]])
+func.func @contiguous(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x?x64xi8>, %ks: tensor<?x2x?xf32>, %lens: tensor<?xi32>) -> tensor<?x8x1x64xf16> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%lens) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
+      : (tensor<?x8x1x64xf16>, tensor<?x2x?x64xi8>, tensor<?x2x?xf32>, tensor<?x2x?x64xi8>, tensor<?x2x?xf32>, tensor<?xi32>) -> tensor<?x8x1x64xf16>
+  return %o : tensor<?x8x1x64xf16>
+}
+
+// -----
+
+// SAS takes one split, a constant, whatever the batch.
+// CHECK-LABEL: func.func @sas
+// CHECK: scf.forall ({{.*}}) in (%{{.*}}, 2, 1, 1)
+func.func @sas(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x?x64xi8>, %ks: tensor<?x2x?xf32>, %lens: tensor<?xi32>) -> tensor<?x8x1x64xf16> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%lens) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, softmax = #qattn.softmax<sas, threshold = -6.0, degree = 2>}
+      : (tensor<?x8x1x64xf16>, tensor<?x2x?x64xi8>, tensor<?x2x?xf32>, tensor<?x2x?x64xi8>, tensor<?x2x?xf32>, tensor<?xi32>) -> tensor<?x8x1x64xf16>
   return %o : tensor<?x8x1x64xf16>
 }

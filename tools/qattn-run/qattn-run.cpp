@@ -698,10 +698,13 @@ std::string formatGridSizes(const std::array<uint32_t, 3> &grid) {
 }
 
 /// What a cuda function's call launches at the bound sizes: a line per
-/// scratch buffer and per launch (and with `params`, a line of its
-/// parameters), as the runtime launches it.
+/// named size, per scratch buffer and per launch (and with `params`, a line
+/// of its parameters), as the runtime launches it.
 void printLaunchPlan(const FunctionSpec &fn, const LaunchPlan &plan,
                      bool params) {
+  for (const NamedSize &named : fn.sizes)
+    std::cout << "  size " << named.name << " = " << formatSizeExpr(named.size)
+              << " = " << plan.bindings.find(named.name)->size << "\n";
   for (size_t i = 0; i < fn.buffers.size(); ++i)
     std::cout << "  buffer " << fn.buffers[i].name << ": "
               << dtypeName(fn.buffers[i].dtype) << " "

@@ -56,7 +56,11 @@ def QAttnConvertToGPU : Pass<"qattn-convert-to-gpu", "mlir::ModuleOp"> {
     its `qattn.combine_splits` a combine kernel of one warp per output row.
     The tensors pass as flat views (`memref.reinterpret_cast`, 2^40
     elements) with each dynamic size as an i32, so one artifact serves every
-    batch, length and pool. The grid body is rewritten op by op into the
+    batch, length and pool; a split count computed at run time is the
+    partial rows' dynamic dimension 3, which both kernels take so (the
+    combine loops over it). The kernel asks ptxas for the occupancy that
+    qattn-tile sized the splits by (`nvvm.minctasm`, qattn/Target/Chip.h).
+    The grid body is rewritten op by op into the
     lanes' registers: loads straight from global memory (a pipelined key
     loop's look-ahead loads stay in flight until first use), exact f16x2
     dequantization, mma.sync for S^T = K Q^T and O^T += V^T P^T, the online

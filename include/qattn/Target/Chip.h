@@ -49,6 +49,48 @@ inline std::optional<ChipInfo> lookupChip(llvm::StringRef chip) {
 /// The chips lookupChip knows, for diagnostics.
 inline std::string knownChips() { return kSm90a.chip.str(); }
 
+//===----------------------------------------------------------------------===//
+// The tile layer's decode grid kernel
+//===----------------------------------------------------------------------===//
+//
+// One warp per grid point (a CTA of 32 threads). qattn-tile sizes the
+// shape-generic grid's key splits by how many of those warps an SM keeps
+// resident, and the GPU lowering asks ptxas for that occupancy
+// (nvvm.minctasm): both read it here, so that they agree.
+
+/// Registers a lane of the grid kernel may take: latency is hidden by warps
+/// (16 per SM at 128), but two row blocks' accumulators (more than 8
+/// (query, head) rows per KV head) or two key blocks' fragments (32-key
+/// tiles) need more. H200, B8 Hq32 Hkv8 d128 L32K 4-bit, same call: 16-key
+/// tiles at 128 (24 bytes spilled) 177.1 us, at 168 (none) 192.8; 32-key
+/// tiles at 128 (200 bytes spilled) 164.8, at 168 (none) 159.1.
+inline constexpr int64_t kTileGridRegistersNarrow = 128,
+                         kTileGridRegistersWide = 168;
+/// The lanes of a warp, as the grid kernel's CTA.
+inline constexpr int64_t kTileGridWarpThreads = 32;
+
+/// The register budget of the grid kernel whose tiles hold `tileKeys` keys
+/// and whose rows take `rowBlocks` blocks of 8 (query, head) pairs.
+inline constexpr int64_t tileGridRegisters(int64_t tileKeys,
+                                           int64_t rowBlocks) {
+  return rowBlocks == 1 && tileKeys == 16 ? kTileGridRegistersNarrow
+                                          : kTileGridRegistersWide;
+}
+
+/// The grid kernel's warps (CTAs) resident on one SM of `chip` at that
+/// budget: 16 at 128 registers, 12 at 168 on sm_90a.
+inline constexpr int64_t
+tileGridWarpsPerSM(const ChipInfo &chip, int64_t tileKeys, int64_t rowBlocks) {
+  return chip.registersPerSM /
+         (kTileGridWarpThreads * tileGridRegisters(tileKeys, rowBlocks));
+}
+
+/// The row blocks of 8 (query, head) pairs the grid kernel's warp covers
+/// for `pairs` pairs of a KV head (at most 16 per row tile).
+inline constexpr int64_t tileGridRowBlocks(int64_t pairs) {
+  return pairs <= 8 ? 1 : 2;
+}
+
 } // namespace mlir::qattn
 
 #endif // QATTN_TARGET_CHIP_H

@@ -183,7 +183,9 @@ static LogicalResult lowerOp(WarpProgram &w, Operation &op) {
         bool scalar = other->getNumRegions() == 0 &&
                       llvm::none_of(other->getOperandTypes(), isTile) &&
                       llvm::none_of(other->getResultTypes(), isTile);
-        if (!scalar || !isPure(other))
+        // Cloned where it stands, so a division by the run-time split count
+        // (not speculatable) is as fine as any other effect-free op.
+        if (!scalar || !isMemoryEffectFree(other))
           return other->emitOpError(
               "inside a decode grid has no GPU lowering (the grid body may "
               "hold index arithmetic, tensor.extract, scf.for and tile ops)");
@@ -327,25 +329,18 @@ static LoadKVTileOp firstKVLoad(scf::ForallOp grid) {
   return first;
 }
 
-/// Registers a lane may take in the grid kernel: latency is hidden by warps
-/// (16 per SM at 128), but two row blocks' accumulators or two key blocks'
-/// fragments need more. H200, B8 Hq32 Hkv8 d128 L32K 4-bit, same call: 16-key
-/// tiles at 128 (24 bytes spilled) 177.1 us, at 168 (none) 192.8; 32-key
-/// tiles at 128 (200 bytes spilled) 164.8, at 168 (none) 159.1.
-static constexpr int64_t kRegistersNarrow = 128, kRegistersWide = 168;
-
 static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
                                StringRef prefix, const ChipInfo &chip) {
   CombineSplitsOp combine = combineOf(grid);
-  std::optional<int64_t> splits =
-      grid.getRank() == 4 ? getConstantIntValue(grid.getMixedUpperBound()[3])
-                          : std::nullopt;
   LoadKVTileOp kvLoad = firstKVLoad(grid);
-  if (!combine || !splits || !kvLoad)
+  if (!combine || grid.getRank() != 4 || !kvLoad)
     return grid.emitOpError(
-        "is not a decode grid of qattn-tile (batch, KV head, row tile and a "
-        "constant number of splits, loading K/V tiles, with max, sum and "
-        "accumulator results combined by qattn.combine_splits)");
+        "is not a decode grid of qattn-tile (batch, KV head, row tile and "
+        "split, loading K/V tiles, with max, sum and accumulator results "
+        "combined by qattn.combine_splits)");
+  // A split count computed at run time is the partial rows' dimension 3,
+  // which the kernel takes as an i32 beside them; the body may read it.
+  Value splitBound = dyn_cast<Value>(grid.getMixedUpperBound()[3]);
   if (failed(checkLowerable(grid)))
     return failure();
   LoadQueryTileOp queryLoad =
@@ -353,7 +348,7 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
   auto queryType = cast<RankedTensorType>(queryLoad.getQ().getType());
   int64_t headDim = queryType.getDimSize(3);
   int64_t pairs = queryLoad.getGroup() * queryType.getDimSize(2);
-  int64_t rowBlocks = pairs <= 8 ? 1 : 2;
+  int64_t rowBlocks = tileGridRowBlocks(pairs);
 
   SetVector<Value> captured;
   getUsedValuesDefinedAbove(grid.getRegion(), captured);
@@ -361,6 +356,8 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
   LaunchArgs args;
   SmallVector<Value> tensors, constants;
   for (Value v : captured) {
+    if (v == splitBound)
+      continue;
     if (v.getDefiningOp<arith::ConstantOp>()) {
       constants.push_back(v);
     } else if (isa<RankedTensorType>(v.getType())) {
@@ -385,12 +382,10 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
 
   gpu::GPUFuncOp kernel = createKernel(kernels, grid.getLoc(),
                                        (prefix + "_decode_tiles").str(), args);
-  int64_t tileKeys = kvLoad.getKeys();
-  int64_t budget = rowBlocks == 1 && tileKeys == kKeyBlock ? kRegistersNarrow
-                                                           : kRegistersWide;
-  kernel->setAttr(
-      NVVM::NVVMDialect::getMinctasmAttrName(),
-      hb.getI32IntegerAttr(chip.registersPerSM / (kThreadsPerWarp * budget)));
+  // The occupancy qattn-tile sized the splits by (qattn/Target/Chip.h).
+  kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  hb.getI32IntegerAttr(
+                      tileGridWarpsPerSM(chip, kvLoad.getKeys(), rowBlocks)));
   {
     OpBuilder kb = OpBuilder::atBlockBegin(&kernel.front());
     ImplicitLocOpBuilder b(grid.getLoc(), kb);
@@ -421,12 +416,15 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
     for (Value c : constants)
       if (failed(lowerConstant(w, c.getDefiningOp<arith::ConstantOp>())))
         return failure();
+    Value splits = flat.back().sizes[3];
+    if (splitBound)
+      w.scalars.map(splitBound, splits);
     Value x = gpu::BlockIdOp::create(b, gpu::Dimension::x);
     ValueRange ivs = grid.getInductionVars();
     w.scalars.map(ivs[0], gpu::BlockIdOp::create(b, gpu::Dimension::z));
     w.scalars.map(ivs[1], gpu::BlockIdOp::create(b, gpu::Dimension::y));
-    w.scalars.map(ivs[2], div(b, x, *splits));
-    w.scalars.map(ivs[3], rem(b, x, *splits));
+    w.scalars.map(ivs[2], arith::DivUIOp::create(b, x, splits));
+    w.scalars.map(ivs[3], arith::RemUIOp::create(b, x, splits));
     if (failed(lowerBlock(w, *grid.getBody())))
       return failure();
     for (Operation &op : grid.getTerminator().getYieldingOps())

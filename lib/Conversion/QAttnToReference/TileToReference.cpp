@@ -392,13 +392,15 @@ struct LowerCombineSplits : OpRewritePattern<CombineSplitsOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     RankedTensorType outType = op.getResult().getType();
     auto accType = op.getAcc().getType();
-    int64_t splits = accType.getDimSize(3), rows = accType.getDimSize(4);
+    int64_t rows = accType.getDimSize(4);
     int64_t group = op.getGroup(), d = outType.getDimSize(3);
     Value acc = toBuffer(b, op.getAcc()), mx = toBuffer(b, op.getMax());
     Value sm = toBuffer(b, op.getSum());
     SmallVector<Value> sizes = sizesOf(b, acc);
     Value out = allocFor(b, outType, {sizes[0], Value(), Value(), Value()});
-    Value zero = indexConst(b, 0), ns = indexConst(b, splits);
+    // The split count may be known only at run time (qattn-tile computes
+    // it from the batch).
+    Value zero = indexConst(b, 0), ns = sizes[3];
     forEachIndex(b, ValueRange{sizes[0], indexConst(b, outType.getDimSize(1)),
                                indexConst(b, outType.getDimSize(2))},
                  [&](ValueRange ivs) {

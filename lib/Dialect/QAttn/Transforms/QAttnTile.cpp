@@ -39,12 +39,6 @@ constexpr int64_t kDecodeDeepRingStages = 4, kDecodeDeepRingWarps = 4;
 // Decode key slices below this many keys (8 steps of 16) cost more in the
 // combine than they gain in parallelism.
 constexpr int64_t kShortestSplit = 128;
-// Key splits of a shape-generic decode grid, whose batch and lengths are
-// known only at run time: enough for two warps per SM at batch 1, within
-// these bounds (a split past a sequence's end exits at once). On the H200
-// at B8 Hq32 Hkv8 d128 L32K 4-bit (same call): 17 splits (one warp per SM)
-// 231.6 us, 33 splits 177.7, 66 splits 213.2.
-constexpr int64_t kShapeGenericMinSplits = 4, kShapeGenericMaxSplits = 64;
 
 struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   using QAttnTileBase::QAttnTileBase;
@@ -86,18 +80,6 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   static int64_t decodeTasks(AttentionOp op) {
     return op.getBatch() * op.getNumKVHeads() *
            llvm::divideCeilSigned(decodeRows(op), int64_t(16));
-  }
-
-  /// A shape-generic decode grid: kShapeGenericMinSplits..MaxSplits splits,
-  /// two warps per SM at batch 1 (one warp per 16 rows of a KV head).
-  int64_t chooseShapeGenericSplits(AttentionOp op) const {
-    int64_t tasks =
-        op.getNumKVHeads() *
-        llvm::divideCeilSigned(op.getNumQueryHeads() / op.getNumKVHeads() *
-                                   op.getNumQueries(),
-                               16);
-    return std::clamp<int64_t>(llvm::divideCeilSigned(2 * sms, tasks),
-                               kShapeGenericMinSplits, kShapeGenericMaxSplits);
   }
 
   /// Decode kernel: a warp per 16 (query, head) rows of a KV head and key
@@ -172,6 +154,8 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
 
   /// The SMs the heuristics fill: num-sms, or the chip's.
   int64_t sms = 0;
+  /// The chip's limits.
+  ChipInfo chipInfo = kSm90a;
 
   void runOnOperation() override {
     std::optional<ChipInfo> info = lookupChip(chip);
@@ -182,6 +166,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       return signalPassFailure();
     }
     sms = numSMs > 0 ? int64_t(numSMs) : info->numSMs;
+    chipInfo = *info;
     if (failed(GpuTilingAttr::verifyInvariants(
             [&] { return mlir::emitError(getOperation().getLoc(), "qattn-tile: "); }, warps,
             splits > 0 ? int64_t(splits) : 1, keysPerStep, GpuKernel::rows,
@@ -221,11 +206,14 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     if (inexpressible.wasInterrupted())
       return signalPassFailure();
     for (AttentionOp op : tiled) {
-      int64_t s = splits;
-      if (s <= 0)
-        s = op.isShapeGeneric() ? chooseShapeGenericSplits(op)
-                                : chooseDecodeSplits(op);
-      tileDecodeAttention(op, s, tileKeys);
+      // A shape-generic grid's splits follow the batch and the cache's
+      // capacity (computed at run time where they are dynamic: see
+      // DecodeTiler::shapeGenericSplits); a static one takes the decode
+      // kernel's heuristic.
+      DecodeSplits rule{splits, chipInfo, sms, decodeMinKeysPerSplit};
+      if (rule.fixed <= 0)
+        rule.fixed = op.isShapeGeneric() ? 0 : chooseDecodeSplits(op);
+      tileDecodeAttention(op, rule, tileKeys);
     }
     WalkResult result = getOperation()->walk([&](AttentionOp op) {
       if (op.getGpuTilingAttr())

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <cmath>
@@ -33,6 +34,9 @@ namespace {
 // page and buffer is a multiple of 32 keys: the GPU lowering then converts
 // a tile's group constants and walks its loop once per 32 keys.
 constexpr int64_t kTileKeys = 16, kWideTileKeys = 32, kTileRows = 16;
+// The most key splits of a shape-generic grid (the combine reads each
+// split's partial row).
+constexpr int64_t kMaxSplits = 64;
 
 /// kWideTileKeys where the op's formats are whole wide tiles, else kTileKeys.
 int64_t chooseTileKeys(AttentionOp op) {
@@ -60,8 +64,8 @@ struct KVSources {
 
 class DecodeTiler {
 public:
-  DecodeTiler(AttentionOp op, int64_t splits, int64_t tileKeys)
-      : op(op), b(op.getLoc(), op), splits(splits),
+  DecodeTiler(AttentionOp op, const DecodeSplits &rule, int64_t tileKeys)
+      : op(op), b(op.getLoc(), op), rule(rule),
         tileKeys(tileKeys ? tileKeys : chooseTileKeys(op)) {}
 
   Value materialize();
@@ -84,6 +88,10 @@ private:
   int64_t rowTiles() {
     return llvm::divideCeilSigned(group() * op.getNumQueries(), kTileRows);
   }
+  /// The keys the cache can hold per sequence, and the buffer's.
+  Value capacityKeys();
+  /// The split count from the batch `batch` (see the definition).
+  Value shapeGenericSplits(Value batch);
   /// The tile loaded from `kv` at key `first` of the cache (or the buffer).
   SmallVector<Value> loadTile(const KVSources &kv, bool fromBuffer, Value bi,
                               Value hk, Value first, Value bound,
@@ -102,10 +110,55 @@ private:
 
   AttentionOp op;
   ImplicitLocOpBuilder b;
-  int64_t splits, tileKeys;
+  DecodeSplits rule;
+  int64_t tileKeys;
   KVSources k, v;
 };
 } // namespace
+
+Value DecodeTiler::capacityKeys() {
+  // A paged cache holds max_pages pages per sequence (the page table's
+  // columns), a contiguous one its keys dimension.
+  Value cache =
+      op.getPageTable()
+          ? b.createOrFold<arith::MulIOp>(
+                b.createOrFold<tensor::DimOp>(op.getPageTable(), 1),
+                idx(op.getNumCacheKeys()))
+          : b.createOrFold<tensor::DimOp>(op.getK(), k.stage2 ? 1 : 2);
+  int64_t bufferKeys = op.getNumBufferKeys();
+  return bufferKeys ? b.createOrFold<arith::AddIOp>(cache, idx(bufferKeys))
+                    : cache;
+}
+
+/// The key splits of a shape-generic grid, computed where the grid is (in
+/// the host function, at run time where the batch or the capacity is
+/// dynamic; folded to a constant where both are static):
+///
+///   S = max(1, min(slots / (B * Hkv * RT), 64, ceil(capacity / minKeys)))
+///
+/// One grid point is one warp, and `slots` the warps the grid kernel keeps
+/// resident on the machine (sms * tileGridWarpsPerSM: 132 x 12 = 1584 on the
+/// H200 at 168 registers): the most splits that still run in one wave. A
+/// second, partial wave costs more than the parallelism it adds: on the H200
+/// at B8 Hq32 Hkv8 d128 32K keys, 4-bit, S = 24 (1536 warps, 0.97 waves)
+/// took 142 us, S = 33 (1.33 waves) 161 us, S = 48 (1.94 waves) 170 us.
+/// At most 64 splits (kMaxSplits), and no more than the capacity (the keys a
+/// sequence can hold: a paged cache's max_pages * page size, or a contiguous
+/// cache's keys dimension, plus the buffer's) fills with `minKeysPerSplit`
+/// keys each; a split past a sequence's actual length exits at once. A
+/// batch too large for one wave at one split per sequence takes one.
+Value DecodeTiler::shapeGenericSplits(Value batch) {
+  int64_t rowBlocks = tileGridRowBlocks(group() * op.getNumQueries());
+  int64_t slots = rule.sms * tileGridWarpsPerSM(rule.chip, tileKeys, rowBlocks);
+  Value tasks = b.createOrFold<arith::MulIOp>(
+      batch, idx(op.getNumKVHeads() * rowTiles()));
+  Value wave = b.createOrFold<arith::DivUIOp>(idx(slots), tasks);
+  Value longest = b.createOrFold<arith::CeilDivUIOp>(capacityKeys(),
+                                                     idx(rule.minKeysPerSplit));
+  Value most = b.createOrFold<arith::MinUIOp>(longest, idx(kMaxSplits));
+  return b.createOrFold<arith::MaxUIOp>(
+      b.createOrFold<arith::MinUIOp>(wave, most), idx(1));
+}
 
 SmallVector<Value> DecodeTiler::loadTile(const KVSources &kv, bool fromBuffer,
                                          Value bi, Value hk, Value first,
@@ -214,29 +267,37 @@ Value DecodeTiler::materialize() {
   // SAS terms are defined against each row's final max over all its keys:
   // one split, two passes.
   bool sas = op.getSoftmaxOrDefault().getMode() != SoftmaxMode::exact;
-  if (sas)
-    splits = 1;
   int64_t hkv = op.getNumKVHeads(), d = op.getHeadDim(), rts = rowTiles();
   int64_t bufferKeys = op.getNumBufferKeys();
   Type f32 = b.getF32Type();
-  Value batch = tensor::DimOp::create(b, op.getQ(), 0);
+  Value batch = b.createOrFold<tensor::DimOp>(op.getQ(), 0);
+  // The split count: a constant, or an index the host computes.
+  Value splits =
+      sas || rule.fixed ? idx(sas ? 1 : rule.fixed) : shapeGenericSplits(batch);
+  std::optional<int64_t> staticSplits = getConstantIntValue(splits);
   // Without lengths every sequence holds the whole cache (and buffer).
   Value cacheTokens;
   if (!op.getKvLens())
     cacheTokens = tensor::DimOp::create(b, op.getK(), k.stage2 ? 1 : 2);
   int64_t dyn = ShapedType::kDynamic;
+  int64_t splitDim = staticSplits.value_or(dyn);
   auto accType =
-      RankedTensorType::get({dyn, hkv, rts, splits, kTileRows, d}, f32);
-  auto rowType = RankedTensorType::get({dyn, hkv, rts, splits, kTileRows}, f32);
+      RankedTensorType::get({dyn, hkv, rts, splitDim, kTileRows, d}, f32);
+  auto rowType =
+      RankedTensorType::get({dyn, hkv, rts, splitDim, kTileRows}, f32);
+  SmallVector<Value> dynamicSizes = {batch};
+  if (!staticSplits)
+    dynamicSizes.push_back(splits);
   // Per grid point and row: the running max, sum and accumulators.
   SmallVector<Value> outs = {
-      tensor::EmptyOp::create(b, rowType.getShape(), f32, ValueRange{batch}),
-      tensor::EmptyOp::create(b, rowType.getShape(), f32, ValueRange{batch}),
-      tensor::EmptyOp::create(b, accType.getShape(), f32, ValueRange{batch})};
+      tensor::EmptyOp::create(b, rowType.getShape(), f32, dynamicSizes),
+      tensor::EmptyOp::create(b, rowType.getShape(), f32, dynamicSizes),
+      tensor::EmptyOp::create(b, accType.getShape(), f32, dynamicSizes)};
   // One program per (batch, KV head, row tile, key split): a CTA of the
   // grid on the GPU.
   SmallVector<OpFoldResult> ubs = {batch, b.getIndexAttr(hkv),
-                                   b.getIndexAttr(rts), b.getIndexAttr(splits)};
+                                   b.getIndexAttr(rts),
+                                   getAsOpFoldResult(splits)};
   MLIRContext *ctx = b.getContext();
   auto dim = [&](gpu::MappingId id) {
     return gpu::GPUBlockMappingAttr::get(ctx, id);
@@ -265,7 +326,10 @@ Value DecodeTiler::materialize() {
       length = add(cacheEnd, idx(bufferKeys));
     }
     // This split's keys: whole tiles of the sequence, in `splits` slices.
-    Value perSplit = divU(add(length, idx(splits - 1)), idx(splits));
+    Value count = staticSplits ? idx(*staticSplits) : splits;
+    Value perSplit = divU(
+        add(length, staticSplits ? idx(*staticSplits - 1) : sub(count, idx(1))),
+        count);
     perSplit = mul(divU(add(perSplit, idx(tileKeys - 1)), idx(tileKeys)),
                    idx(tileKeys));
     Value lo = minU(mul(s, perSplit), length);
@@ -337,7 +401,8 @@ std::string mlir::qattn::whyNotDecodeTiles(AttentionOp op) {
   return "";
 }
 
-void mlir::qattn::tileDecodeAttention(AttentionOp op, int64_t splits,
+void mlir::qattn::tileDecodeAttention(AttentionOp op,
+                                      const DecodeSplits &splits,
                                       int64_t tileKeys) {
   Value out = DecodeTiler(op, splits, tileKeys).materialize();
   op.getResult().replaceAllUsesWith(out);

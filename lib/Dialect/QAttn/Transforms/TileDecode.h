@@ -8,16 +8,31 @@
 #define QATTN_LIB_DIALECT_QATTN_TRANSFORMS_TILEDECODE_H
 
 #include "qattn/Dialect/QAttn/IR/QAttnOps.h"
+#include "qattn/Target/Chip.h"
 
 #include <string>
 
 namespace mlir::qattn {
+/// How many key splits a decode grid takes.
+struct DecodeSplits {
+  /// Nonzero: this many, a constant. 0: computed from the batch and the
+  /// cache's capacity where they are known (at run time when dynamic; see
+  /// shapeGenericSplits in TileDecode.cpp), to fill one wave of `sms` SMs of
+  /// `chip` with the grid kernel's resident warps, none shorter than
+  /// `minKeysPerSplit` keys of the capacity.
+  int64_t fixed = 0;
+  ChipInfo chip = kSm90a;
+  int64_t sms = kSm90a.numSMs;
+  int64_t minKeysPerSplit = 128;
+};
+
 /// Why the tile layer cannot express `op` yet, or an empty string.
 std::string whyNotDecodeTiles(AttentionOp op);
 /// Replaces `op` by its decode grid over the tile layer (see TileDecode.cpp)
 /// with `splits` key splits per sequence.
 /// `tileKeys` 16 or 32; 0 picks (32 where the formats allow it).
-void tileDecodeAttention(AttentionOp op, int64_t splits, int64_t tileKeys);
+void tileDecodeAttention(AttentionOp op, const DecodeSplits &splits,
+                         int64_t tileKeys);
 } // namespace mlir::qattn
 
 #endif // QATTN_LIB_DIALECT_QATTN_TRANSFORMS_TILEDECODE_H

@@ -40,12 +40,21 @@ constexpr std::array<int64_t, 3> kCudaBlockLimits = {1024, 1024, 64};
 /// holds.
 constexpr int64_t kMaxDimParam = 0x7fffffff;
 
-/// The value of `expr` with each symbol's size from `bindings`, in int64;
-/// nullopt if a step overflows. Throws Error if a symbol has no binding.
-std::optional<int64_t> evaluateSize(const SizeExpr &expr,
-                                    const DimBindings &bindings);
+/// Why a size expression has no value.
+enum class SizeError { None, Overflow, DivisionByZero };
+/// "overflows int64", "divides by 0".
+const char *describeSizeError(SizeError error);
 
-/// `expr` as an expression: "B*16", "ceil_div(N, 64)", "(B+1)*2".
+/// The value of `expr` with each symbol's size from `bindings`, in int64 (at
+/// least 0: a quotient rounded down may be 0); nullopt if a step overflows
+/// or divides by 0, with the reason in `why` if given. Throws Error if a
+/// symbol has no binding.
+std::optional<int64_t> evaluateSize(const SizeExpr &expr,
+                                    const DimBindings &bindings,
+                                    SizeError *why = nullptr);
+
+/// `expr` as an expression: "B*16", "ceil_div(N, 64)", "(B+1)*2",
+/// "max(min(div(1584, B*8), 64), 1)".
 std::string formatSizeExpr(const SizeExpr &expr);
 
 /// The symbols of `expr`, in order, each once.
@@ -62,6 +71,8 @@ struct LaunchPlan {
     /// Per parameter: the value of a {"dim": SYM} one; 0 for the others.
     std::vector<int32_t> dims;
   };
+  /// The call's bindings and, after them, the function's named sizes.
+  DimBindings bindings;
   /// Per buffer of the function: its shape and its size in bytes.
   std::vector<Shape> bufferShapes;
   std::vector<size_t> bufferBytes;
@@ -74,6 +85,9 @@ struct LaunchPlan {
 /// function called again and again allocates nothing here). Throws Error
 /// naming the launch (describeLaunch) or the buffer, and leaves `plan` unfit
 /// to launch with, if
+///   * a named size overflows, divides by 0 or is less than 1:
+///     size "S0" of function "F" = max(div(64, B*8), 1) ... is 0 with B=9;
+///     a size must be at least 1
 ///   * a grid size overflows int64 or falls outside [1, kCudaGridLimits]:
 ///     kernel "K" (launch 0 of function "F"): grid y = B*16 is 70000 with
 ///     B=4375; CUDA allows 1 to 65535

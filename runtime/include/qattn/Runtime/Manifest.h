@@ -48,17 +48,20 @@ struct Reference {
 
 /// A launch size that may depend on a call's sizes (docs/ARTIFACT.md,
 /// "Symbolic sizes"): a positive integer, a size symbol, or the product, the
-/// sum or the rounded-up quotient of such. With every symbol at least 1, its
-/// value is at least 1 and grows with each symbol.
+/// sum, the smallest or the largest of such, the quotient of one by another
+/// (rounded down), or one's quotient by an integer rounded up. Without
+/// quotients rounded down, with every symbol at least 1, its value is at
+/// least 1 and grows with each symbol; a quotient rounded down may be 0.
 struct SizeExpr {
-  enum class Kind { Constant, Symbol, Mul, Add, CeilDiv };
+  enum class Kind { Constant, Symbol, Mul, Add, Min, Max, Div, CeilDiv };
   Kind kind = Kind::Constant;
   /// Kind::Constant: the value; Kind::CeilDiv: the divisor. At least 1.
   int64_t value = 1;
   /// Kind::Symbol: the symbol ("B").
   std::string symbol;
-  /// Kind::Mul, Kind::Add: the factors or terms (at least one);
-  /// Kind::CeilDiv: the dividend alone.
+  /// Kind::Mul, Kind::Add, Kind::Min, Kind::Max: the operands (at least
+  /// one); Kind::Div: the dividend and the divisor; Kind::CeilDiv: the
+  /// dividend alone.
   std::vector<SizeExpr> operands;
 
   static SizeExpr constant(int64_t value);
@@ -66,6 +69,17 @@ struct SizeExpr {
   bool isConstant() const { return kind == Kind::Constant; }
   /// Whether some symbol occurs in it.
   bool hasSymbols() const;
+  /// Whether some quotient rounded down occurs in it (so that its value
+  /// need not grow with its symbols).
+  bool hasFloorDiv() const;
+};
+
+/// One entry of a cuda function's `sizes`: a symbol that each call binds to
+/// the value of an expression of the arguments' symbols, for the buffers'
+/// shapes, the grids and the parameters.
+struct NamedSize {
+  std::string name;
+  SizeExpr size;
 };
 
 /// One parameter of a cuda kernel launch: the device address of an
@@ -105,9 +119,10 @@ struct FunctionSpec {
   std::vector<TensorSpec> args;
   std::vector<TensorSpec> results;
   Reference reference;
-  /// Target "cuda": scratch tensors in device memory (their symbols sized
-  /// by each call), and the kernels to launch in order. Empty for target
-  /// "cpu".
+  /// Target "cuda": named sizes, evaluated in order at each call; scratch
+  /// tensors in device memory (their symbols sized by each call), and the
+  /// kernels to launch in order. Empty for target "cpu".
+  std::vector<NamedSize> sizes;
   std::vector<TensorSpec> buffers;
   std::vector<LaunchSpec> launches;
 
@@ -116,6 +131,8 @@ struct FunctionSpec {
   /// The symbols of the arguments' shapes, in order of first occurrence:
   /// the ones a call binds.
   std::vector<std::string> argumentSymbols() const;
+  /// The named size called `symbol`; nullptr if there is none.
+  const NamedSize *findSize(std::string_view symbol) const;
 };
 
 struct Manifest {

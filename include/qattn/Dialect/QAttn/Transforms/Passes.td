@@ -40,9 +40,17 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     come from `kv_lens` (`qattn.load_kv_tile`, `qattn.dequantize_tile`,
     `qattn.tile_scores`, `qattn.softmax_update`; the cache's keys, then the
     int8 tail's) and writing its partial rows, which `qattn.combine_splits`
-    merges. `splits` key splits (when 0: with dynamic shapes enough for two
-    warps per SM at batch 1, 4 to 64, the batch and lengths being known only
-    at run time; with static shapes the decode kernel's split heuristic).
+    merges. `splits` key splits; when 0, with dynamic shapes, one wave of
+    the grid kernel's resident warps: `S = max(1, min(slots / (B Hkv RT),
+    64, ceil(capacity / decode-min-keys-per-split)))`, `slots` being
+    `num-sms` times the warps per SM its register budget leaves (12 at 168
+    registers, 16 at 128), `capacity` the keys a sequence can hold (max
+    pages times the page size, or the cache's length, plus the buffer's).
+    Where the batch or the capacity is dynamic, the host computes S from
+    them at run time (`arith` ops on `tensor.dim`s: the forall's split
+    bound and the scratch tensors' split dimension are dynamic); else it
+    folds to a constant. With static shapes the decode kernel's split
+    heuristic.
     With `tile-layer` static attentions that the tile layer can express take
     it too. The tile layer runs on the CPU (`qattn-lower-reference`) and on
     the GPU (`qattn-convert-to-gpu`, one warp per grid point). SAS takes one

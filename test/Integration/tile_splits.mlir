@@ -1,0 +1,57 @@
+// The tile layer's split count follows the batch at run time: one function, tiled by the
+// default qattn-tile (no splits option) and lowered to the CPU, run at batch 3 and at batch 40
+// with the same page table width (MP = 64 pages of 64 keys, and the 64-key buffer: 4160 keys, at
+// most 33 splits of 128). The host computes S = max(1, min(2112 / (B x 2), 64, 33)) (2112: 132
+// SMs x 16 resident warps of the grid kernel): 33 at B = 3, 26 at B = 40. Both runs must match
+// the NumPy model (check_paged.py), and the same function compiled for target cuda shows the two
+// split counts in its plan (qattn-run --plan-only).
+
+// REQUIRES: numpy
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: qattn-opt %s --qattn-tile --qattn-pipeline -o %t/tiled.mlir
+// RUN: FileCheck %s --check-prefix=IR --input-file=%t/tiled.mlir
+// RUN: qattn-compile %t/tiled.mlir -o %t/art
+// RUN: %python %S/Inputs/make_paged.py --seed 81 --batch-lens 1,300,4097 --hq 8 --hkv 2 --nq 1 --d 64 --k block=64,bits=4,group=16 --v block=64,bits=4,group=16 --page 64 --buffer --max-pages 64 --out %t/b3-in
+// RUN: qattn-run %t/art --function paged_int4 --input q=%t/b3-in/q.npy --input k_codes=%t/b3-in/k_codes.npy --input k_scales=%t/b3-in/k_scales.npy --input k_group_scales=%t/b3-in/k_group_scales.npy --input k_zeros=%t/b3-in/k_zeros.npy --input v_codes=%t/b3-in/v_codes.npy --input v_scales=%t/b3-in/v_scales.npy --input v_group_scales=%t/b3-in/v_group_scales.npy --input v_zeros=%t/b3-in/v_zeros.npy --input k_buffer=%t/b3-in/k_buffer.npy --input k_buffer_scale=%t/b3-in/k_buffer_scale.npy --input v_buffer=%t/b3-in/v_buffer.npy --input v_buffer_scale=%t/b3-in/v_buffer_scale.npy --input kv_lens=%t/b3-in/kv_lens.npy --input page_table=%t/b3-in/page_table.npy --output-dir %t/b3
+// RUN: %python %S/Inputs/check_paged.py --case splits_b3 --art %t/art --function paged_int4 --in %t/b3-in --out %t/b3 --k block=64,bits=4,group=16 --v block=64,bits=4,group=16 --max-rel-fro 0.2 --min-sqnr 14 | FileCheck %s --check-prefix=B3
+// RUN: %python %S/Inputs/make_paged.py --seed 82 --batch-lens 0,1,15,16,17,63,64,65,127,128,129,300,1000,4097,2,3,5,7,11,13,31,32,33,95,96,97,191,192,193,255,256,257,511,512,513,700,800,900,1500,2048 --hq 8 --hkv 2 --nq 1 --d 64 --k block=64,bits=4,group=16 --v block=64,bits=4,group=16 --page 64 --buffer --max-pages 64 --garbage nan --out %t/b40-in
+// RUN: qattn-run %t/art --function paged_int4 --input q=%t/b40-in/q.npy --input k_codes=%t/b40-in/k_codes.npy --input k_scales=%t/b40-in/k_scales.npy --input k_group_scales=%t/b40-in/k_group_scales.npy --input k_zeros=%t/b40-in/k_zeros.npy --input v_codes=%t/b40-in/v_codes.npy --input v_scales=%t/b40-in/v_scales.npy --input v_group_scales=%t/b40-in/v_group_scales.npy --input v_zeros=%t/b40-in/v_zeros.npy --input k_buffer=%t/b40-in/k_buffer.npy --input k_buffer_scale=%t/b40-in/k_buffer_scale.npy --input v_buffer=%t/b40-in/v_buffer.npy --input v_buffer_scale=%t/b40-in/v_buffer_scale.npy --input kv_lens=%t/b40-in/kv_lens.npy --input page_table=%t/b40-in/page_table.npy --output-dir %t/b40
+// RUN: %python %S/Inputs/check_paged.py --case splits_b40 --art %t/art --function paged_int4 --in %t/b40-in --out %t/b40 --k block=64,bits=4,group=16 --v block=64,bits=4,group=16 --max-rel-fro 0.2 --min-sqnr 14 | FileCheck %s --check-prefix=B40
+// RUN: qattn-compile %s -o %t/cuda --target=cuda --no-cubin
+// RUN: qattn-run %t/cuda --function paged_int4 --plan-only --dim B=3 --dim NP=100 --dim MP=64 | FileCheck %s --check-prefix=PLAN3
+// RUN: qattn-run %t/cuda --function paged_int4 --plan-only --dim B=40 --dim NP=100 --dim MP=64 | FileCheck %s --check-prefix=PLAN40
+
+// IR: %[[B:.*]] = tensor.dim %arg0, %c0 : tensor<?x8x1x64xf32>
+// IR: arith.divui %c2112, %{{.*}} : index
+// IR: %[[NS:.*]] = arith.maxui %{{.*}}, %c1{{.*}} : index
+// IR: scf.forall ({{.*}}) in (%[[B]], 2, 1, %[[NS]])
+// IR: qattn.combine_splits {{.*}} : tensor<?x2x1x?x16x64xf32>
+// B3: splits_b3: all checks passed
+// B40: splits_b40: all checks passed
+// PLAN3: size S0 = max(min(div(2112, B*2), ceil_div(MP*64+64, 128), 64), 1) = 33
+// PLAN3: launch paged_int4_decode_tiles grid [33, 2, 3]
+// PLAN40: size S0 = {{.*}} = 26
+// PLAN40: launch paged_int4_decode_tiles grid [26, 2, 40]
+
+func.func @paged_int4(
+    %q: tensor<?x8x1x64xf32> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
+    %kp: tensor<?x64x64xi8> {qattn.name = "k_codes", qattn.dims = ["NP", "", ""]},
+    %ks: tensor<?x2x1xf32> {qattn.name = "k_scales", qattn.dims = ["NP", "", ""]},
+    %ks2: tensor<?x2x4x64xi8> {qattn.name = "k_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %kz2: tensor<?x2x4x64xi8> {qattn.name = "k_zeros", qattn.dims = ["NP", "", "", ""]},
+    %vp: tensor<?x64x64xi8> {qattn.name = "v_codes", qattn.dims = ["NP", "", ""]},
+    %vs: tensor<?x2x1xf32> {qattn.name = "v_scales", qattn.dims = ["NP", "", ""]},
+    %vs2: tensor<?x2x4x64xi8> {qattn.name = "v_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %vz2: tensor<?x2x4x64xi8> {qattn.name = "v_zeros", qattn.dims = ["NP", "", "", ""]},
+    %kb: tensor<?x2x64x64xi8> {qattn.name = "k_buffer", qattn.dims = ["B", "", "", ""]},
+    %kbs: tensor<?x2xf32> {qattn.name = "k_buffer_scale", qattn.dims = ["B", ""]},
+    %vb: tensor<?x2x64x64xi8> {qattn.name = "v_buffer", qattn.dims = ["B", "", "", ""]},
+    %vbs: tensor<?x2xf32> {qattn.name = "v_buffer_scale", qattn.dims = ["B", ""]},
+    %lens: tensor<?xi32> {qattn.name = "kv_lens", qattn.dims = ["B"]},
+    %table: tensor<?x?xi32> {qattn.name = "page_table", qattn.dims = ["B", "MP"]})
+    -> (tensor<?x8x1x64xf32> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%vp, %vs, %vs2, %vz2) buffers(%kb, %kbs, %vb, %vbs) lengths(%lens) pages(%table)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>}
+      : (tensor<?x8x1x64xf32>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x4x64xi8>, tensor<?x2x4x64xi8>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x4x64xi8>, tensor<?x2x4x64xi8>, tensor<?x2x64x64xi8>, tensor<?x2xf32>, tensor<?x2x64x64xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x64xf32>
+  return %o : tensor<?x8x1x64xf32>
+}
