@@ -46,6 +46,9 @@ static bool isExpSite(Operation *op) {
 }
 
 bool raise::isSoftmaxSite(Operation *op) {
+  // On buffers (after bufferization) a softmax has no result to follow.
+  if (op->getNumResults() != 1)
+    return false;
   return isa<linalg::SoftmaxOp>(op) || isExpSite(op);
 }
 
