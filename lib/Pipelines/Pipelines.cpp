@@ -49,14 +49,16 @@ mlir::qattn::buildQAttnToGPUPipeline(OpPassManager &pm,
   std::string pipeline =
       "qattn-tile{chip=" + options.chip +
       (options.pvE4m3 ? " pv-e4m3=true}," : "},") +
-      "qattn-pipeline,qattn-convert-to-gpu{chip=" + options.chip + "},"
+      "qattn-pipeline,qattn-convert-to-gpu{chip=" + options.chip +
+      "},"
       "canonicalize,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-results-to-out-params{hoist-static-allocs=true "
       "modify-public-functions=true},canonicalize,"
-      "nvvm-attach-target{chip=" + options.chip + " features=" +
-      options.features + " O=3},"
+      "nvvm-attach-target{chip=" +
+      options.chip + " features=" + options.features +
+      " O=3},"
       // Kernel parameters are bare pointers: shapes are static, and the
       // manifest's calling convention passes one address per tensor.
       "gpu.module(convert-scf-to-cf,convert-nvgpu-to-nvvm,"
@@ -89,6 +91,53 @@ static void registerPipeline(StringRef name, StringRef description,
       [](function_ref<void(const detail::PassOptions &)>) {});
 }
 
+namespace {
+/// qattn-to-gpu's options on the command line (GpuPipelineOptions).
+struct GpuPipelineCommandLine
+    : public PassPipelineOptions<GpuPipelineCommandLine> {
+  Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("The GPU (NVVM chip name) to compile "
+                     "for; qattn has kernels for sm_90a (default sm_90a)"),
+      llvm::cl::init("sm_90a")};
+  Option<bool> pvE4m3{
+      *this, "pv-e4m3",
+      llvm::cl::desc(
+          "Run the wgmma prefill kernel's P.V on fp8 (e4m3) where "
+          "V has stage-1 blocks of whole 64-key tiles (default false)"),
+      llvm::cl::init(false)};
+};
+} // namespace
+
+/// Registers qattn-to-gpu with its options, shown by --help; a bad option is
+/// an error with a message.
+static void registerGpuPipeline() {
+  StringRef name = "qattn-to-gpu";
+  if (PassPipelineInfo::lookup(name))
+    return;
+  registerPassPipeline(
+      name,
+      "Lower qattn.attention to sm_90a kernels in NVVM plus host launches",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        std::unique_ptr<GpuPipelineCommandLine> cli =
+            GpuPipelineCommandLine::createFromString(text);
+        if (!cli)
+          return errorHandler("pipeline 'qattn-to-gpu': bad options '" + text +
+                              "' (it takes chip and pv-e4m3)");
+        mlir::qattn::GpuPipelineOptions options;
+        options.chip = cli->chip;
+        options.pvE4m3 = cli->pvE4m3;
+        if (failed(mlir::qattn::buildQAttnToGPUPipeline(pm, options)))
+          return errorHandler("pipeline 'qattn-to-gpu' failed to build");
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> showOptions) {
+        GpuPipelineCommandLine cli;
+        showOptions(cli);
+      });
+}
+
 void mlir::qattn::registerQAttnPassesAndPipelines() {
   // Registering a pass again is harmless; a pipeline again is a fatal error.
   registerQAttnConversionPasses();
@@ -97,10 +146,5 @@ void mlir::qattn::registerQAttnPassesAndPipelines() {
       "qattn-reference-to-llvm",
       "Lower qattn ops through the CPU reference to the LLVM dialect",
       buildReferenceToLLVMPipeline);
-  registerPipeline(
-      "qattn-to-gpu",
-      "Lower qattn.attention to sm_90a kernels in NVVM plus host launches",
-      [](OpPassManager &pm) {
-        return buildQAttnToGPUPipeline(pm, GpuPipelineOptions());
-      });
+  registerGpuPipeline();
 }
