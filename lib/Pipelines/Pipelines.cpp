@@ -69,29 +69,10 @@ mlir::qattn::buildQAttnToGPUPipeline(OpPassManager &pm,
   return parsePassPipeline(pipeline, pm);
 }
 
-/// Registers a pipeline that takes no options. Upstream's
-/// PassPipelineRegistration<> fails on an option without calling the error
-/// handler, so `--qattn-to-gpu="block-q=64"` would exit 1 without a word.
-static void registerPipeline(StringRef name, StringRef description,
-                             LogicalResult (*build)(OpPassManager &)) {
-  if (PassPipelineInfo::lookup(name))
-    return;
-  std::string arg = name.str();
-  registerPassPipeline(
-      name, description,
-      [arg, build](OpPassManager &pm, StringRef options,
-                   function_ref<LogicalResult(const Twine &)> errorHandler) {
-        if (!options.empty())
-          return errorHandler("pipeline '" + arg + "' takes no options, got '" +
-                              options + "'");
-        if (failed(build(pm)))
-          return errorHandler("pipeline '" + arg + "' failed to build");
-        return success();
-      },
-      [](function_ref<void(const detail::PassOptions &)>) {});
-}
-
 namespace {
+/// A pipeline's options on the command line: none.
+struct NoPipelineOptions : public PassPipelineOptions<NoPipelineOptions> {};
+
 /// qattn-to-gpu's options on the command line (GpuPipelineOptions).
 struct GpuPipelineCommandLine
     : public PassPipelineOptions<GpuPipelineCommandLine> {
@@ -109,32 +90,32 @@ struct GpuPipelineCommandLine
 };
 } // namespace
 
-/// Registers qattn-to-gpu with its options, shown by --help; a bad option is
-/// an error with a message.
-static void registerGpuPipeline() {
-  StringRef name = "qattn-to-gpu";
+/// Registers pipeline `name` (unless it is already) taking `Options`, which
+/// --help shows; `takes` names them in the error for a bad one. Upstream's
+/// PassPipelineRegistration fails on a bad option without calling the error
+/// handler, so `--qattn-to-gpu="block-q=64"` exited 1 without a word.
+template <typename Options>
+static void registerPipeline(
+    StringRef name, StringRef description, StringRef takes,
+    std::function<LogicalResult(OpPassManager &, const Options &)> build) {
   if (PassPipelineInfo::lookup(name))
     return;
+  std::string arg = name.str(), hint = takes.str();
   registerPassPipeline(
-      name,
-      "Lower qattn.attention to sm_90a kernels in NVVM plus host launches",
-      [](OpPassManager &pm, StringRef text,
-         function_ref<LogicalResult(const Twine &)> errorHandler) {
-        std::unique_ptr<GpuPipelineCommandLine> cli =
-            GpuPipelineCommandLine::createFromString(text);
-        if (!cli)
-          return errorHandler("pipeline 'qattn-to-gpu': bad options '" + text +
-                              "' (it takes chip and pv-e4m3)");
-        mlir::qattn::GpuPipelineOptions options;
-        options.chip = cli->chip;
-        options.pvE4m3 = cli->pvE4m3;
-        if (failed(mlir::qattn::buildQAttnToGPUPipeline(pm, options)))
-          return errorHandler("pipeline 'qattn-to-gpu' failed to build");
+      name, description,
+      [arg, hint, build](OpPassManager &pm, StringRef text,
+                         function_ref<LogicalResult(const Twine &)> error) {
+        std::unique_ptr<Options> options = Options::createFromString(text);
+        if (!options)
+          return error("pipeline '" + arg + "': bad options '" + text +
+                       "' (it takes " + hint + ")");
+        if (failed(build(pm, *options)))
+          return error("pipeline '" + arg + "' failed to build");
         return success();
       },
       [](function_ref<void(const detail::PassOptions &)> showOptions) {
-        GpuPipelineCommandLine cli;
-        showOptions(cli);
+        Options options;
+        showOptions(options);
       });
 }
 
@@ -142,9 +123,20 @@ void mlir::qattn::registerQAttnPassesAndPipelines() {
   // Registering a pass again is harmless; a pipeline again is a fatal error.
   registerQAttnConversionPasses();
   registerQAttnTransformsPasses();
-  registerPipeline(
+  registerPipeline<NoPipelineOptions>(
       "qattn-reference-to-llvm",
-      "Lower qattn ops through the CPU reference to the LLVM dialect",
-      buildReferenceToLLVMPipeline);
-  registerGpuPipeline();
+      "Lower qattn ops through the CPU reference to the LLVM dialect", "none",
+      [](OpPassManager &pm, const NoPipelineOptions &) {
+        return buildReferenceToLLVMPipeline(pm);
+      });
+  registerPipeline<GpuPipelineCommandLine>(
+      "qattn-to-gpu",
+      "Lower qattn.attention to sm_90a kernels in NVVM plus host launches",
+      "chip and pv-e4m3",
+      [](OpPassManager &pm, const GpuPipelineCommandLine &cli) {
+        GpuPipelineOptions options;
+        options.chip = cli.chip;
+        options.pvE4m3 = cli.pvE4m3;
+        return buildQAttnToGPUPipeline(pm, options);
+      });
 }

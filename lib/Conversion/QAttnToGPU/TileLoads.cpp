@@ -192,8 +192,11 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
       cast<RankedTensorType>(sources[0].getType()).getDimSize(rowsDim);
   bool wholeTiles = op.getPageTable() ||
                     (!ShapedType::isDynamic(rows) && rows % op.getKeys() == 0);
-  // The pieces of each result, then loaded into registers or copied into
-  // the ring (TileRing.cpp).
+  // The pieces of each result (their sizes: tilePieceBytes, which the ring
+  // is planned by), then loaded into registers or copied into the ring
+  // (TileRing.cpp).
+  SmallVector<SmallVector<int64_t>> bytes = tilePieceBytes(op, d);
+  int64_t codeBytes = bytes[0].front();
   SmallVector<SmallVector<TilePiece>> pieces(results.size());
   auto words = [&](int64_t bytes) {
     return VectorType::get({std::max<int64_t>(bytes / 4, 1)}, b.getI32Type());
@@ -204,27 +207,25 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
       KeyPlace at = keyOfTile(w, head, first, dk, bound, wholeTiles);
       pieces[0].push_back({&data,
                            data.linearize(b, {at.entry, hk, at.row, channel0}),
-                           laneChannels, words(laneChannels)});
+                           codeBytes, words(codeBytes)});
     }
   } else {
     // Stage 2: codes [entries, P, R], constants [entries, Hkv, P/g, d].
     const FlatTensor &codes = w.tensor(sources[0]);
-    int64_t bits = s2.getBits().front();
-    int64_t laneBytes = laneChannels * bits / 8;
-    Value headByte =
-        add(b, mul(b, hk, d * bits / 8), mul(b, keys ? w.t : w.g, laneBytes));
+    Value headByte = add(b, mul(b, hk, d * s2.getBits().front() / 8),
+                         mul(b, keys ? w.t : w.g, codeBytes));
     for (Value dk : laneKeys(w, layout, op.getKeys())) {
       KeyPlace at = keyOfTile(w, head, first, dk, bound, wholeTiles);
       pieces[0].push_back({&codes,
                            codes.linearize(b, {at.entry, at.row, headByte}),
-                           laneBytes, words(laneBytes)});
+                           codeBytes, words(codeBytes)});
     }
     Value groupRow = div(b, head.row, s2.getGroup());
     for (int64_t part : {2, 3}) {
       const FlatTensor &consts = w.tensor(sources[part]);
       pieces[part - 1].push_back(
           {&consts, consts.linearize(b, {head.entry, hk, groupRow, channel0}),
-           laneChannels, words(laneChannels)});
+           bytes[part - 1].front(), words(bytes[part - 1].front())});
     }
   }
   // One scale per tile: the buffer's of its sequence and head [B, Hkv], or
@@ -233,8 +234,8 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
   SmallVector<Value> idx = {head.entry, hk};
   if (s1)
     idx.push_back(div(b, head.row, s1.getBlock()));
-  pieces.back().push_back(
-      {&scales, scales.linearize(b, idx), 4, b.getF32Type()});
+  pieces.back().push_back({&scales, scales.linearize(b, idx),
+                           bytes.back().front(), b.getF32Type()});
 
   if (w.ringLoads.contains(op)) {
     copyToRing(w, op, pieces);
