@@ -82,20 +82,11 @@ SizeExpr SizeExpr::symbolic(std::string symbol) {
   return expr;
 }
 
-bool SizeExpr::hasSymbols() const {
-  if (kind == Kind::Symbol)
+bool SizeExpr::contains(Kind k) const {
+  if (kind == k)
     return true;
   for (const SizeExpr &operand : operands)
-    if (operand.hasSymbols())
-      return true;
-  return false;
-}
-
-bool SizeExpr::hasFloorDiv() const {
-  if (kind == Kind::Div)
-    return true;
-  for (const SizeExpr &operand : operands)
-    if (operand.hasFloorDiv())
+    if (operand.contains(k))
       return true;
   return false;
 }

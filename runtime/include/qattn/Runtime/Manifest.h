@@ -67,11 +67,13 @@ struct SizeExpr {
   static SizeExpr constant(int64_t value);
   static SizeExpr symbolic(std::string symbol);
   bool isConstant() const { return kind == Kind::Constant; }
+  /// Whether a node of kind `k` occurs in it.
+  bool contains(Kind k) const;
   /// Whether some symbol occurs in it.
-  bool hasSymbols() const;
+  bool hasSymbols() const { return contains(Kind::Symbol); }
   /// Whether some quotient rounded down occurs in it (so that its value
   /// need not grow with its symbols).
-  bool hasFloorDiv() const;
+  bool hasFloorDiv() const { return contains(Kind::Div); }
 };
 
 /// One entry of a cuda function's `sizes`: a symbol that each call binds to
