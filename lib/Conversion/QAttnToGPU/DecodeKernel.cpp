@@ -345,10 +345,8 @@ private:
   }
 
   /// cp.async.cg of the 16 bytes at `idx` of the row-major i8 `buffer` to
-  /// byte `dst` of the ring. Inline PTX rather than nvgpu.device_async_copy,
-  /// whose lowering fixes 64-bit indices, so that the kernel module may take
-  /// 32-bit ones (narrowKernelIndices); and for `l2Line` (the K and V
-  /// codes), .L2::128B, which the NVVM op lacks: L2 fetches the whole
+  /// byte `dst` of the ring (copyAsync); for `l2Line` (the K and V codes)
+  /// with .L2::128B: L2 fetches the whole
   /// 128-byte line, whose other half (the next head's codes) another warp
   /// reads about now. On the H200, a read-only model of this ring (each warp
   /// its head's 64 bytes of every 512-byte token row) streamed at 2.56 TB/s,
@@ -360,13 +358,9 @@ private:
     Value offset = idx[0];
     for (auto [size, i] : llvm::zip(type.getShape().drop_front(), idx.drop_front()))
       offset = add(b, mul(b, offset, size), i);
-    inlineAsm(b, Type(),
-              ValueRange{byteAddress(b, ring, dst, b.getI32Type()),
-                         byteAddress(b, buffer, offset, b.getI64Type())},
-              std::string("{ .reg .u64 g; cvta.to.global.u64 g, $1; "
-                          "cp.async.cg.shared.global") +
-                  (l2Line ? ".L2::128B" : "") + " [$0], [g], 16; }",
-              "r,l");
+    Value to = byteAddress(b, ring, dst, b.getI32Type());
+    Value from = byteAddress(b, buffer, offset, b.getI64Type());
+    copyAsync(b, to, from, 16, l2Line, /*ordered=*/false);
   }
 
   /// The first byte of this warp's `slot`.

@@ -127,6 +127,24 @@ inline Value byteAddress(ImplicitLocOpBuilder &b, Value memref, Value at,
                                arith::IndexCastUIOp::create(b, type, at));
 }
 
+/// cp.async of `bytes` (4, 8 or 16) at global address `src` (i64) to shared
+/// address `dst` (i32). Inline PTX rather than nvgpu.device_async_copy, whose
+/// lowering fixes 64-bit indices (narrowKernelIndices wants 32-bit ones);
+/// 16-byte copies bypass L1 (.cg, which takes no other size); `l2Line` asks
+/// L2 for the whole 128-byte line (.L2::128B, which the NVVM op lacks);
+/// `ordered` keeps LLVM from moving memory accesses across it (a ring slot
+/// read back with plain loads and then copied into again).
+inline void copyAsync(ImplicitLocOpBuilder &b, Value dst, Value src,
+                      int64_t bytes, bool l2Line, bool ordered) {
+  std::string ptx = std::string("{ .reg .u64 g; cvta.to.global.u64 g, $1; "
+                                "cp.async.") +
+                    (bytes == 16 ? "cg" : "ca") + ".shared.global" +
+                    (l2Line ? ".L2::128B" : "") + " [$0], [g], " +
+                    std::to_string(bytes) + "; }";
+  inlineAsm(b, Type(), ValueRange{dst, src}, ptx,
+            ordered ? "r,l,~{memory}" : "r,l");
+}
+
 /// How far (base 2) a score may pass its row's reference max before the
 /// reference moves, in the online softmax of the decode and tensor-core
 /// prefill kernels (lazy maxima): p = 2^(s - max) stays <= 2^8.

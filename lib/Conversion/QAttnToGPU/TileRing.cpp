@@ -135,22 +135,13 @@ void mlir::qattn::tiles::copyToRing(WarpProgram &w, LoadKVTileOp op,
     for (const TilePiece &piece : resultPieces) {
       Value dst = laneByte(w, slot, pieceOffset, piece.bytes);
       for (int64_t part = 0; part < piece.bytes; part += 16) {
-        int64_t size = std::min<int64_t>(piece.bytes - part, 16);
-        // Streamed once: 16-byte copies bypass L1 (.cg, which takes no
-        // other size).
-        std::string ptx = std::string("{ .reg .u64 g; cvta.to.global.u64 g, "
-                                      "$1; cp.async.") +
-                          (size == 16 ? "cg" : "ca") +
-                          ".shared.global [$0], [g], " + std::to_string(size) +
-                          "; }";
         Value src = add(b, mul(b, piece.at, elementBytes(piece.tensor->buffer)),
                         w.idx(part));
-        inlineAsm(b, Type(),
-                  ValueRange{byteAddress(b, w.ring, add(b, dst, w.idx(part)),
-                                         b.getI32Type()),
-                             byteAddress(b, piece.tensor->buffer, src,
-                                         b.getI64Type())},
-                  ptx, "r,l,~{memory}");
+        Value to =
+            byteAddress(b, w.ring, add(b, dst, w.idx(part)), b.getI32Type());
+        Value from = byteAddress(b, piece.tensor->buffer, src, b.getI64Type());
+        copyAsync(b, to, from, std::min<int64_t>(piece.bytes - part, 16),
+                  /*l2Line=*/false, /*ordered=*/true);
       }
       tile.pieces.push_back({pieceOffset, piece.bytes, piece.type});
       pieceOffset += piece.bytes;
