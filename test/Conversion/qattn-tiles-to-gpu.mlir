@@ -48,8 +48,13 @@
 // CHECK: arith.remui %[[BX]], %[[NSI]] : index
 // CHECK: arith.divui %{{.*}}, %[[NSI]] : index
 // CHECK: vector.load %{{.*}} : memref<1099511627776xf16>, vector<16xf16>
-// CHECK: cp.async.ca.shared.global [$0], [g], 8;
+// K's codes (8 bytes a key) ask L2 for whole lines, its constants (16 bytes)
+// do not; then V's codes (4 bytes) and constants (8).
+// CHECK: cp.async.ca.shared.global.L2::128B [$0], [g], 8;
 // CHECK: cp.async.cg.shared.global [$0], [g], 16;
+// CHECK: cp.async.commit_group;
+// CHECK: cp.async.ca.shared.global.L2::128B [$0], [g], 4;
+// CHECK: cp.async.ca.shared.global [$0], [g], 8;
 // CHECK: cp.async.commit_group;
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, index, index)
 // CHECK: cp.async.commit_group;
