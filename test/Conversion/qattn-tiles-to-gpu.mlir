@@ -39,7 +39,7 @@
 // (the row tile, the split) and so does each split's share of the keys.
 // 16-key tiles of 4 rows: 128 registers, 16 warps per SM.
 // CHECK-LABEL: gpu.func @paged_decode_decode_tiles
-// CHECK-SAME: %[[NSA:[a-z0-9]+]]: i32) workgroup(%[[RING:.*]] : memref<1408xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 32, 1, 1>, nvvm.minctasm = 16 : i32}
+// CHECK-SAME: %[[NSA:[a-z0-9]+]]: i32) workgroup(%[[RING:.*]] : memref<896xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 32, 1, 1>, nvvm.minctasm = 16 : i32}
 // CHECK: %[[NSI:.*]] = arith.index_cast %[[NSA]] : i32 to index
 // CHECK: %[[BX:.*]] = gpu.block_id x
 // CHECK-DAG: gpu.block_id z
@@ -48,19 +48,46 @@
 // CHECK: arith.remui %[[BX]], %[[NSI]] : index
 // CHECK: arith.divui %{{.*}}, %[[NSI]] : index
 // CHECK: vector.load %{{.*}} : memref<1099511627776xf16>, vector<16xf16>
-// K's codes (8 bytes a key) ask L2 for whole lines, its constants (16 bytes)
-// do not; then V's codes (4 bytes) and constants (8).
+// K's codes (8 bytes a key) ask L2 for whole lines; its constants' rows
+// (s2, z2: 64 bytes each) are copied once per warp, 16 bytes by each of 4
+// lanes, and do not; then the tile's scale. The same for V (codes 4 bytes).
 // CHECK: cp.async.ca.shared.global.L2::128B [$0], [g], 8;
+// CHECK: %[[ROWLANE:.*]] = arith.cmpi ult, %{{.*}}, %c4 : index
+// CHECK: scf.if %[[ROWLANE]] {
 // CHECK: cp.async.cg.shared.global [$0], [g], 16;
+// CHECK: scf.if %{{.*}} {
+// CHECK: cp.async.cg.shared.global [$0], [g], 16;
+// CHECK: cp.async.ca.shared.global [$0], [g], 4;
 // CHECK: cp.async.commit_group;
 // CHECK: cp.async.ca.shared.global.L2::128B [$0], [g], 4;
-// CHECK: cp.async.ca.shared.global [$0], [g], 8;
+// CHECK: scf.if
+// CHECK: cp.async.cg.shared.global [$0], [g], 16;
+// CHECK: scf.if
+// CHECK: cp.async.cg.shared.global [$0], [g], 16;
+// CHECK: cp.async.ca.shared.global [$0], [g], 4;
 // CHECK: cp.async.commit_group;
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, index, index)
 // CHECK: cp.async.commit_group;
 // CHECK: cp.async.wait_group 2;
-// CHECK: vector.load %[[RING]][%{{.*}}] {alignment = 8 : i64} : memref<1408xi32, #gpu.address_space<workgroup>>, vector<2xi32>
+// CHECK: vector.load %[[RING]][%{{.*}}] {alignment = 8 : i64} : memref<896xi32, #gpu.address_space<workgroup>>, vector<2xi32>
+// The K tile's group constants, converted once per warp: half the lanes
+// (16 units) convert two pairs each from their runs (half a word at 4 bits,
+// shifted down), store them to K's staging area after the slots, and each
+// lane reads its pairs back 16 bytes at a time.
+// CHECK: nvvm.bar.warp.sync
+// CHECK: %[[UNIT:.*]] = arith.cmpi ult, %{{.*}}, %c16 : index
+// CHECK: scf.if %[[UNIT]] {
+// CHECK: arith.shrui
+// CHECK: vector.store %{{.*}}, %[[RING]][%{{.*}}] {alignment = 8 : i64} : memref<896xi32, #gpu.address_space<workgroup>>, vector<2xi32>
+// CHECK: vector.store %{{.*}}, %[[RING]][%{{.*}}] {alignment = 8 : i64} : memref<896xi32, #gpu.address_space<workgroup>>, vector<2xi32>
+// CHECK-NEXT: {{^ *}}}{{$}}
+// CHECK-NEXT: nvvm.bar.warp.sync
+// CHECK: vector.load %[[RING]][%{{.*}}] {alignment = 16 : i64} : memref<896xi32, #gpu.address_space<workgroup>>, vector<4xi32>
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// V's: one 16-bit code chunk's 4 channels per unit, stored as 4 words.
+// CHECK: nvvm.bar.warp.sync
+// CHECK: vector.store %{{.*}}, %[[RING]][%{{.*}}] {alignment = 16 : i64} : memref<896xi32, #gpu.address_space<workgroup>>, vector<4xi32>
+// CHECK: nvvm.bar.warp.sync
 // CHECK: ex2.approx.ftz.f32
 // CHECK: movmatrix.sync.aligned.m8n8.trans.b16
 // CHECK: nvgpu.mma.sync
@@ -73,7 +100,7 @@
 // Three stages: three slots a stream, the loop carries two look-ahead tiles
 // of each, and the waits leave two steps' groups (four) in flight.
 // STAGES3-LABEL: gpu.func @paged_decode_decode_tiles
-// STAGES3-SAME: workgroup(%{{.*}} : memref<2112xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// STAGES3-SAME: workgroup(%{{.*}} : memref<1280xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // STAGES3: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, index, index, index, index) {
 // STAGES3: cp.async.wait_group 4;
 // One stage: the tiles load inside the loop (none before it), which
@@ -81,6 +108,7 @@
 // STAGES1-LABEL: gpu.func @paged_decode_decode_tiles
 // STAGES1-NOT: workgroup
 // STAGES1-NOT: cp.async
+// STAGES1-NOT: nvvm.bar.warp.sync
 // STAGES1: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>) {
 // The combine loops over the splits twice (their maxima, then the weighted
 // sums and channels), as many as the accumulators' dimension 3 says.

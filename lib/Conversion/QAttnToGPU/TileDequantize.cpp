@@ -32,14 +32,20 @@ static Value int8Pair(ImplicitLocOpBuilder &b, Value loWords, int64_t lo,
 /// The f16x2 group constants (s2, and z2 as dequantPair takes it) of each
 /// pair unit of a stage-2 tile: K's channel pairs, or V's channels (one
 /// channel in both halves). Unit u's codes sit at bit (u mod 16/bits) * bits
-/// of their 16-bit half. Each is made at its first use (short live ranges,
-/// as the decode kernel found) and reused by the tile's other key blocks.
+/// of their 16-bit half. Staged once per warp where the tile came through
+/// the ring (TileConstants.cpp), else converted by each lane from its raw
+/// bytes. Each is loaded or made at its first use (short live ranges, as the
+/// decode kernel found) and reused by the tile's other key blocks.
 class GroupConstants {
 public:
   GroupConstants(WarpProgram &w, DequantizeTileOp op, bool keys)
       : w(w), s2(op.getStage2Attr()), keys(keys) {
     if (!s2)
       return;
+    if (stageGroupConstants(w, op, keys)) {
+      staged.emplace(w, keys);
+      return;
+    }
     scales = w.regs(op.getParts()[1])[0];
     zeros = w.regs(op.getParts()[2])[0];
     made.resize(keys ? w.channels.keyPairs.size()
@@ -47,6 +53,8 @@ public:
   }
 
   std::pair<Value, Value> operator[](int64_t u) {
+    if (staged)
+      return (*staged)[u];
     if (!made[u]) {
       int64_t bits = s2.getBits().front();
       auto [lo, hi] = keys ? w.channels.keyPairs[u]
@@ -62,6 +70,7 @@ private:
   WarpProgram &w;
   Stage2Attr s2;
   bool keys;
+  std::optional<StagedConstants> staged;
   Value scales, zeros;
   SmallVector<std::optional<std::pair<Value, Value>>> made;
 };

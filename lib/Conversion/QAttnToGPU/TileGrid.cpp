@@ -406,6 +406,7 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
     } else {
       w.ringLoads.clear();
       w.ringLoadsPerStep.clear();
+      w.keyConstants = w.valueConstants = -1;
     }
     SmallVector<FlatTensor> flat = kernelTensors(b, kernel, args);
     for (auto [v, f] : llvm::zip(tensors, flat))

@@ -225,7 +225,8 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
       const FlatTensor &consts = w.tensor(sources[part]);
       pieces[part - 1].push_back(
           {&consts, consts.linearize(b, {head.entry, hk, groupRow, channel0}),
-           bytes[part - 1].front(), words(bytes[part - 1].front())});
+           bytes[part - 1].front(), words(bytes[part - 1].front()),
+           consts.linearize(b, {head.entry, hk, groupRow, w.idx(0)})});
     }
   }
   // One scale per tile: the buffer's of its sequence and head [B, Hkv], or

@@ -74,12 +74,15 @@ struct FlatTensor {
 
 /// A piece of a K/V tile a lane loads: `bytes` at element `at` of
 /// `tensor`'s buffer, read as `type` (vector<bytes/4 x i32>, or f32 for the
-/// tile's scale, of the buffer's float type).
+/// tile's scale, of the buffer's float type). A stage-2 tile's group
+/// constants are a row of the warp's (d bytes at element `row`), of which
+/// the lane's are a part: the ring copies the row once per warp.
 struct TilePiece {
   const FlatTensor *tensor;
   Value at;
   int64_t bytes;
   Type type;
+  Value row = Value();
 };
 
 /// A ring stream's region of the shared-memory ring (TileRing.cpp): its
@@ -89,14 +92,23 @@ struct RingStream {
 };
 
 /// A tile in flight in the ring: its registers are the byte of its slot;
-/// its pieces, where they lie in it (bytes before them, one lane's) and
-/// what they are read as.
+/// its pieces, where they lie in it (the byte of the warp's piece; each
+/// lane's `bytes` follow in lane order, or the piece is a row of the warp,
+/// `rowBytes` once) and what they are read as.
 struct RingTile {
   struct Piece {
     int64_t offset, bytes;
     Type type;
+    int64_t rowBytes = 0;
   };
   SmallVector<Piece> pieces;
+};
+
+/// A one-piece tile read back from the ring (qattn.wait_tiles): its slot and
+/// its piece there.
+struct RingRead {
+  Value slot;
+  RingTile::Piece piece;
 };
 
 /// One warp's program: the values of the grid body it has lowered.
@@ -122,6 +134,10 @@ public:
   DenseMap<Operation *, RingStream> ringLoads;
   DenseMap<Operation *, int64_t> ringLoadsPerStep;
   DenseMap<Value, RingTile> inRing;
+  DenseMap<Value, RingRead> readFromRing;
+  /// The bytes of the ring where K's and V's group constants are staged
+  /// (TileConstants.cpp), or -1 (not staged).
+  int64_t keyConstants = -1, valueConstants = -1;
 
   /// The row (of the row tile) that column c of the S^T and O^T
   /// accumulators of row block nb holds in this lane: 8 nb + 2t + c.
@@ -158,6 +174,9 @@ SmallVector<SmallVector<int64_t>> tilePieceBytes(LoadKVTileOp op,
 /// their regions (w.ringLoads, w.ringLoadsPerStep); returns the ring's bytes
 /// (0: no ring).
 int64_t planRing(WarpProgram &w, scf::ForallOp grid);
+/// The byte of `lane`'s part of `piece` in the ring slot at `slot`.
+Value ringLaneByte(WarpProgram &w, Value slot, const RingTile::Piece &piece,
+                   Value lane);
 /// Copies `pieces` (per result of `op`) into their ring slot.
 void copyToRing(WarpProgram &w, LoadKVTileOp op,
                 ArrayRef<SmallVector<TilePiece>> pieces);
@@ -166,6 +185,25 @@ void lowerWaitTiles(WarpProgram &w, WaitTilesOp op);
 /// After key loop `loop`: waits for its copies still in flight (look-ahead
 /// tiles past the end), so that the next loop may reuse the ring.
 void drainRing(WarpProgram &w, scf::ForOp loop);
+
+/// Where the group constants of `op` (a stage-2 K tile if `keys`, else V)
+/// were read from the ring and the ring has their staging area: converts
+/// them once per warp into it and returns true (StagedConstants reads
+/// them); else emits nothing and returns false.
+bool stageGroupConstants(WarpProgram &w, DequantizeTileOp op, bool keys);
+/// The staged (s2, z2 as dequantPair takes it) f16x2 pairs of K pair unit or
+/// V channel u (in LaneChannels order) of this lane.
+class StagedConstants {
+public:
+  StagedConstants(WarpProgram &w, bool keys)
+      : w(w), keys(keys), chunks(2, Regs(w.headDim / 32)) {}
+  std::pair<Value, Value> operator[](int64_t u);
+
+private:
+  WarpProgram &w;
+  bool keys;
+  SmallVector<Regs> chunks;
+};
 
 void lowerLoadQueryTile(WarpProgram &w, LoadQueryTileOp op);
 void lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op);

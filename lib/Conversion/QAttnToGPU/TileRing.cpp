@@ -10,17 +10,21 @@
 // copies the bytes of its fragments with cp.async into its own part of a ring
 // slot in shared memory: qattn.wait_tiles waits for the copies of the tile it
 // names (cp.async.wait_group) and reads them back into registers. Each lane
-// reads only what it copied itself, so no barrier is needed.
+// reads only what it copied itself, so no barrier is needed; but a stage-2
+// tile's group constants, which 8 (K) or 4 (V) lanes would each copy, are
+// copied once per warp as rows, and read after a warp barrier where the warp
+// converts them (TileConstants.cpp).
 //
 // A ring stream is one loop's loads of a cache operand (its prologue's and
 // its look-ahead loads, of one first source and layout): a region
 // of `depth` slots (qattn.wait_tiles' pending + 1), the tile whose first key
 // is f in slot (f / keys) mod depth, so the depth tiles in flight have
 // distinct slots and a copy only reuses the slot of a tile already read.
-// Within a slot, piece p of each lane lies at 32 * (the bytes of the pieces
-// before it) + lane * (its bytes): a warp's accesses to one piece are
-// contiguous, free of bank conflicts. Loops run one after the other, so their
-// streams share the ring's bytes: a loop drains its copies when it ends.
+// Within a slot, the pieces lie in order, piece p of each lane at (the bytes
+// of the pieces before it) + lane * (its bytes): a warp's accesses to one
+// piece are contiguous, free of bank conflicts; a row takes d bytes. Loops run
+// one after the other, so their streams share the ring's bytes: a loop drains
+// its copies when it ends.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,17 +59,23 @@ mlir::qattn::tiles::tilePieceBytes(LoadKVTileOp op, int64_t headDim) {
   return bytes;
 }
 
-/// Bytes one lane copies per tile of `op`, or 0 where a piece is not a size
-/// cp.async copies (4, 8 or 16 bytes, or a multiple of 16) and the load
-/// stays a register load.
-static int64_t ringBytesPerLane(LoadKVTileOp op, int64_t headDim) {
-  int64_t sum = 0;
-  for (ArrayRef<int64_t> result : tilePieceBytes(op, headDim))
+/// Bytes of a ring slot for a tile of `op`: each lane's pieces and, for a
+/// stage-2 tile, its group constants' two rows (s2, z2) of `headDim` bytes
+/// once; or 0 where a lane's piece is not a size cp.async copies (4, 8 or
+/// 16 bytes, or a multiple of 16) and the load stays a register load.
+static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim) {
+  SmallVector<SmallVector<int64_t>> pieces = tilePieceBytes(op, headDim);
+  bool rows = static_cast<bool>(op.getStage2Attr());
+  int64_t sum = rows ? 2 * headDim : 0;
+  for (auto [i, result] : llvm::enumerate(pieces)) {
+    if (rows && (i == 1 || i == 2))
+      continue;
     for (int64_t bytes : result) {
       if (bytes != 4 && bytes != 8 && bytes % 16)
         return 0;
-      sum += bytes;
+      sum += kThreadsPerWarp * bytes;
     }
+  }
   return sum;
 }
 
@@ -87,22 +97,34 @@ int64_t mlir::qattn::tiles::planRing(WarpProgram &w, scf::ForallOp grid) {
     DenseMap<std::pair<Value, unsigned>, RingStream> streams;
     for (LoadKVTileOp load : loads) {
       // The decode buffer's loop holds a page's tiles at most: registers.
-      int64_t lane =
-          load.getStage1Attr() ? ringBytesPerLane(load, w.headDim) : 0;
-      if (!lane)
+      int64_t slot = load.getStage1Attr() ? ringSlotBytes(load, w.headDim) : 0;
+      if (!slot)
         continue;
       auto [stream, added] = streams.try_emplace(
           std::make_pair(load.getSources()[0],
                          static_cast<unsigned>(*load.getLayout())),
-          RingStream{offset, kThreadsPerWarp * lane, depth});
+          RingStream{offset, slot, depth});
       if (added)
-        offset += depth * kThreadsPerWarp * lane;
+        offset += depth * slot;
       w.ringLoads[load] = stream->second;
       if (load->getParentOp() == loop)
         ++ringLoads;
     }
     w.ringLoadsPerStep[loop] = ringLoads;
     ringBytes = std::max(ringBytes, offset);
+  });
+  // After the slots, the staging areas of the stage-2 tiles' group
+  // constants (TileConstants.cpp): 4d bytes each for K and V.
+  grid.getBody()->walk([&](LoadKVTileOp load) {
+    if (!load.getStage2Attr() || !w.ringLoads.contains(load))
+      return;
+    int64_t &area = load.getLayout() == FragmentLayout::mma_keys_a
+                        ? w.keyConstants
+                        : w.valueConstants;
+    if (area < 0) {
+      area = ringBytes;
+      ringBytes += 4 * w.headDim;
+    }
   });
   return ringBytes;
 }
@@ -112,13 +134,11 @@ static int64_t elementBytes(Value buffer) {
   return cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() / 8;
 }
 
-/// The byte of this lane's piece at `pieceOffset` (bytes of the pieces
-/// before it) of `bytes` in the slot at `slot`.
-static Value laneByte(WarpProgram &w, Value slot, int64_t pieceOffset,
-                      int64_t bytes) {
-  return add(
-      w.b, slot,
-      add(w.b, w.idx(kThreadsPerWarp * pieceOffset), mul(w.b, w.lane, bytes)));
+Value mlir::qattn::tiles::ringLaneByte(WarpProgram &w, Value slot,
+                                       const RingTile::Piece &piece,
+                                       Value lane) {
+  return add(w.b, slot,
+             add(w.b, w.idx(piece.offset), mul(w.b, lane, piece.bytes)));
 }
 
 void mlir::qattn::tiles::copyToRing(WarpProgram &w, LoadKVTileOp op,
@@ -129,26 +149,41 @@ void mlir::qattn::tiles::copyToRing(WarpProgram &w, LoadKVTileOp op,
   Value tileIndex = div(b, first, op.getKeys());
   Value slot = add(b, w.idx(stream.offset),
                    mul(b, rem(b, tileIndex, stream.depth), stream.slotBytes));
-  int64_t pieceOffset = 0;
+  int64_t offset = 0;
   for (auto [result, resultPieces] : llvm::zip(op.getTile(), pieces)) {
     RingTile tile;
     for (const TilePiece &piece : resultPieces) {
-      Value dst = laneByte(w, slot, pieceOffset, piece.bytes);
+      if (piece.row) {
+        // The warp's row, 16 bytes per lane.
+        Value base = add(b, slot, w.idx(offset));
+        spreadOver(b, w.lane, kThreadsPerWarp, w.headDim / 16, [&](Value c) {
+          Value at = mul(b, c, 16);
+          Value src =
+              add(b, mul(b, piece.row, elementBytes(piece.tensor->buffer)), at);
+          copyAsync(b, byteAddress(b, w.ring, add(b, base, at), b.getI32Type()),
+                    byteAddress(b, piece.tensor->buffer, src, b.getI64Type()),
+                    16, /*l2Line=*/false, /*ordered=*/true);
+        });
+        tile.pieces.push_back({offset, piece.bytes, piece.type, w.headDim});
+        offset += w.headDim;
+        continue;
+      }
+      Value dst = ringLaneByte(w, slot, {offset, piece.bytes, Type()}, w.lane);
       for (int64_t part = 0; part < piece.bytes; part += 16) {
+        // The codes' rows ask L2 for their whole 128-byte line, whose other
+        // half (the next head's codes) another warp reads about now, as the
+        // decode kernel's ring does (H200, B8 N32K d128 4-bit: 142.7 ->
+        // 135.6 us).
         Value src = add(b, mul(b, piece.at, elementBytes(piece.tensor->buffer)),
                         w.idx(part));
         Value to =
             byteAddress(b, w.ring, add(b, dst, w.idx(part)), b.getI32Type());
         Value from = byteAddress(b, piece.tensor->buffer, src, b.getI64Type());
-        // The codes' rows ask L2 for their whole 128-byte line, whose other
-        // half (the next head's codes) another warp reads about now, as the
-        // decode kernel's ring does (H200, B8 N32K d128 4-bit: 142.7 ->
-        // 135.6 us).
         copyAsync(b, to, from, std::min<int64_t>(piece.bytes - part, 16),
                   /*l2Line=*/result == op.getTile()[0], /*ordered=*/true);
       }
-      tile.pieces.push_back({pieceOffset, piece.bytes, piece.type});
-      pieceOffset += piece.bytes;
+      tile.pieces.push_back({offset, piece.bytes, piece.type});
+      offset += kThreadsPerWarp * piece.bytes;
     }
     w.tiles[result] = {slot};
     w.inRing[result] = std::move(tile);
@@ -180,7 +215,10 @@ void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
     RingTile tile = ring->second; // a copy: inserting may move the map
     Regs ready;
     for (const RingTile::Piece &piece : tile.pieces) {
-      Value words = div(b, laneByte(w, slot, piece.offset, piece.bytes), 4);
+      // A warp's row is read where it is used (TileConstants.cpp).
+      if (piece.rowBytes)
+        continue;
+      Value words = div(b, ringLaneByte(w, slot, piece, w.lane), 4);
       Value v = vector::LoadOp::create(
           b, VectorType::get({piece.bytes / 4}, b.getI32Type()), w.ring,
           ValueRange{words}, /*nontemporal=*/false,
@@ -192,6 +230,8 @@ void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
       ready.push_back(v);
     }
     w.tiles[out] = std::move(ready);
+    if (tile.pieces.size() == 1)
+      w.readFromRing[out] = {slot, tile.pieces.front()};
   }
 }
 

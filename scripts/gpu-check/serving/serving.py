@@ -9,8 +9,8 @@ of docs/FORMAT.md (test/Integration/Inputs). The tile layer's kernels round
 the queries and P to f16 for the mma (2^-11 relative), so the bound of
 check (a) is widened to 2^-10 A + 2^-9 of max|V'| (--tol-score 16384,
 --tol-base 32768 in units of 2^-24): a layout, mask or scale fault is off
-by order 1. compute-sanitizer memcheck runs the first batch of each
-function. Exit 1 if anything fails.
+by order 1. compute-sanitizer memcheck and racecheck run the first batch
+of each function. Exit 1 if anything fails.
 
 usage: serving.py ART QATTN_RUN WORK [--seed N]
 """
@@ -79,11 +79,13 @@ def main():
         sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
         if fn not in sanitized and os.path.exists(sanitizer):
             sanitized.add(fn)
-            rc, log = sh([sanitizer, "--tool", "memcheck", "--error-exitcode", "9"]
-                         + cmd[:-len(inputs)] + ["--quiet"] + inputs)
-            print(f"memcheck {name}: {'ok' if rc == 0 else 'FAIL'}")
-            if rc:
-                failed.append(name + " (memcheck)"); print(log[-3000:])
+            # racecheck: the warp's lanes read each other's ring copies.
+            for tool in ("memcheck", "racecheck"):
+                rc, log = sh([sanitizer, "--tool", tool, "--error-exitcode", "9"]
+                             + cmd[:-len(inputs)] + ["--quiet"] + inputs)
+                print(f"{tool} {name}: {'ok' if rc == 0 else 'FAIL'}")
+                if rc:
+                    failed.append(f"{name} ({tool})"); print(log[-3000:])
     print(f"serving: {len(runs) - len(failed)} of {len(runs)} runs passed"
           + (f"; failed: {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0
