@@ -63,7 +63,10 @@ inline std::string knownChips() { return kSm90a.chip.str(); }
 /// (query, head) rows per KV head) or two key blocks' fragments (32-key
 /// tiles) need more. H200, B8 Hq32 Hkv8 d128 L32K 4-bit, same call: 16-key
 /// tiles at 128 (24 bytes spilled) 177.1 us, at 168 (none) 192.8; 32-key
-/// tiles at 128 (200 bytes spilled) 164.8, at 168 (none) 159.1.
+/// tiles at 128 (200 bytes spilled) 164.8, at 168 (none) 159.1. With the
+/// group constants staged per warp (g32: 8 bytes spilled at 168): 32-key
+/// tiles at 144 (64 spilled, asked as nvvm.maxnreg) 158.3, at 152 (16)
+/// 149.5, at 168 120.6.
 inline constexpr int64_t kTileGridRegistersNarrow = 128,
                          kTileGridRegistersWide = 168;
 /// The lanes of a warp, as the grid kernel's CTA.
