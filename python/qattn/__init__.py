@@ -10,6 +10,8 @@
 * ``qattn.torch_quant`` / ``qattn.torch_ops``: the formats in PyTorch, and the compiled kernels as
   ``torch.ops.qattn.*`` custom ops.
 * ``qattn.kv_cache``: a preallocated quantized KV cache (NumPy or torch storage).
+* ``qattn.paged``: a paged quantized KV cache on torch tensors for serving engines (append,
+  prefill, decode through one compiled function per scheme, cached on disk).
 * ``qattn.report``: picks a KV-cache scheme from calibration K/V by compiling and running
   candidates with ``qattn-compile`` / ``qattn-run``.
 * ``qattn.llama2c``: a NumPy llama2.c model for accuracy work.
