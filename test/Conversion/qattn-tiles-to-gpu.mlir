@@ -18,7 +18,7 @@
 // CHECK: %[[NS32:.*]] = arith.index_cast %[[NS]] : index to i32
 // CHECK: gpu.launch_func @qattn_kernels::@paged_decode_decode_tiles blocks in (%[[NS]], %c2, %[[B]]) threads in (%c32, %c1, %c1)
 // CHECK-SAME: %[[NS32]] : i32)
-// CHECK: %[[ROWS:.*]] = arith.muli %[[B]], %c8 : index
+// CHECK: %[[ROWS:.*]] = arith.muli %[[B]], %c16 : index
 // CHECK: gpu.launch_func @qattn_kernels::@paged_decode_combine_tiles blocks in (%[[ROWS]], %c1, %c1) threads in (%c32, %c1, %c1)
 // CHECK: %[[OUT:.*]] = bufferization.to_tensor
 // CHECK: return %[[OUT]]
@@ -115,10 +115,23 @@
 // CHECK-LABEL: gpu.func @paged_decode_combine_tiles
 // CHECK-SAME: (%{{[^:]*}}: memref<1099511627776xf32>, %{{[^:]*}}: i32, %[[CS:[^:]*]]: i32,
 // CHECK: %[[CSI:.*]] = arith.index_cast %[[CS]] : i32 to index
-// CHECK: scf.for %{{.*}} = %c0 to %[[CSI]] step %c1 iter_args(%{{.*}}) -> (f32) {
+// Two warps per row (32 channels each, d = 64, so 16 per batch entry above);
+// split s to lane s mod 32: the row's max over the lanes, then each lane's
+// weighted sum of its splits' 32 channels (16-byte loads), then the lanes'
+// partial rows reduced and scattered in five shuffle steps (16 values sent
+// at the first, 1 at the last) so that lane l holds channel l.
+// CHECK: %[[LANE:.*]] = gpu.thread_id x
+// CHECK: scf.for %{{.*}} = %[[LANE]] to %[[CSI]] step %c32 iter_args(%{{.*}}) -> (f32) {
 // CHECK: arith.maximumf
-// CHECK: scf.for %{{.*}} = %c0 to %[[CSI]] step %c1 iter_args({{.*}}) -> (f32, f32, f32) {
+// CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32 : f32
+// CHECK: scf.for %{{.*}} = %[[LANE]] to %[[CSI]] step %c32 iter_args({{.*}}) -> (f32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
 // CHECK: ex2.approx.ftz.f32
+// CHECK-COUNT-8: vector.fma
+// CHECK-COUNT-5: gpu.shuffle  xor %{{.*}}, %c{{16|8|4|2|1}}_i32
+// CHECK-COUNT-16: gpu.shuffle  xor %{{.*}}, %c16_i32
+// CHECK-COUNT-8: gpu.shuffle  xor %{{.*}}, %c8_i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
+// CHECK-NOT: gpu.shuffle
 // CHECK: arith.truncf {{.*}} : f32 to f16
 // CHECK: memref.store
 func.func @paged_decode(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x64xi8>, %kz2: tensor<?x2x4x64xi8>,

@@ -436,7 +436,7 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
   launch(hb, kernel, {arith::MulIOp::create(hb, ub[2], ub[3]), ub[1], ub[0]},
          args);
 
-  // The combine: one warp per output row.
+  // The combine: combineWarpsPerRow warps per output row.
   auto outType = cast<RankedTensorType>(combine.getResult().getType());
   Value batch = memref::DimOp::create(hb, partials[2], 0);
   SmallVector<Value> outSizes = {batch};
@@ -459,7 +459,9 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
     ImplicitLocOpBuilder b(combine.getLoc(), kb);
     emitCombineKernel(b, combine, kernelTensors(b, combineKernel, combineArgs));
   }
-  Value rows = mul(hb, batch, outType.getDimSize(1) * outType.getDimSize(2));
+  Value rows = mul(hb, batch,
+                   outType.getDimSize(1) * outType.getDimSize(2) *
+                       combineWarpsPerRow(outType.getDimSize(3)));
   launch(hb, combineKernel, {rows, indexConst(hb, 1), indexConst(hb, 1)},
          combineArgs);
   combine.replaceAllUsesWith(toTensor(hb, out, outType));

@@ -218,6 +218,8 @@ Regs splatState(WarpProgram &w, RankedTensorType type, double value);
 /// tensor.parallel_insert_slice of the grid's terminator), into its slice.
 void storeRows(WarpProgram &w, tensor::ParallelInsertSliceOp insert);
 
+/// The combine kernel's warps per output row (32 channels each).
+int64_t combineWarpsPerRow(int64_t headDim);
 /// Emits the body of the combine kernel of `op` over its flat arguments
 /// (acc, max, sum, out) and the batch size (index).
 void emitCombineKernel(ImplicitLocOpBuilder &b, CombineSplitsOp op,
