@@ -19,6 +19,7 @@
 // CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
 // CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
 // CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK-DAG: %[[C512:.*]] = arith.constant 512 : index
 // CHECK-DAG: %[[C2112:.*]] = arith.constant 2112 : index
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK: %[[B:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x8x1x64xf16>
@@ -28,7 +29,10 @@
 // CHECK: %[[PAGED:.*]] = arith.muli %[[MP]], %[[C64]] : index
 // CHECK: %[[CAP:.*]] = arith.addi %[[PAGED]], %[[C64]] : index
 // CHECK: %[[LONGEST:.*]] = arith.ceildivui %[[CAP]], %[[C128]] : index
-// CHECK: %[[MOST:.*]] = arith.minui %[[LONGEST]], %[[C64]] : index
+// More than 64 splits only where each still gets 512 keys.
+// CHECK: %[[LONG:.*]] = arith.ceildivui %[[CAP]], %[[C512]] : index
+// CHECK: %[[MANY:.*]] = arith.maxui %[[LONG]], %[[C64]] : index
+// CHECK: %[[MOST:.*]] = arith.minui %[[LONGEST]], %[[MANY]] : index
 // CHECK: %[[FIT:.*]] = arith.minui %[[WAVE]], %[[MOST]] : index
 // CHECK: %[[NS:.*]] = arith.maxui %[[FIT]], %[[C1]] : index
 // CHECK: tensor.empty(%[[B]], %[[NS]]) : tensor<?x2x1x?x16xf32>

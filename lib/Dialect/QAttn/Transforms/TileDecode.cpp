@@ -35,8 +35,8 @@ namespace {
 // a tile's group constants and walks its loop once per 32 keys.
 constexpr int64_t kTileKeys = 16, kWideTileKeys = 32, kTileRows = 16;
 // The most key splits of a shape-generic grid (the combine reads each
-// split's partial row).
-constexpr int64_t kMaxSplits = 64;
+// split's partial row), unless each split still gets kLongSplitKeys keys.
+constexpr int64_t kMaxSplits = 64, kLongSplitKeys = 512;
 
 /// kWideTileKeys where the op's formats are whole wide tiles, else kTileKeys.
 int64_t chooseTileKeys(AttentionOp op) {
@@ -134,7 +134,8 @@ Value DecodeTiler::capacityKeys() {
 /// the host function, at run time where the batch or the capacity is
 /// dynamic; folded to a constant where both are static):
 ///
-///   S = max(1, min(slots / (B * Hkv * RT), 64, ceil(capacity / minKeys)))
+///   S = max(1, min(slots / (B * Hkv * RT), ceil(capacity / minKeys),
+///                  max(64, ceil(capacity / 512))))
 ///
 /// One grid point is one warp, and `slots` the warps the grid kernel keeps
 /// resident on the machine (sms * tileGridWarpsPerSM: 132 x 12 = 1584 on the
@@ -142,20 +143,28 @@ Value DecodeTiler::capacityKeys() {
 /// second, partial wave costs more than the parallelism it adds: on the H200
 /// at B8 Hq32 Hkv8 d128 32K keys, 4-bit, S = 24 (1536 warps, 0.97 waves)
 /// took 142 us, S = 33 (1.33 waves) 161 us, S = 48 (1.94 waves) 170 us.
-/// At most 64 splits (kMaxSplits), and no more than the capacity (the keys a
-/// sequence can hold: a paged cache's max_pages * page size, or a contiguous
-/// cache's keys dimension, plus the buffer's) fills with `minKeysPerSplit`
-/// keys each; a split past a sequence's actual length exits at once. A
-/// batch too large for one wave at one split per sequence takes one.
+/// No more splits than the capacity (the keys a sequence can hold: a paged
+/// cache's max_pages * page size, or a contiguous cache's keys dimension,
+/// plus the buffer's) fills with `minKeysPerSplit` keys each, and at most 64
+/// (kMaxSplits) unless each split still gets 512 keys (kLongSplitKeys): a
+/// short split's partial rows cost about what it saves. H200, B1 Hq32 Hkv8
+/// d128 4-bit g16: at 32K keys 64 splits 45.0 us, 256 61.6; at 128K keys 64
+/// splits 113.4 us, 256 104.7. A split past a sequence's actual length exits
+/// at once. A batch too large for one wave at one split per sequence takes
+/// one.
 Value DecodeTiler::shapeGenericSplits(Value batch) {
   int64_t rowBlocks = tileGridRowBlocks(group() * op.getNumQueries());
   int64_t slots = rule.sms * tileGridWarpsPerSM(rule.chip, tileKeys, rowBlocks);
   Value tasks = b.createOrFold<arith::MulIOp>(
       batch, idx(op.getNumKVHeads() * rowTiles()));
   Value wave = b.createOrFold<arith::DivUIOp>(idx(slots), tasks);
-  Value longest = b.createOrFold<arith::CeilDivUIOp>(capacityKeys(),
+  Value capacity = capacityKeys();
+  Value longest = b.createOrFold<arith::CeilDivUIOp>(capacity,
                                                      idx(rule.minKeysPerSplit));
-  Value most = b.createOrFold<arith::MinUIOp>(longest, idx(kMaxSplits));
+  Value many = b.createOrFold<arith::MaxUIOp>(
+      b.createOrFold<arith::CeilDivUIOp>(capacity, idx(kLongSplitKeys)),
+      idx(kMaxSplits));
+  Value most = b.createOrFold<arith::MinUIOp>(longest, many);
   return b.createOrFold<arith::MaxUIOp>(
       b.createOrFold<arith::MinUIOp>(wave, most), idx(1));
 }

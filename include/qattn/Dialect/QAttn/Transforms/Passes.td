@@ -42,7 +42,7 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     int8 tail's) and writing its partial rows, which `qattn.combine_splits`
     merges. `splits` key splits; when 0, with dynamic shapes, one wave of
     the grid kernel's resident warps: `S = max(1, min(slots / (B Hkv RT),
-    64, ceil(capacity / decode-min-keys-per-split)))`, `slots` being
+    ceil(capacity / decode-min-keys-per-split), max(64, ceil(capacity / 512))))`, `slots` being
     `num-sms` times the warps per SM its register budget leaves (12 at 168
     registers, 16 at 128), `capacity` the keys a sequence can hold (max
     pages times the page size, or the cache's length, plus the buffer's).
