@@ -34,10 +34,12 @@ the sequence's previous page (per KV head; its block scale times 127), ``a_new``
 tokens this call puts into the new page (``a_prev = a_new`` for a sequence's first page), and
 ``headroom`` 2 by default, docs/ACCURACY.md's best measured policy (``x2``).
 
-Every step is torch ops on the cache's device, with shapes that follow the call's static sizes
-only (B, T, the table width): the pages an append could touch are computed for every row and
-written only where they fill (masked writes go to the extra page), nothing reads a length on the
-host, so a CUDA append can be captured in a CUDA graph. On CPU tensors, or with ``debug=True``
+On CUDA an append is one Triton launch per K and per V (``qattn.paged_append``, bit-exact with
+the torch ops); on CPU tensors, without Triton, or with ``QATTN_PAGED_APPEND=torch`` it is torch
+ops on the cache's device, with shapes that follow the call's static sizes only (B, T, the table
+width): the pages an append could touch are computed for every row and written only where they
+fill (masked writes go to the extra page). Neither form reads a length on the host, so a CUDA
+append can be captured in a CUDA graph. On CPU tensors, or with ``debug=True``
 (or ``QATTN_PAGED_DEBUG=1``), the lengths are read on the host first and a page id outside
 ``[0, num_pages)``, a sequence longer than the table, or a bad length raises ValueError before
 anything changes; without it a CUDA append drops the writes of bad pages (memory stays safe,
@@ -61,7 +63,7 @@ import threading
 
 import torch
 
-from qattn import compiler, ir, torch_ops
+from qattn import compiler, ir, paged_append, torch_ops
 from qattn import format as F
 from qattn import torch_quant as TQ
 from qattn.torch_quant import _round_div
@@ -238,6 +240,13 @@ class _Side:
         # Per row: the largest |x| of the last page an append touched (the open tail's, or the
         # last full page's when the tail is empty): a_prev for the next tail page's scale.
         self.amax = torch.zeros((max_batch, heads), dtype=torch.float32, device=device)
+        # What the Triton append (qattn.paged_append) reads: each head's bits and byte offset
+        # in a token's packed row, the row's bytes.
+        hb = scheme.head_bits(heads) if scheme.bits else [0] * heads
+        offsets = [sum(b * d // 8 for b in hb[:i]) for i in range(heads)]
+        self.row_bytes = sum(b * d // 8 for b in hb)
+        self.head_bits_t = torch.tensor(hb, dtype=torch.int32, device=device)
+        self.head_offset_t = torch.tensor(offsets, dtype=torch.int32, device=device)
         if scheme.bits:
             hb = scheme.head_bits(heads)
             self.levels = torch.tensor([(1 << b) - 1 for b in hb], dtype=torch.int32,
@@ -560,17 +569,21 @@ class PagedKVCache:
         b, t = self._tokens(k, v)
         table = self._table(block_table, b)
         lens = self._int32("seq_lens", seq_lens, (b,))
-        if num_tokens is None:
-            n = torch.full((b,), t, dtype=torch.int32, device=self.device)
-        else:
-            n = self._int32("num_tokens", num_tokens, (b,))
-        if self.checks:
-            self._check_lengths(lens, n, t, table)
-        plan = _Plan(lens, n, t, table, self.page_size, self.num_pages, self.headroom)
-        if self.checks:
-            self._check_pages(plan)
+        given = None if num_tokens is None else self._int32("num_tokens", num_tokens, (b,))
+        fast = paged_append.available(self.device)
+        if self.checks or not fast:
+            n = torch.full((b,), t, dtype=torch.int32, device=self.device) if given is None \
+                else given
+            if self.checks:
+                self._check_lengths(lens, n, t, table)
+            plan = _Plan(lens, n, t, table, self.page_size, self.num_pages, self.headroom)
+            if self.checks:
+                self._check_pages(plan)
         for side, x in zip(sides, (k, v)):
-            side.append(x, plan)
+            if fast:
+                paged_append.append(side, x, lens, given, table, self.headroom)
+            else:
+                side.append(x, plan)
 
     def prefill(self, layer, k, v, block_table, num_tokens=None):
         """``append`` to empty sequences (``seq_lens`` 0): the prompt's whole pages to stage 2

@@ -15,12 +15,12 @@ import sys
 # out dtype, lengths (several batches of one compiled function)
 CASES = [
     ("paged_int4_d64", 8, 2, 1, 64, "block=64,bits=4,group=16", "block=64,bits=4,group=16",
-     64, True, False, "f32", "f32", ["1,15,16,17,1000,4097", "64,65,300"]),
+     64, True, False, "f32", "f32", ["1,15,16,17,1000,4097", "64,65,300", "41000"]),
     ("paged_int2_causal", 4, 1, 4, 64, "block=64,bits=2,group=16,order=msb,anchor=min",
      "block=64,bits=2,group=16,order=msb,anchor=min", 128, False, True, "f32", "f32",
      ["0,1,3,4,5,127,128,129,1000"]),
     ("llama_int4_d128", 32, 8, 1, 128, "block=64,bits=4,group=32", "block=64,bits=4,group=32",
-     64, True, False, "f16", "f16", ["1,63,64,65,700,3000,8191,5"]),
+     64, True, False, "f16", "f16", ["1,63,64,65,700,3000,8191,5", "40000"]),
     ("spec_int4_causal", 8, 2, 8, 128, "block=64,bits=4,group=16,order=msb,anchor=min",
      "block=128,bits=4,group=64", 128, True, True, "f32", "f32", ["8,9,100,2000", "300"]),
     ("paged_int8", 4, 2, 2, 64, "block=32", "block=32", 64, True, False, "f32", "f32",

@@ -12,7 +12,7 @@ check (a) is widened to 2^-10 A + 2^-9 of max|V'| (--tol-score 16384,
 by order 1. compute-sanitizer memcheck and racecheck run the first batch
 of each function. Exit 1 if anything fails.
 
-usage: serving.py ART QATTN_RUN WORK [--seed N]
+usage: serving.py ART QATTN_RUN WORK [--seed N] [--only RUN,..] [--no-sanitize]
 """
 import argparse
 import json
@@ -43,12 +43,17 @@ def main():
     p.add_argument("qattn_run")
     p.add_argument("work")
     p.add_argument("--seed", type=int, default=random.randrange(1 << 30))
+    p.add_argument("--only", default="", help="comma-separated run names (default: all runs)")
+    p.add_argument("--no-sanitize", action="store_true",
+                   help="skip compute-sanitizer memcheck and racecheck")
     a = p.parse_args()
     print(f"seed {a.seed}", flush=True)
     env = dict(os.environ, PYTHONPATH=f"{ROOT}/python:{INPUTS}")
     manifest = json.load(open(f"{a.art}/manifest.json"))
     args_of = {f["name"]: [x["name"] for x in f["args"]] for f in manifest["functions"]}
     runs = json.load(open(f"{HERE}/cases.json"))
+    if a.only:
+        runs = [r for r in runs if r["run"] in a.only.split(",")]
     failed, sanitized = [], set()
 
     def sh(cmd):
@@ -77,7 +82,7 @@ def main():
         if rc:
             failed.append(name)
         sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
-        if fn not in sanitized and os.path.exists(sanitizer):
+        if fn not in sanitized and os.path.exists(sanitizer) and not a.no_sanitize:
             sanitized.add(fn)
             # racecheck: the warp's lanes read each other's ring copies.
             for tool in ("memcheck", "racecheck"):

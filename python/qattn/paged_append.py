@@ -1,0 +1,322 @@
+"""``PagedKVCache.append`` on CUDA in one Triton launch per K or V side of a layer.
+
+The torch-ops form in ``qattn.paged`` is the definition (it is checked bit-exact against the NumPy
+model of docs/FORMAT.md on the CPU); this kernel computes the same bytes: the same f32 divisions
+(``div_rn``, IEEE), the same halfway-away rounding, the same integer stage-2 fit. It needs Triton
+(shipped with CUDA builds of PyTorch); without it, or with ``QATTN_PAGED_APPEND=torch``, the cache
+uses the torch ops.
+
+One program per (sequence, KV head, window page): window page ``w`` is the sequence's logical
+page ``seq_lens // P + w``, as in ``paged._Plan``. A program quantizes its page's tokens (the old
+tail rows and the new tokens) and, where the page fills, writes its stage-1 scales and its stage-2
+codes, scales and zero points (or int8 data) into the physical page of the block table. The
+sequence's last touched page (its new tail) also sets the tail, the tail scale and the amax
+state; program 0 takes it when the old tail holds rows (it reads them), so that every read of a
+row's tail state happens in the program that writes it.
+"""
+
+import os
+
+import torch
+
+try:
+    import triton
+    import triton.language as tl
+except ImportError:  # CPU-only installs: the cache uses the torch ops
+    triton = None
+
+from qattn import format as F
+
+ENV = "QATTN_PAGED_APPEND"
+
+# _stage2 writes the mse fit's candidates out in this order.
+assert F.MSE_SCALE_OFFSETS == (0, 1, 2) and F.MSE_ZERO_OFFSETS == (0, -1, 1)
+
+
+def available(device):
+    """Whether appends on ``device`` run this kernel."""
+    return (triton is not None and device.type == "cuda"
+            and os.environ.get(ENV, "triton") != "torch")
+
+
+if triton is not None:
+
+    @triton.jit
+    def _floor_div(a, s):
+        """Python's ``a // s`` for ``s > 0`` (Triton's integer ``//`` truncates)."""
+        q = a // s
+        return q - ((q * s != a) & (a < 0)).to(tl.int32)
+
+    @triton.jit
+    def _round_div(a, s):
+        """``round(a / s)``, halfway away from zero, for integers, ``s > 0``."""
+        m = (2 * tl.abs(a) + s) // (2 * s)
+        return tl.where(a < 0, -m, m)
+
+    @triton.jit
+    def _quantize(x, s):
+        """``clamp(round(x / s), -127, 127)``, 0 where ``s == 0`` (torch_quant's buffer form)."""
+        s = tl.zeros_like(x) + s  # div_rn takes operands of one shape
+        r = tl.math.div_rn(x, tl.where(s == 0, 1.0, s))
+        r = tl.minimum(tl.maximum(r, -256.0), 256.0)
+        t = r.to(tl.int32).to(tl.float32)  # truncation
+        frac = r - t
+        step = tl.where(tl.abs(frac) >= 0.5, tl.where(r < 0, -1.0, 1.0), 0.0)
+        q = tl.minimum(tl.maximum(t + step, -127.0), 127.0)
+        return tl.where(s == 0, 0.0, q).to(tl.int32)
+
+    @triton.jit
+    def _zero(mn, s, ANCHOR_MIN: tl.constexpr):
+        if ANCHOR_MIN:
+            return mn
+        else:
+            return _round_div(-mn, s)
+
+    @triton.jit
+    def _bounds(s, z, lv, ANCHOR_MIN: tl.constexpr):
+        if ANCHOR_MIN:
+            return tl.zeros_like(z), tl.minimum(lv, _floor_div(127 - z, s))
+        else:
+            return (tl.maximum(z - 128 // s, 0), tl.minimum(lv, z + 127 // s))
+
+    @triton.jit
+    def _encode(q, s, z, lo, hi, ANCHOR_MIN: tl.constexpr):
+        if ANCHOR_MIN:
+            raw = _round_div(q - z, s)
+        else:
+            raw = _round_div(q, s) + z
+        return tl.maximum(tl.minimum(raw, hi), lo)
+
+    @triton.jit
+    def _sse(q, s, z, lo, hi, ANCHOR_MIN: tl.constexpr):
+        """Per (group, channel): the squared error of the candidate's dequantized codes."""
+        s3, z3 = tl.expand_dims(s, 1), tl.expand_dims(z, 1)
+        c = _encode(q, s3, z3, tl.expand_dims(lo, 1), tl.expand_dims(hi, 1), ANCHOR_MIN)
+        if ANCHOR_MIN:
+            e = z3 + c * s3 - q
+        else:
+            e = (c - z3) * s3 - q
+        return tl.sum(e * e, axis=1)
+
+    # Triton would make an int argument equal to 1 a constant (T = 1 in every decode step); that
+    # variant crashes Triton 3.6's coalescing pass, and nothing here gains from it.
+    @triton.jit(do_not_specialize=["sx_b", "sx_h", "sx_t", "s_table", "max_pages", "row_bytes",
+                                   "num_tokens", "num_pages", "heads"])
+    def _append_kernel(
+        x_ptr, sx_b, sx_h, sx_t,
+        lens_ptr, n_ptr, table_ptr, s_table, max_pages,
+        tail_ptr, tail_scale_ptr, amax_ptr,
+        s1_ptr, codes_ptr, s2_ptr, z2_ptr, bits_ptr, offset_ptr, row_bytes,
+        num_tokens, num_pages, heads, headroom,
+        P: tl.constexpr, D: tl.constexpr, G: tl.constexpr, BLOCK: tl.constexpr,
+        STAGE2: tl.constexpr, ANCHOR_MIN: tl.constexpr, MSE: tl.constexpr, MSB: tl.constexpr,
+        MAX_BITS: tl.constexpr, HAS_N: tl.constexpr,
+    ):
+        b = tl.program_id(0)
+        h = tl.program_id(1)
+        w = tl.program_id(2)
+        NG: tl.constexpr = P // G
+        GPB: tl.constexpr = BLOCK // G  # groups per stage-1 block
+
+        length = tl.maximum(tl.load(lens_ptr + b), 0)
+        if HAS_N:
+            n = tl.minimum(tl.maximum(tl.load(n_ptr + b), 0), num_tokens)
+        else:
+            n = num_tokens
+        fill = length % P
+        first = length // P
+        end = length + n
+        last = tl.maximum((end - 1) // P - first, 0)
+        # Program w takes page w (w < last) and the tail page when the old tail is empty;
+        # program 0 takes page 0 and then the tail page when the old tail holds rows.
+        tail_here = (fill == 0) | (last == 0)
+        mine = (n > 0) & ((w < last) | ((w == last) & tail_here))
+        extra = (n > 0) & (w == 0) & ~tail_here
+        count = mine.to(tl.int32) + extra.to(tl.int32)
+
+        ig = tl.arange(0, NG)
+        ir = tl.arange(0, G)
+        ic = tl.arange(0, D)
+        t3 = tl.expand_dims(tl.expand_dims(ig, 1), 2) * G + tl.expand_dims(tl.expand_dims(ir, 0), 2)
+        c3 = tl.expand_dims(tl.expand_dims(ic, 0), 0)  # [1, 1, D]
+        row = b * heads + h
+        x_row = x_ptr + b.to(tl.int64) * sx_b + h.to(tl.int64) * sx_h
+        tail_row = tail_ptr + row.to(tl.int64) * (P * D)
+        old_amax = tl.load(amax_ptr + row)
+        old_scale = tl.load(tail_scale_ptr + row)
+        bits = tl.load(bits_ptr + h)
+        lv = (1 << bits) - 1
+        head_offset = tl.load(offset_ptr + h)
+
+        for it in range(0, count):
+            page = tl.where(mine & (it == 0), w, last)
+            lp = first + page
+            continued = (page == 0) & (fill > 0)
+            complete = (lp + 1) * P <= end
+            tok = page * P + t3 - fill
+            new = (tok >= 0) & (tok < n) & (c3 >= 0)
+            x = tl.load(x_row + tok.to(tl.int64) * sx_t + c3, mask=new, other=0.0).to(tl.float32)
+            amax_new = tl.max(tl.max(tl.abs(x), axis=2), axis=1)  # per group
+            a_page = tl.max(amax_new, axis=0)
+            page_amax = tl.where(continued, tl.maximum(old_amax, a_page), a_page)
+
+            is_tail = page == last
+            # The tail page's scale: max(headroom a_prev, a_new) / 127, a_prev the previous
+            # page's amax (recomputed here from its new tokens), the old state or a_new.
+            prev_amax = old_amax
+            if is_tail & (last >= 1):
+                ptok = (page - 1) * P + t3 - fill
+                pnew = (ptok >= 0) & (ptok < n) & (c3 >= 0)
+                px = tl.load(x_row + ptok.to(tl.int64) * sx_t + c3, mask=pnew, other=0.0)
+                p_amax = tl.max(tl.max(tl.max(tl.abs(px.to(tl.float32)), axis=2), axis=1), axis=0)
+                prev_amax = tl.where((page - 1 == 0) & (fill > 0), tl.maximum(old_amax, p_amax),
+                                     p_amax)
+            a_prev = tl.where(first + last >= 1, prev_amax, a_page)
+            new_scale = tl.math.div_rn(tl.maximum(a_prev * headroom, a_page), 127.0)
+            scale = tl.where(continued, old_scale, new_scale)
+
+            q8 = _quantize(x, scale)
+            old = (t3 < fill) & (page == 0) & (c3 >= 0)
+            q8 = tl.where(old, tl.load(tail_row + t3 * D + c3, mask=old, other=0).to(tl.int32),
+                          q8)
+
+            if complete:
+                column = tl.minimum(lp, max_pages - 1)
+                page_id = tl.load(table_ptr + b.to(tl.int64) * s_table + column)
+                good = (lp < max_pages) & (page_id >= 0) & (page_id < num_pages)
+                if good:
+                    q8p = q8
+                    s1g = tl.zeros([NG], dtype=tl.float32) + scale
+                    s1_page = s1_ptr + (page_id.to(tl.int64) * heads + h) * (P // BLOCK)
+                    if continued:
+                        for nb in tl.static_range(P // BLOCK):
+                            tl.store(s1_page + nb, scale)
+                    else:
+                        # Wholly new: stage 1 from the float values, one scale per block.
+                        blk = ig // GPB
+                        for nb in tl.static_range(P // BLOCK):
+                            m = tl.max(tl.where(blk == nb, amax_new, 0.0), axis=0)
+                            s_nb = tl.math.div_rn(m, 127.0)
+                            s1g = tl.where(blk == nb, s_nb, s1g)
+                            tl.store(s1_page + nb, s_nb)
+                        q8p = _quantize(x, tl.expand_dims(tl.expand_dims(s1g, 1), 2))
+                    page_base = page_id.to(tl.int64) * heads + h
+                    if STAGE2:
+                        _stage2(q8p, lv, bits, page_id, page_base, h, head_offset, row_bytes,
+                                codes_ptr, s2_ptr, z2_ptr, t3, c3, P, D, G, NG, ANCHOR_MIN, MSE,
+                                MSB, MAX_BITS)
+                    else:
+                        tl.store(codes_ptr + page_base * (P * D) + t3 * D + c3, q8p.to(tl.int8))
+
+            if is_tail:
+                tl.store(tail_row + t3 * D + c3, q8.to(tl.int8))
+                opens = ~complete & ~((last == 0) & (fill > 0))
+                tl.store(tail_scale_ptr + row, tl.where(opens, new_scale, old_scale))
+                tl.store(amax_ptr + row, page_amax)
+
+    @triton.jit
+    def _candidate(q, mn, s0, ds: tl.constexpr, dz: tl.constexpr, lv, s, z, lo, hi, err,
+                   ANCHOR_MIN: tl.constexpr):
+        """The mse fit's candidate ``(s0 + ds, zero(s0 + ds) + dz)``, kept where it is valid and
+        strictly better."""
+        s_c = s0 + ds
+        z_c = _zero(mn, s_c, ANCHOR_MIN) + dz
+        lo_c, hi_c = _bounds(s_c, z_c, lv, ANCHOR_MIN)
+        e = _sse(q, s_c, z_c, lo_c, hi_c, ANCHOR_MIN)
+        better = (z_c >= -127) & (z_c <= 127) & (lo_c <= hi_c) & (e < err)
+        return (tl.where(better, s_c, s), tl.where(better, z_c, z), tl.where(better, lo_c, lo),
+                tl.where(better, hi_c, hi), tl.where(better, e, err))
+
+    @triton.jit
+    def _stage2(q, lv, bits, page_id, page_base, h, head_offset, row_bytes, codes_ptr, s2_ptr,
+                z2_ptr, t3, c3, P: tl.constexpr, D: tl.constexpr, G: tl.constexpr,
+                NG: tl.constexpr, ANCHOR_MIN: tl.constexpr, MSE: tl.constexpr,
+                MSB: tl.constexpr, MAX_BITS: tl.constexpr):
+        """Stage 2 of one head's page ``q [NG, G, D]`` (int32 stage-1 values): the fit, the
+        group scales and zero points, and the packed codes."""
+        mn = tl.min(q, axis=1)
+        mx = tl.max(q, axis=1)
+        s = tl.maximum((mx - mn + lv - 1) // lv, 1)
+        z = _zero(mn, s, ANCHOR_MIN)
+        lo, hi = _bounds(s, z, lv, ANCHOR_MIN)
+        if MSE:
+            # F.MSE_SCALE_OFFSETS x F.MSE_ZERO_OFFSETS in the model's order (checked below).
+            err = _sse(q, s, z, lo, hi, ANCHOR_MIN)
+            s0 = s
+            s, z, lo, hi, err = _candidate(q, mn, s0, 0, -1, lv, s, z, lo, hi, err, ANCHOR_MIN)
+            s, z, lo, hi, err = _candidate(q, mn, s0, 0, 1, lv, s, z, lo, hi, err, ANCHOR_MIN)
+            for ds in tl.static_range(1, 3):
+                s, z, lo, hi, err = _candidate(q, mn, s0, ds, 0, lv, s, z, lo, hi, err, ANCHOR_MIN)
+                s, z, lo, hi, err = _candidate(q, mn, s0, ds, -1, lv, s, z, lo, hi, err,
+                                               ANCHOR_MIN)
+                s, z, lo, hi, err = _candidate(q, mn, s0, ds, 1, lv, s, z, lo, hi, err,
+                                               ANCHOR_MIN)
+        codes = _encode(q, tl.expand_dims(s, 1), tl.expand_dims(z, 1), tl.expand_dims(lo, 1),
+                        tl.expand_dims(hi, 1), ANCHOR_MIN)
+
+        ig = tl.arange(0, NG)
+        ic = tl.arange(0, D)
+        gc = (page_base * NG + tl.expand_dims(ig, 1)) * D + tl.expand_dims(ic, 0)  # [NG, D]
+        tl.store(s2_ptr + gc, s.to(tl.uint8).to(tl.int8, bitcast=True))
+        tl.store(z2_ptr + gc, z.to(tl.int8))
+
+        _pack(codes, bits, page_id, row_bytes, head_offset, codes_ptr, P, D, G, NG, MSB, MAX_BITS)
+
+    @triton.jit
+    def _pack(codes, bits, page_id, row_bytes, head_offset, codes_ptr, P: tl.constexpr,
+              D: tl.constexpr, G: tl.constexpr, NG: tl.constexpr, MSB: tl.constexpr,
+              MAX_BITS: tl.constexpr):
+        """The packed codes of one head's page into the token rows of FORMAT.md."""
+        ig = tl.arange(0, NG)
+        # Eight channels' codes make b whole bytes: a word of 8b bits, channel i at bits
+        # i b (lsb_first) or (7 - i) b (msb_first, channel 0 at the top), byte j its bits
+        # 8j .. 8j + 7 (lsb_first) or counted from the top (msb_first).
+        c4 = tl.reshape(codes, [NG, G, D // 8, 8]).to(tl.uint32)
+        i = tl.arange(0, 8)
+        if MSB:
+            shift = (7 - i) * bits
+        else:
+            shift = i * bits
+        shift4 = tl.expand_dims(tl.expand_dims(tl.expand_dims(shift, 0), 0), 0).to(tl.uint32)
+        word = tl.sum(c4 << shift4, axis=3)  # [NG, G, D / 8]
+        ig3 = tl.expand_dims(tl.expand_dims(ig, 1), 2)
+        ir3 = tl.expand_dims(tl.expand_dims(tl.arange(0, G), 0), 2)
+        k3 = tl.expand_dims(tl.expand_dims(tl.arange(0, D // 8), 0), 0)
+        token = ig3 * G + ir3
+        base = codes_ptr + page_id.to(tl.int64) * P * row_bytes + token * row_bytes \
+            + head_offset + k3 * bits
+        for j in tl.static_range(MAX_BITS):
+            if MSB:
+                sh = 8 * bits - 8 - 8 * j
+            else:
+                sh = 8 * j
+            byte = (word >> tl.maximum(sh, 0).to(tl.uint32)) & 255
+            tl.store(base + j, byte.to(tl.uint8).to(tl.int8, bitcast=True),
+                     mask=(k3 >= 0) & (j < bits))
+
+
+def append(side, x, lens, n, table, headroom):
+    """Writes ``x [B, H, T, d]`` into ``side`` (a ``paged._Side``) at ``lens`` (int32 [B], the
+    lengths before), ``n`` (int32 [B] new-token counts, or None for all T), ``table`` (int32
+    [B, MP]). The shapes are the caller's checked ones."""
+    b, h, t, d = x.shape
+    if x.stride(3) != 1:
+        x = x.contiguous()
+    s, p = side.scheme, side.page
+    window = (t + p - 2) // p + 1
+    stage2 = bool(s.bits)
+    group = s.group if stage2 else s.block
+    if stage2:
+        codes, s1, s2, z2 = side.storage
+    else:
+        codes, s1 = side.storage
+        s2 = z2 = codes  # unused
+    _append_kernel[(b, h, window)](
+        x, x.stride(0), x.stride(1), x.stride(2),
+        lens, lens if n is None else n, table, table.stride(0), table.shape[1],
+        side.tail, side.tail_scale, side.amax,
+        s1, codes, s2, z2, side.head_bits_t, side.head_offset_t, side.row_bytes,
+        t, side.num_pages, h, float(headroom),
+        P=p, D=d, G=group, BLOCK=s.block, STAGE2=stage2, ANCHOR_MIN=s.anchor == "min",
+        MSE=s.fit == "mse", MSB=s.order == "msb_first", MAX_BITS=max(s.bits or (8,)),
+        HAS_N=n is not None, num_warps=4)
