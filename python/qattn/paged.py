@@ -68,7 +68,8 @@ from qattn import format as F
 from qattn import torch_quant as TQ
 from qattn.torch_quant import _round_div
 
-__all__ = ["DEFAULT_SCHEME", "DEFAULT_HEADROOM", "PagedKVCache", "decode", "precompile",
+__all__ = ["DEFAULT_SCHEME", "DEFAULT_HEADROOM", "PagedKVCache", "decode", "workspace_bytes",
+           "precompile",
            "decode_function", "compiled_artifact", "cache_dir"]
 
 # docs/ACCURACY.md: of the 4-bit g16 schemes measured on stories260K, the grid at the group
@@ -670,10 +671,12 @@ class _Decoder:
         self.fn = fn
         self.reserved = (0, 0, 0)
 
-    def __call__(self, operands, device):
+    def __call__(self, operands, device, workspace=None):
         fn = self.fn
         shapes = [tuple(t.shape) for t in operands]
-        if device.type == "cuda":
+        if workspace is not None:
+            workspace = _workspace(workspace, device, fn.workspace_bytes(*shapes))
+        elif device.type == "cuda":
             b, mp, npages = shapes[0][0], shapes[-1][1], shapes[1][0]
             want = tuple(max(x, y) for x, y in zip((b, mp, npages), self.reserved))
             if want != self.reserved:
@@ -686,8 +689,22 @@ class _Decoder:
         out = torch.empty(shape, dtype=torch_ops.TORCH_DTYPES[res.dtype], device=device)
         stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
         fn.launch([(t.data_ptr(), s.dtype, t.shape) for s, t in zip(fn.args, operands)],
-                  [(out.data_ptr(), res.dtype, shape)], stream)
+                  [(out.data_ptr(), res.dtype, shape)], stream, workspace)
         return out
+
+
+def _workspace(t, device, need):
+    """``(pointer, bytes)`` of a caller's workspace tensor, checked."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"workspace: expected a torch.Tensor, got {type(t).__name__}")
+    if t.device != device or not t.is_contiguous():
+        raise ValueError(f"workspace: expected a contiguous tensor on {device}, got one on "
+                         f"{t.device}{'' if t.is_contiguous() else ', not contiguous'}")
+    have = t.numel() * t.element_size()
+    if have < need:
+        raise ValueError(f"workspace: {have} bytes, this call needs {need} "
+                         "(paged.workspace_bytes)")
+    return t.data_ptr(), have
 
 
 def _resized(shape, spec, sizes):
@@ -715,7 +732,14 @@ def precompile(cache, num_q_heads, *, num_queries=1, dtype=torch.float32, causal
     return compiled_artifact(text, target)
 
 
-def decode(q, cache, layer, block_table, seq_lens, *, causal=True, scale=None):
+def workspace_bytes(q, cache, block_table, *, causal=True, scale=None):
+    """The bytes of the ``workspace`` that ``decode`` needs for queries shaped like ``q`` and a
+    table shaped like ``block_table`` (any values; 0 on CPU). Compiles the function if needed."""
+    fn, operands = _decode_call(q, cache, 0, block_table, None, causal, scale)
+    return fn.fn.workspace_bytes(*[tuple(t.shape) for t in operands])
+
+
+def decode(q, cache, layer, block_table, seq_lens, *, causal=True, scale=None, workspace=None):
     """Attention of the queries over each sequence's cached keys (pages, then its tail).
 
     ``q``: ``[B, Hq, d]`` (one query per sequence) or ``[B, Nq, Hq, d]`` (FlashAttention's
@@ -724,10 +748,23 @@ def decode(q, cache, layer, block_table, seq_lens, *, causal=True, scale=None):
     each sequence's length *after* its appends (its tokens are pages ``0 .. L // P - 1`` of its
     table row and tail rows ``0 .. L % P - 1``). ``causal`` (with ``Nq > 1``): query ``i`` sees
     keys ``j <= i + L - Nq``, the last query the last key; with one query it changes nothing.
-    ``scale`` defaults to ``1 / sqrt(d)``. On CPU (or with the cache's debug) raises ValueError
+    ``scale`` defaults to ``1 / sqrt(d)``. ``workspace``: a contiguous tensor on the cache's
+    device of at least ``workspace_bytes(q, cache, block_table)`` bytes (256-byte aligned, as
+    torch's allocator gives), where the call keeps its split-KV scratch: then nothing is
+    allocated at any size, and calls with distinct workspaces may run on two streams at once;
+    without one, the function's own scratch serves every call (one stream at a time; see
+    "CUDA graphs" in docs/PYTHON.md). On CPU (or with the cache's debug) raises ValueError
     for a negative length, a sequence longer than its table or a read page id outside
     ``[0, num_pages)``.
     """
+    fn, operands = _decode_call(q, cache, layer, block_table, seq_lens, causal, scale)
+    out = fn(operands, cache.device, workspace)
+    return out.squeeze(2) if q.dim() == 3 else out.transpose(1, 2).contiguous()
+
+
+def _decode_call(q, cache, layer, block_table, seq_lens, causal, scale):
+    """The checked ``_Decoder`` and operands of a decode call (``seq_lens`` None: a stand-in
+    of the batch's shape, for sizing)."""
     if not isinstance(cache, PagedKVCache):
         raise TypeError(f"cache: expected a qattn.paged.PagedKVCache, got {type(cache).__name__}")
     k, v = cache._sides(layer)
@@ -747,14 +784,16 @@ def decode(q, cache, layer, block_table, seq_lens, *, causal=True, scale=None):
                          f"{list(q.shape)}")
     cache._batch("q", b)
     table = cache._table(block_table, b)
-    lens = cache._int32("seq_lens", seq_lens, (b,))
-    if cache.checks:
-        _check_decode(cache, lens, table)
+    if seq_lens is None:
+        lens = torch.zeros((b,), dtype=torch.int32, device=cache.device)
+    else:
+        lens = cache._int32("seq_lens", seq_lens, (b,))
+        if cache.checks:
+            _check_decode(cache, lens, table)
     fn = cache._function(hq, nq, _Q_DTYPES[q.dtype], *_decode_key(nq, causal, scale))
     operands = [q4.contiguous(), *k.pools, *v.pools, k.tail[:b], k.tail_scale[:b], v.tail[:b],
                 v.tail_scale[:b], lens, table]
-    out = fn(operands, cache.device)
-    return out.squeeze(2) if q.dim() == 3 else out.transpose(1, 2).contiguous()
+    return fn, operands
 
 
 def _check_decode(cache, lens, table):

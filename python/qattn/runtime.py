@@ -31,7 +31,7 @@ from . import _locate
 
 __all__ = ["QAttnRuntimeError", "TensorSpec", "Function", "Artifact", "find_library", "DTYPES"]
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 # Manifest dtype -> (C ABI code, NumPy dtype holding it). bf16 travels as uint16 bit patterns
 # (NumPy has no bfloat16); i8 accepts uint8 too, since packed codes are unsigned bytes.
@@ -115,6 +115,12 @@ def _library():
                                           ctypes.c_int64]),
         "qattnRtRun": (ctypes.c_int, [P, ctypes.c_int64, ctypes.POINTER(_Tensor), ctypes.c_int64,
                                       ctypes.POINTER(_Tensor), ctypes.c_int64, P]),
+        "qattnRtGetWorkspaceSize": (ctypes.c_int, [P, ctypes.c_int64, ctypes.POINTER(_Tensor),
+                                                   ctypes.c_int64,
+                                                   ctypes.POINTER(ctypes.c_int64)]),
+        "qattnRtRunWorkspace": (ctypes.c_int, [P, ctypes.c_int64, ctypes.POINTER(_Tensor),
+                                               ctypes.c_int64, ctypes.POINTER(_Tensor),
+                                               ctypes.c_int64, P, P, ctypes.c_int64]),
         "qattnRtRunHost": (ctypes.c_int, [P, ctypes.c_int64, ctypes.POINTER(_Tensor),
                                           ctypes.c_int64, ctypes.POINTER(_Tensor),
                                           ctypes.c_int64]),
@@ -246,6 +252,18 @@ class Function:
         if lib.qattnRtReserve(self._artifact._handle, self.index, a, n):
             raise QAttnRuntimeError(_last_error(lib))
 
+    def workspace_bytes(self, *arg_shapes):
+        """The bytes of the workspace ``launch(..., workspace=)`` needs for arguments of shapes
+        ``arg_shapes`` (in manifest order): the cuda function's scratch buffers at 256-byte
+        aligned offsets; 0 for a cpu function or one without buffers."""
+        a, n, _keep = self._shape_tensors(arg_shapes)
+        out = ctypes.c_int64(0)
+        lib = _library()
+        if lib.qattnRtGetWorkspaceSize(self._artifact._handle, self.index, a, n,
+                                       ctypes.byref(out)):
+            raise QAttnRuntimeError(_last_error(lib))
+        return out.value
+
     def result_shapes(self, *arg_shapes):
         """The results' shapes (tuples) for arguments of shapes ``arg_shapes`` (in manifest
         order): the arguments bind the symbols, which the runtime checks (every occurrence of a
@@ -324,13 +342,16 @@ class Function:
 
     # -- device calls ---------------------------------------------------------------------------
 
-    def launch(self, args, results, stream=0):
+    def launch(self, args, results, stream=0, workspace=None):
         """cuda: enqueues the function on ``stream`` (a CUstream / cudaStream_t as an int; 0 is
         the legacy default stream) and returns without waiting.
 
         ``args``/``results``: sequences of ``(device_pointer, dtype, shape)`` in manifest order,
         ``dtype`` a manifest spelling ('f32', 'bf16', 'i8', ...). The runtime checks counts,
-        dtypes, shapes, null and 16-byte alignment before launching anything."""
+        dtypes, shapes, null and 16-byte alignment before launching anything. ``workspace``:
+        ``(device_pointer, bytes)``, 256-byte aligned, at least ``workspace_bytes`` at these
+        sizes: the call's scratch buffers live there instead of in the function's own (nothing
+        is allocated; calls with distinct workspaces may run on two streams at once)."""
         keep = []
 
         def convert(items, kind):
@@ -346,8 +367,15 @@ class Function:
         a, na = convert(args, "argument")
         r, nr = convert(results, "result")
         lib = _library()
-        if lib.qattnRtRun(self._artifact._handle, self.index, a, na, r, nr,
-                          ctypes.c_void_p(int(stream)) if stream else None):
+        handle, s = self._artifact._handle, ctypes.c_void_p(int(stream)) if stream else None
+        if workspace is None:
+            failed = lib.qattnRtRun(handle, self.index, a, na, r, nr, s)
+        else:
+            ptr, nbytes = workspace
+            failed = lib.qattnRtRunWorkspace(handle, self.index, a, na, r, nr, s,
+                                             ctypes.c_void_p(int(ptr)) if ptr else None,
+                                             int(nbytes))
+        if failed:
             raise QAttnRuntimeError(_last_error(lib))
 
 

@@ -27,7 +27,8 @@ and the function. Runtime failures (a bad artifact,
 a CUDA error) raise ``qattn.runtime.QAttnRuntimeError``.
 
 Artifacts are loaded once per (folder, device) and kept. A function's scratch buffers are shared
-by its calls, so one function must not run on two streams at the same time.
+by its calls, so one function must not run on two streams at the same time (``qattn.paged.decode``
+takes a caller's ``workspace`` for that).
 """
 
 import json

@@ -254,6 +254,62 @@ int qattnRtReserve(QAttnRtArtifact *artifact, int64_t function,
   });
 }
 
+/// The C tensors as device tensor references (the cuda entry points).
+static void deviceTensors(const QAttnRtTensor *tensors, int64_t n,
+                          const char *kind, std::vector<DeviceTensorRef> &out) {
+  for (int64_t i = 0; i < n; ++i)
+    out.emplace_back(DevicePtr(reinterpret_cast<uintptr_t>(tensors[i].data)),
+                     checkedDType(tensors[i].dtype, kind, i), tensors[i].shape,
+                     size_t(tensors[i].rank));
+}
+
+int qattnRtGetWorkspaceSize(const QAttnRtArtifact *artifact, int64_t function,
+                            const QAttnRtTensor *args, int64_t numArgs,
+                            int64_t *bytes) {
+  return guarded<int>(1, [&] {
+    Function &fn =
+        functionObject(const_cast<QAttnRtArtifact *>(artifact), function);
+    checkList(args, numArgs, "argument");
+    if (!bytes)
+      fail("qattnRtGetWorkspaceSize: null bytes pointer");
+    std::vector<Shape> argShapes;
+    for (int64_t i = 0; i < numArgs; ++i)
+      argShapes.emplace_back(args[i].shape, args[i].shape + args[i].rank);
+    if (auto *cuda = dynamic_cast<CudaFunction *>(&fn)) {
+      *bytes = int64_t(cuda->workspaceBytes(argShapes));
+    } else {
+      getResultShapes(fn.getSpec(), argShapes);
+      *bytes = 0;
+    }
+    return 0;
+  });
+}
+
+int qattnRtRunWorkspace(QAttnRtArtifact *artifact, int64_t function,
+                        const QAttnRtTensor *args, int64_t numArgs,
+                        const QAttnRtTensor *results, int64_t numResults,
+                        void *stream, void *workspace, int64_t bytes) {
+  return guarded<int>(1, [&] {
+    Function &fn = functionObject(artifact, function);
+    auto *cuda = dynamic_cast<CudaFunction *>(&fn);
+    if (!cuda)
+      return qattnRtRun(artifact, function, args, numArgs, results, numResults,
+                        stream);
+    if (bytes < 0)
+      fail("workspace of function \"", fn.getSpec().name, "\": ", bytes,
+           " bytes");
+    checkList(args, numArgs, "argument");
+    checkList(results, numResults, "result");
+    std::vector<DeviceTensorRef> a, r;
+    deviceTensors(args, numArgs, "argument", a);
+    deviceTensors(results, numResults, "result", r);
+    cuda->launch(a, r, stream,
+                 Workspace{DevicePtr(reinterpret_cast<uintptr_t>(workspace)),
+                           size_t(bytes)});
+    return 0;
+  });
+}
+
 int qattnRtRun(QAttnRtArtifact *artifact, int64_t function,
                const QAttnRtTensor *args, int64_t numArgs,
                const QAttnRtTensor *results, int64_t numResults,
@@ -279,14 +335,8 @@ int qattnRtRun(QAttnRtArtifact *artifact, int64_t function,
     }
     if (auto *cuda = dynamic_cast<CudaFunction *>(&fn)) {
       std::vector<DeviceTensorRef> a, r;
-      for (int64_t i = 0; i < numArgs; ++i)
-        a.emplace_back(DevicePtr(reinterpret_cast<uintptr_t>(args[i].data)),
-                       checkedDType(args[i].dtype, "argument", i),
-                       args[i].shape, size_t(args[i].rank));
-      for (int64_t i = 0; i < numResults; ++i)
-        r.emplace_back(DevicePtr(reinterpret_cast<uintptr_t>(results[i].data)),
-                       checkedDType(results[i].dtype, "result", i),
-                       results[i].shape, size_t(results[i].rank));
+      deviceTensors(args, numArgs, "argument", a);
+      deviceTensors(results, numResults, "result", r);
       cuda->launch(a, r, stream);
       return 0;
     }

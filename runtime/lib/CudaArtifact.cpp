@@ -403,7 +403,42 @@ public:
     ScopedContext scope(state.context->get());
     CUstream cuStream = static_cast<CUstream>(stream);
     prepare(bindings, cuStream, true);
-    enqueue(argPtrs, resultPtrs, cuStream, false);
+    enqueue(argPtrs, resultPtrs, ownBufferPtrs(), cuStream, false);
+  }
+
+  void launch(const std::vector<DeviceTensorRef> &args,
+              const std::vector<DeviceTensorRef> &results, CudaStream stream,
+              const Workspace &workspace) override {
+    const FunctionSpec &spec = getSpec();
+    DimBindings bindings;
+    std::vector<CUdeviceptr> argPtrs =
+        checkDevice("argument", spec.args, args, bindings);
+    std::vector<CUdeviceptr> resultPtrs =
+        checkDevice("result", spec.results, results, bindings);
+    planLaunches(spec, bindings, plan);
+    size_t need = qattn::rt::workspaceBytes(plan);
+    if (need && workspace.data == 0)
+      fail("workspace of function \"", spec.name, "\": null device pointer (",
+           need, " bytes needed at ", bindings.format(), ")");
+    if (workspace.data % kWorkspaceAlignment)
+      fail("workspace of function \"", spec.name, "\": device pointer ",
+           hex(workspace.data), " is not ", kWorkspaceAlignment,
+           "-byte aligned");
+    if (workspace.bytes < need)
+      fail("workspace of function \"", spec.name, "\": ", workspace.bytes,
+           " bytes, ", need, " needed at ", bindings.format());
+    std::vector<CUdeviceptr> bufferPtrs;
+    for (size_t offset : workspaceOffsets(plan))
+      bufferPtrs.push_back(workspace.data + offset);
+    ScopedContext scope(state.context->get());
+    enqueue(argPtrs, resultPtrs, bufferPtrs, static_cast<CUstream>(stream),
+            false);
+  }
+
+  size_t workspaceBytes(const std::vector<Shape> &argShapes) override {
+    DimBindings bindings;
+    getResultShapes(getSpec(), argShapes, &bindings);
+    return qattn::rt::workspaceBytes(planLaunches(getSpec(), bindings));
   }
 
   void reserve(const std::vector<Shape> &argShapes) override {
@@ -426,7 +461,7 @@ public:
     ScopedContext scope(state.context->get());
     stage(args, bindings);
     for (unsigned i = 0; i < warmups; ++i)
-      enqueue(argPtrs(), resultPtrs(), state.stream, false);
+      enqueue(argPtrs(), resultPtrs(), ownBufferPtrs(), state.stream, false);
     Events events(2 * size_t(runs));
     constexpr size_t kFlushBytes = size_t(256) << 20;
     std::unique_ptr<DeviceMemory> flush;
@@ -437,7 +472,7 @@ public:
         QATTN_CU("", cuMemsetD8Async, flush->get(), static_cast<unsigned char>(i),
                  kFlushBytes, state.stream);
       QATTN_CU("", cuEventRecord, events[2 * i], state.stream);
-      enqueue(argPtrs(), resultPtrs(), state.stream, false);
+      enqueue(argPtrs(), resultPtrs(), ownBufferPtrs(), state.stream, false);
       QATTN_CU("", cuEventRecord, events[2 * i + 1], state.stream);
     }
     synchronize();
@@ -457,7 +492,8 @@ private:
     ScopedContext scope(state.context->get());
     stage(args, bindings);
     // With a log, wait after each kernel, so that a fault names it.
-    enqueue(argPtrs(), resultPtrs(), state.stream, state.log != nullptr);
+    enqueue(argPtrs(), resultPtrs(), ownBufferPtrs(), state.stream,
+            state.log != nullptr);
     for (size_t i = 0; i < results.size(); ++i)
       QATTN_CU(
           [&] { return "for result \"" + getSpec().results[i].name + "\""; },
@@ -605,10 +641,20 @@ private:
     return ptrs;
   }
 
+  /// The function's own scratch buffers, as sized by the last prepare().
+  std::vector<CUdeviceptr> ownBufferPtrs() const {
+    std::vector<CUdeviceptr> ptrs;
+    for (const auto &memory : buffers)
+      ptrs.push_back(memory->get());
+    return ptrs;
+  }
+
   /// Launches every kernel in order on `stream`, with the grids and sizes
-  /// of the last prepare().
+  /// of the last planLaunches() (prepare()), the scratch buffers at
+  /// `bufferPtrs`.
   void enqueue(const std::vector<CUdeviceptr> &args,
-               const std::vector<CUdeviceptr> &results, CUstream stream,
+               const std::vector<CUdeviceptr> &results,
+               const std::vector<CUdeviceptr> &bufferPtrs, CUstream stream,
                bool waitEach) {
     const FunctionSpec &spec = getSpec();
     for (size_t i = 0; i < spec.launches.size(); ++i) {
@@ -628,7 +674,7 @@ private:
           pointers[p] = results[param.index];
           break;
         case LaunchParam::Kind::Buffer:
-          pointers[p] = buffers[param.index]->get();
+          pointers[p] = bufferPtrs[param.index];
           break;
         case LaunchParam::Kind::Dim:
           params[p] = &planned.dims[p];

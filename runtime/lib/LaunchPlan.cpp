@@ -257,3 +257,25 @@ LaunchPlan qattn::rt::planLaunches(const FunctionSpec &fn,
   planLaunches(fn, bindings, plan);
   return plan;
 }
+
+static size_t alignWorkspace(size_t bytes) {
+  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment *
+         kWorkspaceAlignment;
+}
+
+std::vector<size_t> qattn::rt::workspaceOffsets(const LaunchPlan &plan) {
+  std::vector<size_t> offsets;
+  size_t at = 0;
+  for (size_t bytes : plan.bufferBytes) {
+    offsets.push_back(at);
+    at += alignWorkspace(bytes);
+  }
+  return offsets;
+}
+
+size_t qattn::rt::workspaceBytes(const LaunchPlan &plan) {
+  size_t total = 0;
+  for (size_t bytes : plan.bufferBytes)
+    total += alignWorkspace(bytes);
+  return total;
+}

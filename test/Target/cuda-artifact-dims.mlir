@@ -146,6 +146,7 @@
 // PLAN-NEXT:     params table, scratch1, MP=5
 // PLAN-NEXT:   launch scale_rows grid [24, 1, 1] = [B*8, 1, 1], block [64, 1, 1], shared 0 B
 // PLAN-NEXT:     params scratch0, out, B=3
+// PLAN-NEXT:   workspace 3328 bytes (a caller's, qattnRtRunWorkspace): buffers at scratch0 +0, scratch1 +3072
 // PLAN-NOT: {{.}}
 
 // SIZES:      dims B=3, MP=5

@@ -847,6 +847,15 @@ int planOnly(const Options &opts) {
               << dtypeName(spec.results[i].dtype) << " "
               << formatShape(resultShapes[i]) << "\n";
   printLaunchPlan(spec, plan, true);
+  if (!spec.buffers.empty()) {
+    std::cout << "  workspace " << workspaceBytes(plan)
+              << " bytes (a caller's, qattnRtRunWorkspace): buffers at";
+    std::vector<size_t> offsets = workspaceOffsets(plan);
+    for (size_t i = 0; i < offsets.size(); ++i)
+      std::cout << (i ? ", " : " ") << spec.buffers[i].name << " +"
+                << offsets[i];
+    std::cout << "\n";
+  }
   return kExitOk;
 }
 

@@ -440,6 +440,36 @@ expect(ValueError, lambda: paged.PagedKVCache(ir.Scheme(block=48, group=16), 1, 
 expect(ValueError, lambda: paged.PagedKVCache(ir.Scheme(scale="f16"), 1, 4, 64, 2, 64,
                                               max_batch=1))
 # CHECK: ValueError: scheme: the paged cache keeps f32 block scales
+
+# A caller's workspace (FlashInfer's habit): the split scratch of a call lives there; decode
+# with one equals decode without. CPU functions need none (0 bytes); on CUDA two streams run
+# the function at once, each with its own workspace.
+q_ws = queries(B, HQ, D).to(DEV)
+need = paged.workspace_bytes(q_ws, cache, T_)
+assert (need > 0) == CUDA, need
+ws = torch.empty(max(need, 1), dtype=torch.uint8, device=DEV)
+plain = paged.decode(q_ws, cache, 1, T_, lens_t)
+assert torch.equal(plain, paged.decode(q_ws, cache, 1, T_, lens_t, workspace=ws))
+print("workspace: decode with a caller's workspace equals decode without")
+# CHECK: workspace: decode with a caller's workspace equals decode without
+expect(TypeError, lambda: paged.decode(q_ws, cache, 1, T_, lens_t, workspace=[0]))
+# CHECK: TypeError: workspace: expected a torch.Tensor, got list
+if CUDA:
+    expect(ValueError, lambda: paged.decode(q_ws, cache, 1, T_, lens_t, workspace=ws[:-1]))
+    q_two = queries(B, HQ, D).to(DEV)
+    plain_two = paged.decode(q_two, cache, 1, T_, lens_t)
+    ws_two = torch.empty_like(ws)
+    streams = torch.cuda.Stream(), torch.cuda.Stream()
+    torch.cuda.synchronize()
+    for _ in range(3):
+        with torch.cuda.stream(streams[0]):
+            out_one = paged.decode(q_ws, cache, 1, T_, lens_t, workspace=ws)
+        with torch.cuda.stream(streams[1]):
+            out_two = paged.decode(q_two, cache, 1, T_, lens_t, workspace=ws_two)
+        torch.cuda.synchronize()
+        assert torch.equal(out_one, plain) and torch.equal(out_two, plain_two)
+    print(f"cuda: two streams at once, a workspace of {need} bytes each")
+
 if CUDA:
     # Without debug a bad page id is not checked: its page goes to the extra page, no fault.
     cache.debug = False

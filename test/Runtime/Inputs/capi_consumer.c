@@ -74,6 +74,17 @@ int main(int argc, char **argv) {
     y[i] = -1.0f;
   rc = qattnRtRunHost(art, f, &in, 1, &out, 1);
   printf("run host: %d, copied %s\n", rc, memcmp(x, y, sizeof x) ? "wrong" : "right");
+
+  /* A cpu function takes no workspace: 0 bytes, and a run with one is a plain run. */
+  int64_t bytes = -1;
+  rc = qattnRtGetWorkspaceSize(art, f, &in, 1, &bytes);
+  printf("workspace size: %d, %lld bytes\n", rc, (long long)bytes);
+  rc = qattnRtGetWorkspaceSize(art, f, &wrongShape, 1, &bytes);
+  printf("workspace size, wrong shape: %d | %s\n", rc, qattnRtGetLastError());
+  for (int i = 0; i < 30; ++i)
+    y[i] = -1.0f;
+  rc = qattnRtRunWorkspace(art, f, &in, 1, &out, 1, NULL, NULL, 0);
+  printf("run workspace: %d, copied %s\n", rc, memcmp(x, y, sizeof x) ? "wrong" : "right");
   qattnRtClose(art);
   qattnRtClose(NULL);
   return 0;

@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 /* The ABI version; bumped on any incompatible change. */
-#define QATTN_RT_ABI_VERSION 1
+#define QATTN_RT_ABI_VERSION 2
 
 /* Element types, in the order of qattn::rt::DType (the manifest spellings
  * f64 f32 f16 bf16 i64 i32 i8). */
@@ -157,7 +157,8 @@ QATTN_RT_EXPORT int qattnRtGetResultShapes(const QAttnRtArtifact *artifact,
  *         function's scratch buffers are shared by its calls: do not run one
  *         function on two streams at once. A call at sizes larger than any
  *         before grows the buffers whose shapes have symbols (waiting for
- *         the device's pending work); see qattnRtReserve.
+ *         the device's pending work); see qattnRtReserve, or pass a
+ *         workspace to qattnRtRunWorkspace.
  * Returns 0, or 1 with the reason in qattnRtGetLastError(). */
 QATTN_RT_EXPORT int qattnRtRun(QAttnRtArtifact *artifact, int64_t function,
                                const QAttnRtTensor *args, int64_t numArgs,
@@ -176,6 +177,32 @@ QATTN_RT_EXPORT int qattnRtRun(QAttnRtArtifact *artifact, int64_t function,
  * qattnRtGetLastError(). */
 QATTN_RT_EXPORT int qattnRtReserve(QAttnRtArtifact *artifact, int64_t function,
                                    const QAttnRtTensor *args, int64_t numArgs);
+
+/* The bytes of the workspace that qattnRtRunWorkspace needs for arguments
+ * of the given shapes (as qattnRtReserve takes them) into `*bytes`: the
+ * function's scratch buffers, each at a 256-byte aligned offset (qattn-run
+ * --plan-only prints the layout). 0 for a cpu function or one without
+ * buffers. Returns 0, or 1 with the reason in qattnRtGetLastError(). */
+QATTN_RT_EXPORT int qattnRtGetWorkspaceSize(const QAttnRtArtifact *artifact,
+                                            int64_t function,
+                                            const QAttnRtTensor *args,
+                                            int64_t numArgs, int64_t *bytes);
+
+/* qattnRtRun with the scratch buffers in the caller's device memory
+ * `workspace` (256-byte aligned, at least qattnRtGetWorkspaceSize bytes at
+ * these sizes) instead of the function's own: it allocates nothing and never
+ * grows anything, so calls with distinct workspaces may run on different
+ * streams at once, and a CUDA graph may capture calls at any sizes the
+ * workspace holds. The workspace's contents before the call do not matter;
+ * the call owns it until its launches finish on `stream`. cpu: as
+ * qattnRtRun (the workspace is not used). Returns 0, or 1 with the reason in
+ * qattnRtGetLastError() (a null, misaligned or short workspace among them),
+ * having launched nothing. */
+QATTN_RT_EXPORT int
+qattnRtRunWorkspace(QAttnRtArtifact *artifact, int64_t function,
+                    const QAttnRtTensor *args, int64_t numArgs,
+                    const QAttnRtTensor *results, int64_t numResults,
+                    void *stream, void *workspace, int64_t bytes);
 
 /* Runs function `function` on host buffers for any target: copies the
  * arguments in (cuda: to device memory the runtime owns, results poisoned

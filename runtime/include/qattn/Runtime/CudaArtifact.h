@@ -55,6 +55,13 @@ struct DeviceTensorRef {
       : data(data), dtype(dtype), shape(shape), rank(rank) {}
 };
 
+/// Device memory a caller lends one call for its scratch buffers
+/// (LaunchPlan.h: workspaceOffsets, workspaceBytes).
+struct Workspace {
+  DevicePtr data = 0;
+  size_t bytes = 0;
+};
+
 /// A function of a cuda artifact. Function::call is the host-buffer
 /// convenience: it copies the arguments to device memory, fills the results'
 /// device memory (and the scratch buffers) with 0xFF bytes (NaN for floats),
@@ -89,6 +96,20 @@ public:
   virtual void launch(const std::vector<DeviceTensorRef> &args,
                       const std::vector<DeviceTensorRef> &results,
                       CudaStream stream) = 0;
+
+  /// launch() with the scratch buffers in `workspace` instead of the
+  /// function's own: nothing is allocated, and calls with distinct
+  /// workspaces may run on different streams at once (FlashInfer's
+  /// `workspace` habit). Throws Error before launching if `workspace` is null
+  /// (where the function has buffers), misaligned (kWorkspaceAlignment) or
+  /// shorter than workspaceBytes() at these sizes.
+  virtual void launch(const std::vector<DeviceTensorRef> &args,
+                      const std::vector<DeviceTensorRef> &results,
+                      CudaStream stream, const Workspace &workspace) = 0;
+
+  /// The workspace a call with arguments of shapes `argShapes` needs. Throws
+  /// Error as launch() would on the shapes.
+  virtual size_t workspaceBytes(const std::vector<Shape> &argShapes) = 0;
 
   /// Sizes the scratch buffers for arguments of shapes `argShapes` (which
   /// bind the symbols as a call would), growing them where they are

@@ -97,6 +97,15 @@ void planLaunches(const FunctionSpec &fn, const DimBindings &bindings,
                   LaunchPlan &plan);
 LaunchPlan planLaunches(const FunctionSpec &fn, const DimBindings &bindings);
 
+/// Where a caller's workspace holds a call's scratch buffers
+/// (CudaFunction::launch with a Workspace): buffer i at offset
+/// workspaceOffsets(plan)[i], each offset a multiple of kWorkspaceAlignment
+/// (the workspace's own address must be one too), and the workspace at least
+/// workspaceBytes(plan) long (0 for a function without buffers).
+constexpr size_t kWorkspaceAlignment = 256;
+std::vector<size_t> workspaceOffsets(const LaunchPlan &plan);
+size_t workspaceBytes(const LaunchPlan &plan);
+
 } // namespace qattn::rt
 
 #endif // QATTN_RUNTIME_LAUNCHPLAN_H
