@@ -27,13 +27,13 @@ func.func @attention_int4(%q: tensor<1x8x16x64xf32> {qattn.name = "q"}, %k: tens
   %k8, %ks = qattn.quantize %k {scheme = #qattn.stage1<block = 64>} : tensor<1x2x1000x64xf32> -> tensor<1x2x1000x64xi8>, tensor<1x2x16xf32>
   %v8, %vs = qattn.quantize %v {scheme = #qattn.stage1<block = 64>} : tensor<1x2x1000x64xf32> -> tensor<1x2x1000x64xi8>, tensor<1x2x16xf32>
   // Stage 2: the KV cache's packed codes, per channel in groups of 16 tokens.
-  %kp, %ks2, %kz2 = qattn.progressive_quantize %k8 {scheme = #qattn.stage2<bits = [4], group = 16>}
+  %kp, %ks2, %kz2 = qattn.progressive_quantize %k8 {scheme = #qattn.stage2<bits = [4], group = 16, anchor = min>, fit = #qattn.fit<mse>}
       : tensor<1x2x1000x64xi8> -> tensor<1x1000x64xi8>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>
-  %vp, %vs2, %vz2 = qattn.progressive_quantize %v8 {scheme = #qattn.stage2<bits = [4], group = 16>}
+  %vp, %vs2, %vz2 = qattn.progressive_quantize %v8 {scheme = #qattn.stage2<bits = [4], group = 16, anchor = min>, fit = #qattn.fit<mse>}
       : tensor<1x2x1000x64xi8> -> tensor<1x1000x64xi8>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>
   // Fused attention over the quantized operands.
   %o = qattn.attention %q8 [%qs] keys(%kp, %ks, %ks2, %kz2) values(%vp, %vs, %vs2, %vz2)
-      {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>, v_stage2 = #qattn.stage2<bits = [4], group = 16>, causal}
+      {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16, anchor = min>, v_stage2 = #qattn.stage2<bits = [4], group = 16, anchor = min>, causal}
       : (tensor<1x8x16x64xi8>, tensor<1x8x1xf32>, tensor<1x1000x64xi8>, tensor<1x2x16xf32>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>, tensor<1x1000x64xi8>, tensor<1x2x16xf32>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>) -> tensor<1x8x16x64xf32>
   return %o : tensor<1x8x16x64xf32>
 }
@@ -46,13 +46,13 @@ func.func @attention_mixed_2_4(%q: tensor<1x8x16x64xf32> {qattn.name = "q"}, %k:
   %k8, %ks = qattn.quantize %k {scheme = #qattn.stage1<block = 64>} : tensor<1x2x1000x64xf32> -> tensor<1x2x1000x64xi8>, tensor<1x2x16xf32>
   %v8, %vs = qattn.quantize %v {scheme = #qattn.stage1<block = 64>} : tensor<1x2x1000x64xf32> -> tensor<1x2x1000x64xi8>, tensor<1x2x16xf32>
   // Stage 2: the KV cache's packed codes, per channel in groups of 16 tokens.
-  %kp, %ks2, %kz2 = qattn.progressive_quantize %k8 {scheme = #qattn.stage2<bits = [4, 2], group = 16>}
+  %kp, %ks2, %kz2 = qattn.progressive_quantize %k8 {scheme = #qattn.stage2<bits = [4, 2], group = 16, anchor = min>, fit = #qattn.fit<mse>}
       : tensor<1x2x1000x64xi8> -> tensor<1x1000x48xi8>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>
-  %vp, %vs2, %vz2 = qattn.progressive_quantize %v8 {scheme = #qattn.stage2<bits = [4, 2], group = 16>}
+  %vp, %vs2, %vz2 = qattn.progressive_quantize %v8 {scheme = #qattn.stage2<bits = [4, 2], group = 16, anchor = min>, fit = #qattn.fit<mse>}
       : tensor<1x2x1000x64xi8> -> tensor<1x1000x48xi8>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>
   // Fused attention over the quantized operands.
   %o = qattn.attention %q8 [%qs] keys(%kp, %ks, %ks2, %kz2) values(%vp, %vs, %vs2, %vz2)
-      {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4, 2], group = 16>, v_stage2 = #qattn.stage2<bits = [4, 2], group = 16>, causal}
+      {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4, 2], group = 16, anchor = min>, v_stage2 = #qattn.stage2<bits = [4, 2], group = 16, anchor = min>, causal}
       : (tensor<1x8x16x64xi8>, tensor<1x8x1xf32>, tensor<1x1000x48xi8>, tensor<1x2x16xf32>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>, tensor<1x1000x48xi8>, tensor<1x2x16xf32>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>) -> tensor<1x8x16x64xf32>
   return %o : tensor<1x8x16x64xf32>
 }
@@ -63,7 +63,7 @@ func.func @quantize_int4(%q: tensor<1x8x16x64xf32> {qattn.name = "q"}, %k: tenso
   %q8, %qs = qattn.quantize %q {scheme = #qattn.stage1<block = 64>} : tensor<1x8x16x64xf32> -> tensor<1x8x16x64xi8>, tensor<1x8x1xf32>
   %k8, %ks = qattn.quantize %k {scheme = #qattn.stage1<block = 64>} : tensor<1x2x1000x64xf32> -> tensor<1x2x1000x64xi8>, tensor<1x2x16xf32>
   %v8, %vs = qattn.quantize %v {scheme = #qattn.stage1<block = 64>} : tensor<1x2x1000x64xf32> -> tensor<1x2x1000x64xi8>, tensor<1x2x16xf32>
-  %kp, %kg, %kz = qattn.progressive_quantize %k8 {scheme = #qattn.stage2<bits = [4], group = 16>} : tensor<1x2x1000x64xi8> -> tensor<1x1000x64xi8>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>
-  %vp, %vg, %vz = qattn.progressive_quantize %v8 {scheme = #qattn.stage2<bits = [4], group = 16>} : tensor<1x2x1000x64xi8> -> tensor<1x1000x64xi8>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>
+  %kp, %kg, %kz = qattn.progressive_quantize %k8 {scheme = #qattn.stage2<bits = [4], group = 16, anchor = min>, fit = #qattn.fit<mse>} : tensor<1x2x1000x64xi8> -> tensor<1x1000x64xi8>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>
+  %vp, %vg, %vz = qattn.progressive_quantize %v8 {scheme = #qattn.stage2<bits = [4], group = 16, anchor = min>, fit = #qattn.fit<mse>} : tensor<1x2x1000x64xi8> -> tensor<1x1000x64xi8>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>
   return %q8, %qs, %kp, %ks, %kg, %kz, %vp, %vs, %vg, %vz : tensor<1x8x16x64xi8>, tensor<1x8x1xf32>, tensor<1x1000x64xi8>, tensor<1x2x16xf32>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>, tensor<1x1000x64xi8>, tensor<1x2x16xf32>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>
 }

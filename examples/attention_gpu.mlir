@@ -5,7 +5,7 @@
 // operands: what the GPU pipeline compiles.
 func.func @attention_int4(%q8: tensor<1x8x16x64xi8> {qattn.name = "q8"}, %qs: tensor<1x8x1xf32> {qattn.name = "qs"}, %kp: tensor<1x1000x64xi8> {qattn.name = "kp"}, %ks: tensor<1x2x16xf32> {qattn.name = "ks"}, %kg: tensor<1x2x63x64xi8> {qattn.name = "kg"}, %kz: tensor<1x2x63x64xi8> {qattn.name = "kz"}, %vp: tensor<1x1000x64xi8> {qattn.name = "vp"}, %vs: tensor<1x2x16xf32> {qattn.name = "vs"}, %vg: tensor<1x2x63x64xi8> {qattn.name = "vg"}, %vz: tensor<1x2x63x64xi8> {qattn.name = "vz"}) -> (tensor<1x8x16x64xf32> {qattn.name = "out"}) {
   %o = qattn.attention %q8 [%qs] keys(%kp, %ks, %kg, %kz) values(%vp, %vs, %vg, %vz)
-      {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>, v_stage2 = #qattn.stage2<bits = [4], group = 16>, causal}
+      {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16, anchor = min>, v_stage2 = #qattn.stage2<bits = [4], group = 16, anchor = min>, causal}
       : (tensor<1x8x16x64xi8>, tensor<1x8x1xf32>, tensor<1x1000x64xi8>, tensor<1x2x16xf32>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>, tensor<1x1000x64xi8>, tensor<1x2x16xf32>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>) -> tensor<1x8x16x64xf32>
   return %o : tensor<1x8x16x64xf32>
 }

@@ -5,6 +5,14 @@ sizes, so they are derived here instead of typed by hand."""
 import os
 
 B, HQ, HKV, NQ, NK, D, BLOCK, GROUP = 1, 8, 2, 16, 1000, 64, 64, 16
+# Stage 2 as qattn.paged's default scheme, the best measured one (docs/ACCURACY.md): the grid at
+# each group's minimum, the constants chosen by the mse fit.
+ANCHOR, FIT = "min", "#qattn.fit<mse>"
+
+
+def stage2(bits):
+    return (f"#qattn.stage2<bits = [{', '.join(map(str, bits))}], group = {GROUP}, "
+            f"anchor = {ANCHOR}>")
 
 
 def tensor(*shape, elt):
@@ -36,15 +44,15 @@ def function(name, bits, comment):
         keys, values = "keys(%k8, %ks)", "values(%v8, %vs)"
         types = f"{q8}, {qs}, {k8}, {ks}, {k8}, {ks}"
     else:
-        s2 = f"#qattn.stage2<bits = [{', '.join(map(str, bits))}], group = {GROUP}>"
+        s2 = stage2(bits)
         row = D * sum(bits) // 8 if len(bits) > 1 else HKV * D * bits[0] // 8
         packed = tensor(B, NK, row, elt="i8")
         groups = tensor(B, HKV, ceil_div(NK, GROUP), D, elt="i8")
         lines += [
             f"  // Stage 2: the KV cache's packed codes, per channel in groups of {GROUP} tokens.",
-            f"  %kp, %ks2, %kz2 = qattn.progressive_quantize %k8 {{scheme = {s2}}}",
+            f"  %kp, %ks2, %kz2 = qattn.progressive_quantize %k8 {{scheme = {s2}, fit = {FIT}}}",
             f"      : {k8} -> {packed}, {groups}, {groups}",
-            f"  %vp, %vs2, %vz2 = qattn.progressive_quantize %v8 {{scheme = {s2}}}",
+            f"  %vp, %vs2, %vz2 = qattn.progressive_quantize %v8 {{scheme = {s2}, fit = {FIT}}}",
             f"      : {k8} -> {packed}, {groups}, {groups}",
         ]
         keys, values = "keys(%kp, %ks, %ks2, %kz2)", "values(%vp, %vs, %vs2, %vz2)"
@@ -65,7 +73,7 @@ def gpu_functions():
     """The 4-bit example split at the cache: `quantize_int4` (CPU) produces the
     quantized operands, `attention_int4` (GPU) attends over them."""
     s1 = f"#qattn.stage1<block = {BLOCK}>"
-    s2 = f"#qattn.stage2<bits = [4], group = {GROUP}>"
+    s2 = stage2([4])
     qf, kf = tensor(B, HQ, NQ, D, elt="f32"), tensor(B, HKV, NK, D, elt="f32")
     q8, k8 = tensor(B, HQ, NQ, D, elt="i8"), tensor(B, HKV, NK, D, elt="i8")
     qs = tensor(B, HQ, ceil_div(NQ, BLOCK), elt="f32")
@@ -82,8 +90,10 @@ def gpu_functions():
         f"  %q8, %qs = qattn.quantize %q {{scheme = {s1}}} : {qf} -> {q8}, {qs}",
         f"  %k8, %ks = qattn.quantize %k {{scheme = {s1}}} : {kf} -> {k8}, {ks}",
         f"  %v8, %vs = qattn.quantize %v {{scheme = {s1}}} : {kf} -> {k8}, {ks}",
-        f"  %kp, %kg, %kz = qattn.progressive_quantize %k8 {{scheme = {s2}}} : {k8} -> {packed}, {groups}, {groups}",
-        f"  %vp, %vg, %vz = qattn.progressive_quantize %v8 {{scheme = {s2}}} : {k8} -> {packed}, {groups}, {groups}",
+        f"  %kp, %kg, %kz = qattn.progressive_quantize %k8 {{scheme = {s2}, fit = {FIT}}}"
+        f" : {k8} -> {packed}, {groups}, {groups}",
+        f"  %vp, %vg, %vz = qattn.progressive_quantize %v8 {{scheme = {s2}, fit = {FIT}}}"
+        f" : {k8} -> {packed}, {groups}, {groups}",
         f"  return {', '.join('%' + n for n, _ in ops)} : {', '.join(t for _, t in ops)}",
         "}", ""])
     args = ", ".join(f'%{n}: {t} {{qattn.name = "{n}"}}' for n, t in ops)
