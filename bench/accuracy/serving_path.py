@@ -29,6 +29,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "python"))
 from qattn import ir, llama2c, paged  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from stories260k import check_expectations  # noqa: E402
+
 # name -> (K/V scheme, what it is). Stage-1 blocks of one page.
 SCHEMES = {
     "default": (lambda p: paged.DEFAULT_SCHEME if p == 64 else
@@ -94,7 +97,8 @@ def main():
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--cache-dir", help="compiled functions' folder (default $QATTN_CACHE_DIR)")
     ap.add_argument("--expect", action="append", default=[],
-                    help="NAME.top1>=X or NAME.kl<=X; exit 1 when one fails")
+                    help="NAME.METRIC OP NUMBER|NAME.METRIC (top1, kl; >=, <=, >, <), as "
+                    "stories260k.py takes it; exit 1 when one fails")
     a = ap.parse_args()
     if a.cache_dir:
         os.environ["QATTN_CACHE_DIR"] = a.cache_dir
@@ -118,18 +122,7 @@ def main():
         results[name] = dict(top1=t1, kl=kl)
         print(f"| {name} | {what} | {t1:.1%} | {kl:.4f} | {t1a:.1%} | {kla:.4f} |"
               f"  ({time.time() - start:.0f} s)", flush=True)
-    failed = []
-    for e in a.expect:
-        op = ">=" if ">=" in e else "<=" if "<=" in e else None
-        lhs, _, rhs = e.partition(op) if op else (e, "", "")
-        name, _, metric = lhs.strip().rpartition(".")
-        if op is None or name not in results or metric not in ("top1", "kl"):
-            sys.exit(f"serving_path: bad --expect {e!r} (NAME.top1>=X or NAME.kl<=X, NAME run)")
-        got = results[name][metric]
-        ok = got >= float(rhs) if op == ">=" else got <= float(rhs)
-        print(f"expect {name}.{metric} {op} {rhs.strip()}: {got:.4f} {'OK' if ok else 'FAILED'}")
-        if not ok:
-            failed.append(e)
+    failed = check_expectations(a.expect, results, "serving_path")
     if failed:
         sys.stdout.flush()
         print(f"serving_path: FAILED: {', '.join(failed)}", file=sys.stderr)

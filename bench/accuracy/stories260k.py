@@ -636,6 +636,26 @@ def parse_expect(s):
     return m.groups()
 
 
+def check_expectations(exprs, by_name, tool):
+    """Evaluates each --expect of ``exprs`` against ``by_name`` (scheme -> metrics), printing
+    ``expect ...: OK|FAILED``; returns the failed ones as ``--expect E``."""
+    failures = []
+    for e in exprs:
+        name, metric, op, rhs, rmetric = parse_expect(e)
+        if name not in by_name or (rmetric and rhs not in by_name):
+            sys.exit(f"{tool}: --expect {e!r} names a scheme that did not run")
+        if metric not in by_name[name] or (rmetric and rmetric not in by_name[rhs]):
+            sys.exit(f"{tool}: --expect {e!r} names a metric that {tool} does not measure")
+        lhs = by_name[name][metric]
+        rv = by_name[rhs][rmetric] if rmetric else float(rhs)
+        ok = {">=": lhs >= rv, "<=": lhs <= rv, ">": lhs > rv, "<": lhs < rv}[op]
+        print(f"expect {name}.{metric} {op} {rhs}{'.' + rmetric if rmetric else ''}: "
+              f"{lhs:.4g} vs {rv:.4g}: {'OK' if ok else 'FAILED'}")
+        if not ok:
+            failures.append(f"--expect {e}")
+    return failures
+
+
 def markdown_table(rows, block, d, layers, hkv):
     head = ("| scheme | what | K bits/elem | V bits/elem | cache bytes/token | top-1 agree | "
             "mean KL | attn SQNR dB | worst layer dB |\n"
@@ -799,18 +819,7 @@ def main():
     elapsed = time.time() - t_start
     print(f"total {elapsed:.1f} s")
 
-    by_name = {r["name"]: r for r in rows}
-    for e in args.expect:
-        name, metric, op, rhs, rmetric = parse_expect(e)
-        if name not in by_name or (rmetric and rhs not in by_name):
-            sys.exit(f"stories260k: --expect {e!r} names a scheme that did not run")
-        lhs = by_name[name][metric]
-        rv = by_name[rhs][rmetric] if rmetric else float(rhs)
-        ok = {">=": lhs >= rv, "<=": lhs <= rv, ">": lhs > rv, "<": lhs < rv}[op]
-        print(f"expect {name}.{metric} {op} {rhs}{'.' + rmetric if rmetric else ''}: "
-              f"{lhs:.4g} vs {rv:.4g}: {'OK' if ok else 'FAILED'}")
-        if not ok:
-            failures.append(f"--expect {e}")
+    failures += check_expectations(args.expect, {r["name"]: r for r in rows}, "stories260k")
 
     if args.json:
         with open(args.json, "w") as f:

@@ -244,12 +244,11 @@ class _Side:
         # What the Triton append (qattn.paged_append) reads: each head's bits and byte offset
         # in a token's packed row, the row's bytes.
         hb = scheme.head_bits(heads) if scheme.bits else [0] * heads
-        offsets = [sum(b * d // 8 for b in hb[:i]) for i in range(heads)]
-        self.row_bytes = sum(b * d // 8 for b in hb)
+        offsets = [sum(b * d // 8 for b in hb[:i]) for i in range(heads + 1)]
+        self.row_bytes = offsets[-1]
         self.head_bits_t = torch.tensor(hb, dtype=torch.int32, device=device)
-        self.head_offset_t = torch.tensor(offsets, dtype=torch.int32, device=device)
+        self.head_offset_t = torch.tensor(offsets[:-1], dtype=torch.int32, device=device)
         if scheme.bits:
-            hb = scheme.head_bits(heads)
             self.levels = torch.tensor([(1 << b) - 1 for b in hb], dtype=torch.int32,
                                        device=device).reshape(1, heads, 1, 1)
             self.runs = []  # (first head, end head, bits, code bit per string bit, byte weights)
@@ -572,9 +571,10 @@ class PagedKVCache:
         lens = self._int32("seq_lens", seq_lens, (b,))
         given = None if num_tokens is None else self._int32("num_tokens", num_tokens, (b,))
         fast = paged_append.available(self.device)
-        if self.checks or not fast:
-            n = torch.full((b,), t, dtype=torch.int32, device=self.device) if given is None \
-                else given
+        if self.checks or not fast:  # the torch form's plan, which the checks read too
+            n = given
+            if n is None:
+                n = torch.full((b,), t, dtype=torch.int32, device=self.device)
             if self.checks:
                 self._check_lengths(lens, n, t, table)
             plan = _Plan(lens, n, t, table, self.page_size, self.num_pages, self.headroom)
@@ -675,7 +675,7 @@ class _Decoder:
         fn = self.fn
         shapes = [tuple(t.shape) for t in operands]
         if workspace is not None:
-            workspace = _workspace(workspace, device, fn.workspace_bytes(*shapes))
+            workspace = _workspace(workspace, device)  # the runtime checks its size
         elif device.type == "cuda":
             b, mp, npages = shapes[0][0], shapes[-1][1], shapes[1][0]
             want = tuple(max(x, y) for x, y in zip((b, mp, npages), self.reserved))
@@ -693,18 +693,15 @@ class _Decoder:
         return out
 
 
-def _workspace(t, device, need):
-    """``(pointer, bytes)`` of a caller's workspace tensor, checked."""
+def _workspace(t, device):
+    """``(pointer, bytes)`` of a caller's workspace tensor; the runtime refuses one that is
+    short or misaligned for the call (QAttnRuntimeError naming the bytes it needs)."""
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"workspace: expected a torch.Tensor, got {type(t).__name__}")
     if t.device != device or not t.is_contiguous():
         raise ValueError(f"workspace: expected a contiguous tensor on {device}, got one on "
                          f"{t.device}{'' if t.is_contiguous() else ', not contiguous'}")
-    have = t.numel() * t.element_size()
-    if have < need:
-        raise ValueError(f"workspace: {have} bytes, this call needs {need} "
-                         "(paged.workspace_bytes)")
-    return t.data_ptr(), have
+    return t.data_ptr(), t.numel() * t.element_size()
 
 
 def _resized(shape, spec, sizes):
@@ -750,7 +747,8 @@ def decode(q, cache, layer, block_table, seq_lens, *, causal=True, scale=None, w
     keys ``j <= i + L - Nq``, the last query the last key; with one query it changes nothing.
     ``scale`` defaults to ``1 / sqrt(d)``. ``workspace``: a contiguous tensor on the cache's
     device of at least ``workspace_bytes(q, cache, block_table)`` bytes (256-byte aligned, as
-    torch's allocator gives), where the call keeps its split-KV scratch: then nothing is
+    torch's allocator gives; the runtime raises QAttnRuntimeError for a shorter or misaligned
+    one), where the call keeps its split-KV scratch: then nothing is
     allocated at any size, and calls with distinct workspaces may run on two streams at once;
     without one, the function's own scratch serves every call (one stream at a time; see
     "CUDA graphs" in docs/PYTHON.md). On CPU (or with the cache's debug) raises ValueError

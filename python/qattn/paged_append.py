@@ -17,8 +17,6 @@ row's tail state happens in the program that writes it.
 
 import os
 
-import torch
-
 try:
     import triton
     import triton.language as tl

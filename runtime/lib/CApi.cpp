@@ -212,6 +212,14 @@ const char *qattnRtGetTensorSymbol(const QAttnRtArtifact *artifact,
   });
 }
 
+/// The shapes of C tensors (the entry points that take shapes only).
+static std::vector<Shape> shapesOf(const QAttnRtTensor *tensors, int64_t n) {
+  std::vector<Shape> shapes;
+  for (int64_t i = 0; i < n; ++i)
+    shapes.emplace_back(tensors[i].shape, tensors[i].shape + tensors[i].rank);
+  return shapes;
+}
+
 int qattnRtGetResultShapes(const QAttnRtArtifact *artifact, int64_t function,
                            const QAttnRtTensor *args, int64_t numArgs,
                            int64_t *resultShapes, int64_t numSizes) {
@@ -224,9 +232,7 @@ int qattnRtGetResultShapes(const QAttnRtArtifact *artifact, int64_t function,
     if (numSizes != total || (total > 0 && !resultShapes))
       fail("function \"", spec.name, "\": its results have ", total,
            " sizes in all, got room for ", numSizes);
-    std::vector<Shape> argShapes;
-    for (int64_t i = 0; i < numArgs; ++i)
-      argShapes.emplace_back(args[i].shape, args[i].shape + args[i].rank);
+    std::vector<Shape> argShapes = shapesOf(args, numArgs);
     int64_t *out = resultShapes;
     for (const Shape &shape : getResultShapes(spec, argShapes))
       out = std::copy(shape.begin(), shape.end(), out);
@@ -243,9 +249,7 @@ int qattnRtReserve(QAttnRtArtifact *artifact, int64_t function,
   return guarded<int>(1, [&] {
     Function &fn = functionObject(artifact, function);
     checkList(args, numArgs, "argument");
-    std::vector<Shape> argShapes;
-    for (int64_t i = 0; i < numArgs; ++i)
-      argShapes.emplace_back(args[i].shape, args[i].shape + args[i].rank);
+    std::vector<Shape> argShapes = shapesOf(args, numArgs);
     if (auto *cuda = dynamic_cast<CudaFunction *>(&fn))
       cuda->reserve(argShapes);
     else
@@ -272,9 +276,7 @@ int qattnRtGetWorkspaceSize(const QAttnRtArtifact *artifact, int64_t function,
     checkList(args, numArgs, "argument");
     if (!bytes)
       fail("qattnRtGetWorkspaceSize: null bytes pointer");
-    std::vector<Shape> argShapes;
-    for (int64_t i = 0; i < numArgs; ++i)
-      argShapes.emplace_back(args[i].shape, args[i].shape + args[i].rank);
+    std::vector<Shape> argShapes = shapesOf(args, numArgs);
     if (auto *cuda = dynamic_cast<CudaFunction *>(&fn)) {
       *bytes = int64_t(cuda->workspaceBytes(argShapes));
     } else {

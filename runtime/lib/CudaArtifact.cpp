@@ -393,13 +393,9 @@ public:
   void launch(const std::vector<DeviceTensorRef> &args,
               const std::vector<DeviceTensorRef> &results,
               CudaStream stream) override {
-    const FunctionSpec &spec = getSpec();
-    // The arguments bind the symbols; the results must agree.
     DimBindings bindings;
-    std::vector<CUdeviceptr> argPtrs =
-        checkDevice("argument", spec.args, args, bindings);
-    std::vector<CUdeviceptr> resultPtrs =
-        checkDevice("result", spec.results, results, bindings);
+    std::vector<CUdeviceptr> argPtrs, resultPtrs;
+    checkCall(args, results, bindings, argPtrs, resultPtrs);
     ScopedContext scope(state.context->get());
     CUstream cuStream = static_cast<CUstream>(stream);
     prepare(bindings, cuStream, true);
@@ -411,10 +407,8 @@ public:
               const Workspace &workspace) override {
     const FunctionSpec &spec = getSpec();
     DimBindings bindings;
-    std::vector<CUdeviceptr> argPtrs =
-        checkDevice("argument", spec.args, args, bindings);
-    std::vector<CUdeviceptr> resultPtrs =
-        checkDevice("result", spec.results, results, bindings);
+    std::vector<CUdeviceptr> argPtrs, resultPtrs;
+    checkCall(args, results, bindings, argPtrs, resultPtrs);
     planLaunches(spec, bindings, plan);
     size_t need = qattn::rt::workspaceBytes(plan);
     if (need && workspace.data == 0)
@@ -500,6 +494,17 @@ private:
           cuMemcpyDtoHAsync, results[i].data(), resultMem[i]->get(),
           results[i].getByteSize(), state.stream);
     synchronize();
+  }
+
+  /// Checks a call's device tensors: the arguments bind the symbols in
+  /// `bindings`, the results must agree; their pointers into `argPtrs` and
+  /// `resultPtrs`.
+  void checkCall(const std::vector<DeviceTensorRef> &args,
+                 const std::vector<DeviceTensorRef> &results,
+                 DimBindings &bindings, std::vector<CUdeviceptr> &argPtrs,
+                 std::vector<CUdeviceptr> &resultPtrs) const {
+    argPtrs = checkDevice("argument", getSpec().args, args, bindings);
+    resultPtrs = checkDevice("result", getSpec().results, results, bindings);
   }
 
   /// Checks device tensors against `specs`, binding their symbols in

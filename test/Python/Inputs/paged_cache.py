@@ -39,6 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "python"))  # this checkout's package
 from qattn import compiler, ir, paged  # noqa: E402
 from qattn import format as F  # noqa: E402
+from qattn.runtime import QAttnRuntimeError  # noqa: E402
 
 sys.path.insert(0, HERE)
 from testutil import expect  # noqa: E402
@@ -455,7 +456,8 @@ print("workspace: decode with a caller's workspace equals decode without")
 expect(TypeError, lambda: paged.decode(q_ws, cache, 1, T_, lens_t, workspace=[0]))
 # CHECK: TypeError: workspace: expected a torch.Tensor, got list
 if CUDA:
-    expect(ValueError, lambda: paged.decode(q_ws, cache, 1, T_, lens_t, workspace=ws[:-1]))
+    expect(QAttnRuntimeError, lambda: paged.decode(q_ws, cache, 1, T_, lens_t,
+                                                   workspace=ws[:-1]))
     q_two = queries(B, HQ, D).to(DEV)
     plain_two = paged.decode(q_two, cache, 1, T_, lens_t)
     ws_two = torch.empty_like(ws)
