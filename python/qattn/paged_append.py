@@ -7,12 +7,14 @@ model of docs/FORMAT.md on the CPU); this kernel computes the same bytes: the sa
 uses the torch ops.
 
 One program per (sequence, KV head, window page): window page ``w`` is the sequence's logical
-page ``seq_lens // P + w``, as in ``paged._Plan``. A program quantizes its page's tokens (the old
-tail rows and the new tokens) and, where the page fills, writes its stage-1 scales and its stage-2
-codes, scales and zero points (or int8 data) into the physical page of the block table. The
-sequence's last touched page (its new tail) also sets the tail, the tail scale and the amax
-state; program 0 takes it when the old tail holds rows (it reads them), so that every read of a
-row's tail state happens in the program that writes it.
+page ``seq_lens // P + w``, as in ``paged._Plan``. A page that fills is quantized whole (the old
+tail rows and the new tokens) and written to the physical page of the block table: stage-1
+scales and stage-2 codes, scales and zero points (or int8 data). A page that stays open is the
+new tail: only its new rows are quantized and written (a decode step's one token is a [1, d]
+tile), and its scale and the amax state set. The tail page is program 0's when the old tail
+holds rows (it reads them), so that every read of a row's tail state happens in the program
+that writes it. Tail rows past a sequence's length are left as they were (the torch form writes
+zeros there); the format never reads them.
 """
 
 import os
@@ -108,7 +110,7 @@ if triton is not None:
         num_tokens, num_pages, heads, headroom,
         P: tl.constexpr, D: tl.constexpr, G: tl.constexpr, BLOCK: tl.constexpr,
         STAGE2: tl.constexpr, ANCHOR_MIN: tl.constexpr, MSE: tl.constexpr, MSB: tl.constexpr,
-        MAX_BITS: tl.constexpr, HAS_N: tl.constexpr,
+        MAX_BITS: tl.constexpr, HAS_N: tl.constexpr, ROWS: tl.constexpr,
     ):
         b = tl.program_id(0)
         h = tl.program_id(1)
@@ -137,6 +139,8 @@ if triton is not None:
         ic = tl.arange(0, D)
         t3 = tl.expand_dims(tl.expand_dims(ig, 1), 2) * G + tl.expand_dims(tl.expand_dims(ir, 0), 2)
         c3 = tl.expand_dims(tl.expand_dims(ic, 0), 0)  # [1, 1, D]
+        r2 = tl.expand_dims(tl.arange(0, ROWS), 1)  # the open tail's rows: [ROWS, 1] and [1, D]
+        c2 = tl.expand_dims(ic, 0)
         row = b * heads + h
         x_row = x_ptr + b.to(tl.int64) * sx_b + h.to(tl.int64) * sx_h
         tail_row = tail_ptr + row.to(tl.int64) * (P * D)
@@ -150,39 +154,24 @@ if triton is not None:
             page = tl.where(mine & (it == 0), w, last)
             lp = first + page
             continued = (page == 0) & (fill > 0)
-            complete = (lp + 1) * P <= end
-            tok = page * P + t3 - fill
-            new = (tok >= 0) & (tok < n) & (c3 >= 0)
-            x = tl.load(x_row + tok.to(tl.int64) * sx_t + c3, mask=new, other=0.0).to(tl.float32)
-            amax_new = tl.max(tl.max(tl.abs(x), axis=2), axis=1)  # per group
-            a_page = tl.max(amax_new, axis=0)
-            page_amax = tl.where(continued, tl.maximum(old_amax, a_page), a_page)
-
-            is_tail = page == last
-            # The tail page's scale: max(headroom a_prev, a_new) / 127, a_prev the previous
-            # page's amax (recomputed here from its new tokens), the old state or a_new.
-            prev_amax = old_amax
-            if is_tail & (last >= 1):
-                ptok = (page - 1) * P + t3 - fill
-                pnew = (ptok >= 0) & (ptok < n) & (c3 >= 0)
-                px = tl.load(x_row + ptok.to(tl.int64) * sx_t + c3, mask=pnew, other=0.0)
-                p_amax = tl.max(tl.max(tl.max(tl.abs(px.to(tl.float32)), axis=2), axis=1), axis=0)
-                prev_amax = tl.where((page - 1 == 0) & (fill > 0), tl.maximum(old_amax, p_amax),
-                                     p_amax)
-            a_prev = tl.where(first + last >= 1, prev_amax, a_page)
-            new_scale = tl.math.div_rn(tl.maximum(a_prev * headroom, a_page), 127.0)
-            scale = tl.where(continued, old_scale, new_scale)
-
-            q8 = _quantize(x, scale)
-            old = (t3 < fill) & (page == 0) & (c3 >= 0)
-            q8 = tl.where(old, tl.load(tail_row + t3 * D + c3, mask=old, other=0).to(tl.int32),
-                          q8)
-
-            if complete:
+            if (lp + 1) * P <= end:
+                # The page fills: all of it, the old tail rows and the new tokens, to the pool.
+                tok = page * P + t3 - fill
+                new = (tok >= 0) & (tok < n) & (c3 >= 0)
+                x = tl.load(x_row + tok.to(tl.int64) * sx_t + c3, mask=new, other=0.0)
+                x = x.to(tl.float32)
+                amax_new = tl.max(tl.max(tl.abs(x), axis=2), axis=1)  # per group
+                a_page = tl.max(amax_new, axis=0)
+                a_prev = _prev_amax(x_row, sx_t, page, page == last, first, fill, n, old_amax,
+                                    a_page, t3, c3, P)
+                scale = _tail_scale(continued, old_scale, a_prev, a_page, headroom)
+                q8 = _quantize(x, scale)
+                old = (t3 < fill) & (page == 0) & (c3 >= 0)
+                q8 = tl.where(old, tl.load(tail_row + t3 * D + c3, mask=old, other=0).to(tl.int32),
+                              q8)
                 column = tl.minimum(lp, max_pages - 1)
                 page_id = tl.load(table_ptr + b.to(tl.int64) * s_table + column)
-                good = (lp < max_pages) & (page_id >= 0) & (page_id < num_pages)
-                if good:
+                if (lp < max_pages) & (page_id >= 0) & (page_id < num_pages):
                     q8p = q8
                     s1g = tl.zeros([NG], dtype=tl.float32) + scale
                     s1_page = s1_ptr + (page_id.to(tl.int64) * heads + h) * (P // BLOCK)
@@ -205,12 +194,52 @@ if triton is not None:
                                 MSB, MAX_BITS)
                     else:
                         tl.store(codes_ptr + page_base * (P * D) + t3 * D + c3, q8p.to(tl.int8))
+                if page == last:  # the tail is empty now; its page as the torch form leaves it
+                    tl.store(tail_row + t3 * D + c3, q8.to(tl.int8))
+                    tl.store(amax_ptr + row, tl.where(continued, tl.maximum(old_amax, a_page),
+                                                      a_page))
+            else:
+                # The tail page (the last one), which stays open: only its new rows, at most
+                # ROWS of them (min(T, P) rounded up), are quantized and written. The names
+                # differ from the branch above: Triton gives a name one type across branches.
+                prow = tl.where(page == 0, fill, 0) + r2
+                tok_r = page * P + prow - fill
+                new_r = (prow < P) & (tok_r >= 0) & (tok_r < n) & (c2 >= 0)
+                x_r = tl.load(x_row + tok_r.to(tl.int64) * sx_t + c2, mask=new_r, other=0.0)
+                x_r = x_r.to(tl.float32)
+                a_page = tl.max(tl.max(tl.abs(x_r), axis=1), axis=0)
+                prev_rows = tl.where(page == 1, fill, 0) + r2
+                prev_rows = tl.where(prev_rows < P, prev_rows, -P)
+                a_prev = _prev_amax(x_row, sx_t, page, page == last, first, fill, n, old_amax,
+                                    a_page, prev_rows, c2, P)
+                scale = _tail_scale(continued, old_scale, a_prev, a_page, headroom)
+                tl.store(tail_row + prow * D + c2, _quantize(x_r, scale).to(tl.int8), mask=new_r)
+                tl.store(tail_scale_ptr + row, scale)
+                tl.store(amax_ptr + row, tl.where(continued, tl.maximum(old_amax, a_page),
+                                                  a_page))
 
-            if is_tail:
-                tl.store(tail_row + t3 * D + c3, q8.to(tl.int8))
-                opens = ~complete & ~((last == 0) & (fill > 0))
-                tl.store(tail_scale_ptr + row, tl.where(opens, new_scale, old_scale))
-                tl.store(amax_ptr + row, page_amax)
+    @triton.jit
+    def _prev_amax(x_row, sx_t, page, need, first, fill, n, old_amax, a_page, prow, c,
+                   P: tl.constexpr):
+        """``a_prev`` of a tail page (where ``need``): the largest |x| of the previous page (its
+        new tokens at page rows ``prow``, with the old tail's when that page was the open tail),
+        the old state when this call's first page is the tail, ``a_page`` for a sequence's first
+        page."""
+        a_prev = old_amax
+        if need & (page >= 1):
+            tok = (page - 1) * P + prow - fill
+            new = (prow >= 0) & (tok >= 0) & (tok < n) & (c >= 0)
+            px = tl.load(x_row + tok.to(tl.int64) * sx_t + c, mask=new, other=0.0)
+            m = tl.max(tl.abs(px.to(tl.float32)))
+            a_prev = tl.where((page == 1) & (fill > 0), tl.maximum(old_amax, m), m)
+        return tl.where(first + page >= 1, a_prev, a_page)
+
+    @triton.jit
+    def _tail_scale(continued, old_scale, a_prev, a_page, headroom):
+        """The scale of a page's new tokens: the open tail keeps its scale; a new tail page gets
+        ``max(headroom a_prev, a_new) / 127``."""
+        new_scale = tl.math.div_rn(tl.maximum(a_prev * headroom, a_page), 127.0)
+        return tl.where(continued, old_scale, new_scale)
 
     @triton.jit
     def _candidate(q, mn, s0, ds: tl.constexpr, dz: tl.constexpr, lv, s, z, lo, hi, err,
@@ -317,4 +346,4 @@ def append(side, x, lens, n, table, headroom):
         t, side.num_pages, h, float(headroom),
         P=p, D=d, G=group, BLOCK=s.block, STAGE2=stage2, ANCHOR_MIN=s.anchor == "min",
         MSE=s.fit == "mse", MSB=s.order == "msb_first", MAX_BITS=max(s.bits or (8,)),
-        HAS_N=n is not None, num_warps=4)
+        HAS_N=n is not None, ROWS=min(p, triton.next_power_of_2(t)), num_warps=4)

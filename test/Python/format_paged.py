@@ -450,6 +450,14 @@ with tempfile.TemporaryDirectory() as tmp:
              "--max-rel-fro", "1", "--min-sqnr", "0"]
     r = subprocess.run(check + ["--selftest"], capture_output=True, text=True)
     assert r.returncode == 0 and "e2e: all checks passed" in r.stdout, r.stdout + r.stderr
+    # (b) by bounds the model's o cannot meet fails; within 1.02x of the model's own loss passes.
+    strict = check[:-4] + ["--max-rel-fro", "0", "--min-sqnr", "0"]
+    r = subprocess.run(strict, capture_output=True, text=True)
+    assert r.returncode == 1 and "vs float64 attention (rel_fro <= 0, sqnr >= 0 dB) FAIL" \
+        in r.stdout, r.stdout + r.stderr
+    r = subprocess.run(strict + ["--or-within-model", "1.02"], capture_output=True, text=True)
+    assert r.returncode == 0 and "or rel_fro <= 1.02 x the model's) OK" in r.stdout, \
+        r.stdout + r.stderr
     table = np.load(os.path.join(case, "page_table.npy"))
     ks1 = np.load(os.path.join(case, "k_scales.npy"))
     ks1[table[3, 1]] *= 2  # sequence 3 (40 keys: pages 0, 1 and 8 buffer rows)

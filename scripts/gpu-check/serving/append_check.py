@@ -7,7 +7,7 @@ bit for bit. Schemes: the default (4-bit g16 min/mse), 3-bit mixed 3/2 per head 
 the zero anchor and minmax, 2-bit g32, int8 K with 4-bit V, page 128; f32, f16 and bf16 inputs.
 Then the time of one decode-step append (T = 1, K and V of one layer) on each path.
 
-usage: append_check.py [--seed N] [--only NAME,..] [--no-timing]"""
+usage: append_check.py [--seed N] [--only NAME,..] [--no-timing] [--verbose]"""
 
 import argparse
 import os
@@ -23,6 +23,7 @@ ap = argparse.ArgumentParser(usage=__doc__.splitlines()[-1][7:])
 ap.add_argument("--seed", type=int, default=5)
 ap.add_argument("--only", default="", help="comma-separated substrings of the configs to run")
 ap.add_argument("--no-timing", action="store_true")
+ap.add_argument("--verbose", action="store_true", help="a line per append")
 ARGS = ap.parse_args()
 DEV = torch.device("cuda")
 
@@ -49,14 +50,19 @@ def with_path(path, fn):
             os.environ[paged_append.ENV] = old
 
 
-def state(cache, batch):
+def state(cache, lens):
+    """Pools, tails' filled rows (the rest is never read, and the paths leave it differently),
+    tail scales and amax."""
     out = []
+    batch, p = len(lens), cache.page_size
+    filled = torch.arange(p, device=lens.device)[None] < (lens % p)[:, None]  # [B, P]
     for layer in range(cache.num_layers):
         for which in "kv":
             out += [t.clone() for t in cache.pools(layer, which)]
             tail, scale = cache.tails(layer, which, batch)
             side = cache._sides(layer)["kv".index(which)]
-            out += [tail.clone(), scale.clone(), side.amax[:batch].clone()]
+            out += [tail.transpose(1, 2)[filled].clone(), scale.clone(),
+                    side.amax[:batch].clone()]
     return out
 
 
@@ -91,9 +97,10 @@ def run_config(name, ks, vs, page, hkv, d, dtype, gen):
         with_path("torch", lambda: caches[0].append(0, k, v, table, lens, n_arg))
         with_path("triton", lambda: caches[1].append(0, k, v, table, lens, n_arg))
         lens = lens + (torch.full_like(lens, t) if n_arg is None else n)
-        # Both paths write whole tail pages (zeros past the tokens), so whole tails compare;
-        # the pools compare without the torch path's extra page (its masked-off writes).
-        bad = compare(state(caches[0], b), state(caches[1], b))
+        if ARGS.verbose:
+            print(f"  {name} step {step}: {kind} T={t}", flush=True)
+        # The pools compare without the torch path's extra page (its masked-off writes).
+        bad = compare(state(caches[0], lens), state(caches[1], lens))
         if bad:
             failures += 1
             print(f"FAIL {name} step {step} ({kind} T={t}, lens {lens.tolist()}): "

@@ -28,7 +28,9 @@ INPUTS = os.path.join(ROOT, "test", "Integration", "Inputs")
 # Error against float attention on the unquantized data, by the narrower
 # width of K and V: what the format loses, which the model loses as well
 # (2 bits with groups of 32 over 4000 keys: rel_fro 0.60 on the H200 and in
-# the model alike). Check (a), against the model, is the kernels' test.
+# the model alike); over tens of thousands of keys the loss relative to the
+# output grows past those bounds, so (b) also passes within 1.02x of the
+# model's own rel_fro. Check (a), against the model, is the kernels' test.
 ACCURACY = {2: ("0.75", "3"), 4: ("0.2", "14"), 8: ("0.05", "26")}
 
 
@@ -76,7 +78,8 @@ def main():
         rel, sqnr = ACCURACY[min(width(k), width(v))]
         rc, log = sh([sys.executable, f"{INPUTS}/check_paged.py", "--case", name, "--art", a.art,
                       "--function", fn, "--in", inp, "--out", out, "--tol-score", "16384",
-                      "--tol-base", "32768", "--max-rel-fro", rel, "--min-sqnr", sqnr]
+                      "--tol-base", "32768", "--max-rel-fro", rel, "--min-sqnr", sqnr,
+                      "--or-within-model", "1.02"]
                      + r["check"])
         print(log.strip(), flush=True)
         if rc:

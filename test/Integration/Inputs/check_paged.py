@@ -15,7 +15,10 @@ Checks:
       Rows that see no key (L_b = 0, or causal with i + L_b - Nq < 0) must be exactly 0;
   (b) o against float64 attention with exact softmax on the unquantized queries, keys and
       values: rel_fro <= --max-rel-fro and SQNR >= --min-sqnr over the whole output (the worst
-      sequence is named).
+      sequence is named). With --or-within-model F, (b) also passes where o's rel_fro is at most
+      F times the model's (long random sequences average many near-equal weights, so a format's
+      loss relative to the output grows with the length: the bounds by bit width do not hold
+      there, for the model either).
 A failing check names the worst sequence, head, row and channel; the script exits 1.
 
 --selftest [f32|f16|bf16] first writes --out/o.npy from the model itself (varlen_attention in
@@ -39,6 +42,8 @@ p.add_argument("--art", help="the compiled artifact: o's dtype from its manifest
 p.add_argument("--function", help="the function in --art")
 qcheck.add_attention_args(p)
 p.add_argument("--selftest", nargs="?", const="f32", choices=("f32", "f16", "bf16"))
+p.add_argument("--or-within-model", type=float, metavar="F",
+               help="(b) also passes where rel_fro <= F x the model's rel_fro")
 a = p.parse_args()
 c = qcheck.Checker(a.case)
 
@@ -199,8 +204,10 @@ seq_rel = [qcheck.metrics(o[b], ref[b])[1] if np.any(ref[b]) else 0.0 for b in r
 wb = int(np.argmax(seq_rel))
 if not np.any(ref):  # every row sees no key: nothing to compare but zeros
     rel, sqnr = (0.0, float("inf")) if max_abs == 0 else (float("inf"), float("-inf"))
-c.line(rel <= a.max_rel_fro and sqnr >= a.min_sqnr,
-       f"vs float64 attention (rel_fro <= {a.max_rel_fro:g}, sqnr >= {a.min_sqnr:g} dB)",
+within_model = a.or_within_model is not None and rel <= a.or_within_model * mrel
+c.line((rel <= a.max_rel_fro and sqnr >= a.min_sqnr) or within_model,
+       f"vs float64 attention (rel_fro <= {a.max_rel_fro:g}, sqnr >= {a.min_sqnr:g} dB"
+       + (f", or rel_fro <= {a.or_within_model:g} x the model's)" if a.or_within_model else ")"),
        f"max_abs={max_abs:.3e} rel_fro={rel:.3e} sqnr={sqnr:.1f} dB, worst sequence {wb} "
        f"(L={lens[wb]}) rel_fro={seq_rel[wb]:.3e}; model: rel_fro={mrel:.3e} sqnr={msqnr:.1f} dB")
 c.finish()
