@@ -43,7 +43,10 @@ append can be captured in a CUDA graph. On CPU tensors, or with ``debug=True``
 (or ``QATTN_PAGED_DEBUG=1``), the lengths are read on the host first and a page id outside
 ``[0, num_pages)``, a sequence longer than the table, or a bad length raises ValueError before
 anything changes; without it a CUDA append drops the writes of bad pages (memory stays safe,
-that sequence's cache is wrong).
+that sequence's cache is wrong) and records what it met in ``errors``, one int32 of flags per
+layer on the device (``ERROR_BAD_PAGE``, ``ERROR_PAST_TABLE``, ``ERROR_BAD_LENGTH``), which
+``check_errors`` reads (a host sync: call it where the engine may wait, e.g. once per step
+outside the captured graph) and raises for.
 
 ``decode`` compiles the paged decode function of the cache's schemes for the queries' heads,
 count, dtype and causality once (``qattn.ir`` schemes, ``qattn-compile --target=cuda`` for CUDA
@@ -79,6 +82,8 @@ __all__ = ["DEFAULT_SCHEME", "DEFAULT_HEADROOM", "PagedKVCache", "decode", "work
 # block per 64-token page).
 DEFAULT_SCHEME = ir.Scheme(bits=(4,), group=16, block=64, anchor="min", fit="mse")
 DEFAULT_HEADROOM = 2.0
+# The bits of PagedKVCache.errors.
+ERROR_BAD_PAGE, ERROR_PAST_TABLE, ERROR_BAD_LENGTH = 1, 2, 4
 
 _DEBUG_ENV = "QATTN_PAGED_DEBUG"
 _Q_DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
@@ -405,7 +410,8 @@ class _Plan:
 
     def __init__(self, lens, n, t, table, page, num_pages, headroom):
         # Unchecked (CUDA without debug) lengths out of range become in-range ones: the writes
-        # stay inside the pool, the extra page and the tails.
+        # stay inside the pool, the extra page and the tails; ``flags`` records them.
+        bad_length = ((lens < 0) | (n < 0) | (n > t)).any()
         lens, n = lens.long().clamp(min=0), n.long().clamp(0, t)
         dev = lens.device
         b, mp = table.shape
@@ -428,6 +434,11 @@ class _Plan:
         self.old = (i[None] < fill[:, None]).reshape(b, w, page)
         ids = table.long().gather(1, lp.clamp(max=mp - 1))
         good = (lp < mp) & (ids >= 0) & (ids < num_pages)
+        past_table = ((n > 0) & (end > mp * page)).any()
+        # ERROR_* bits, as the Triton append sets them: an int32 [1] tensor, no host read.
+        self.flags = ((self.complete & ~good).any().int() * ERROR_BAD_PAGE
+                      + past_table.int() * ERROR_PAST_TABLE
+                      + bad_length.int() * ERROR_BAD_LENGTH).to(torch.int32).reshape(1)
         self.ids, self.lp = ids, lp
         self.dest = torch.where(self.complete & good, ids,
                                 torch.full_like(ids, num_pages)).reshape(-1)
@@ -483,11 +494,34 @@ class PagedKVCache:
         args = (num_pages, page_size, num_kv_heads, head_dim, max_batch, self.device)
         self._layers = [(_Side(scheme, *args), _Side(v_scheme, *args))
                         for _ in range(num_layers)]
+        # What unchecked appends met, per layer (ERROR_* bits); check_errors reads it.
+        self.errors = torch.zeros(num_layers, dtype=torch.int32, device=self.device)
+        self._host_checks = self.device.type == "cpu"  # (a test turns it off to see the flags)
 
     @property
     def checks(self):
         """Whether calls read lengths and page ids on the host to check them (CPU, or debug)."""
-        return self.device.type == "cpu" or self.debug
+        return self._host_checks or self.debug
+
+    def check_errors(self, clear=True):
+        """Raises ValueError naming the layers and what went wrong if an unchecked append
+        (CUDA without debug) met a page id outside the pool where a page filled, a sequence
+        longer than its block table, or a length or ``num_tokens`` out of range since the last
+        clear (those writes were dropped or clamped; rerun with ``debug=True`` for the row).
+        Reads ``errors``, a host sync. ``clear``: reset the flags (also when raising)."""
+        flags = self.errors.tolist()
+        if clear:
+            self.errors.zero_()
+        bad = [(layer, f) for layer, f in enumerate(flags) if f]
+        if not bad:
+            return
+        names = ((ERROR_BAD_PAGE, "a page id outside [0, num_pages) in a page that filled"),
+                 (ERROR_PAST_TABLE, "a sequence longer than its block table"),
+                 (ERROR_BAD_LENGTH, "a negative seq_lens or a num_tokens outside [0, T]"))
+        what = "; ".join(f"layer {layer}: " + ", ".join(n for bit, n in names if f & bit)
+                         for layer, f in bad)
+        raise ValueError(f"appends without checks dropped or clamped writes: {what} (debug=True "
+                         "names the row)")
 
     def _sides(self, layer):
         if not isinstance(layer, int) or not 0 <= layer < self.num_layers:
@@ -580,11 +614,14 @@ class PagedKVCache:
             plan = _Plan(lens, n, t, table, self.page_size, self.num_pages, self.headroom)
             if self.checks:
                 self._check_pages(plan)
+        errors = self.errors[layer:layer + 1]
         for side, x in zip(sides, (k, v)):
             if fast:
-                paged_append.append(side, x, lens, given, table, self.headroom)
+                paged_append.append(side, x, lens, given, table, self.headroom, errors)
             else:
                 side.append(x, plan)
+        if not fast:
+            errors.bitwise_or_(plan.flags)
 
     def prefill(self, layer, k, v, block_table, num_tokens=None):
         """``append`` to empty sequences (``seq_lens`` 0): the prompt's whole pages to stage 2

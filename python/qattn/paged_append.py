@@ -105,7 +105,7 @@ if triton is not None:
     def _append_kernel(
         x_ptr, sx_b, sx_h, sx_t,
         lens_ptr, n_ptr, table_ptr, s_table, max_pages,
-        tail_ptr, tail_scale_ptr, amax_ptr,
+        tail_ptr, tail_scale_ptr, amax_ptr, err_ptr,
         s1_ptr, codes_ptr, s2_ptr, z2_ptr, bits_ptr, offset_ptr, row_bytes,
         num_tokens, num_pages, heads, headroom,
         P: tl.constexpr, D: tl.constexpr, G: tl.constexpr, BLOCK: tl.constexpr,
@@ -118,14 +118,23 @@ if triton is not None:
         NG: tl.constexpr = P // G
         GPB: tl.constexpr = BLOCK // G  # groups per stage-1 block
 
-        length = tl.maximum(tl.load(lens_ptr + b), 0)
+        raw_length = tl.load(lens_ptr + b)
+        length = tl.maximum(raw_length, 0)
         if HAS_N:
-            n = tl.minimum(tl.maximum(tl.load(n_ptr + b), 0), num_tokens)
+            raw_n = tl.load(n_ptr + b)
+            n = tl.minimum(tl.maximum(raw_n, 0), num_tokens)
         else:
+            raw_n = num_tokens
             n = num_tokens
         fill = length % P
         first = length // P
         end = length + n
+        # paged.ERROR_BAD_LENGTH (4) and ERROR_PAST_TABLE (2), once per row; ERROR_BAD_PAGE (1)
+        # where a page fills.
+        flags = tl.where((raw_length < 0) | (raw_n < 0) | (raw_n > num_tokens), 4, 0) \
+            + tl.where((n > 0) & (end > max_pages * P), 2, 0)
+        if (h == 0) & (w == 0) & (flags != 0):
+            tl.atomic_or(err_ptr, flags)
         last = tl.maximum((end - 1) // P - first, 0)
         # Program w takes page w (w < last) and the tail page when the old tail is empty;
         # program 0 takes page 0 and then the tail page when the old tail holds rows.
@@ -194,6 +203,8 @@ if triton is not None:
                                 MSB, MAX_BITS)
                     else:
                         tl.store(codes_ptr + page_base * (P * D) + t3 * D + c3, q8p.to(tl.int8))
+                else:
+                    tl.atomic_or(err_ptr, 1)
                 if page == last:  # the tail is empty now; its page as the torch form leaves it
                     tl.store(tail_row + t3 * D + c3, q8.to(tl.int8))
                     tl.store(amax_ptr + row, tl.where(continued, tl.maximum(old_amax, a_page),
@@ -322,10 +333,11 @@ if triton is not None:
                      mask=(k3 >= 0) & (j < bits))
 
 
-def append(side, x, lens, n, table, headroom):
+def append(side, x, lens, n, table, headroom, errors):
     """Writes ``x [B, H, T, d]`` into ``side`` (a ``paged._Side``) at ``lens`` (int32 [B], the
     lengths before), ``n`` (int32 [B] new-token counts, or None for all T), ``table`` (int32
-    [B, MP]). The shapes are the caller's checked ones."""
+    [B, MP]); ors the ``paged.ERROR_*`` bits of what it drops or clamps into ``errors`` (int32
+    [1]). The shapes are the caller's checked ones."""
     b, h, t, d = x.shape
     if x.stride(3) != 1:
         x = x.contiguous()
@@ -341,7 +353,7 @@ def append(side, x, lens, n, table, headroom):
     _append_kernel[(b, h, window)](
         x, x.stride(0), x.stride(1), x.stride(2),
         lens, lens if n is None else n, table, table.stride(0), table.shape[1],
-        side.tail, side.tail_scale, side.amax,
+        side.tail, side.tail_scale, side.amax, errors,
         s1, codes, s2, z2, side.head_bits_t, side.head_offset_t, side.row_bytes,
         t, side.num_pages, h, float(headroom),
         P=p, D=d, G=group, BLOCK=s.block, STAGE2=stage2, ANCHOR_MIN=s.anchor == "min",

@@ -11,7 +11,8 @@ tensors (the GPU machine, with the cuda artifacts that --precompile compiled int
 on the MLIR machine): appends bit-exact against the same model, decode within serving.py's
 bound for the tile kernels (they round Q and P to f16), plus an append and a decode captured in
 a CUDA graph and replayed against eager calls, an append under torch.cuda.set_sync_debug_mode
-("error"), the debug checks, and a bad page id without debug dropped, not written.
+("error"), the debug checks, and a bad page id without debug dropped, not written, and
+recorded in the cache's error flags (as the torch-ops form records it on CPU).
 
 usage: paged_cache.py OUT_DIR [--seed N] [--device cpu|cuda] [--precompile]"""
 
@@ -482,6 +483,28 @@ if CUDA:
                                                  cache.pools(1, "k") + cache.pools(1, "v"))), \
         "a dropped page was written into the pool"
     print("cuda: a bad page id without debug is dropped")
+
+# Unchecked appends (CUDA without debug; on CPU the test turns the host checks off, so the
+# torch-ops form runs unchecked) record what they drop or clamp in cache.errors, per layer.
+loose = paged.PagedKVCache(None, 2, NP_, P, HKV, D, max_batch=8, device=DEV)
+loose.debug, loose._host_checks = False, False
+loose.check_errors()  # nothing yet
+bad[4, 3] = NP_ + 1000
+loose.append(1, k56, k56, bad, lens_t, n56)
+print(f"unchecked errors flags {loose.errors.tolist()}")
+# CHECK: unchecked errors flags [0, 1]
+expect(ValueError, loose.check_errors)
+# CHECK: ValueError: appends without checks dropped or clamped writes: layer 1: a page id outside [0, num_pages) in a page that filled (debug=True names the row)
+loose.check_errors()  # cleared by the call that raised
+loose.append(0, one, one, T_[:, :5], lens_t)  # sequence 5: 330 + 1 > 5 pages of 64
+loose.append(0, one, one, T_, lens_t - 2 * lens_t)  # seq_lens[0] = -1
+loose.append(1, one, one, T_, lens_t, torch.full_like(lens_t, 2))  # num_tokens 2 > T = 1
+expect(ValueError, loose.check_errors)
+# CHECK: ValueError: appends without checks dropped or clamped writes: layer 0: a sequence longer than its block table, a negative seq_lens or a num_tokens outside [0, T]; layer 1: a negative seq_lens or a num_tokens outside [0, T] (debug=True names the row)
+loose.append(1, one, one, T_, lens_t)
+loose.check_errors()
+print("unchecked appends: errors recorded, raised once, cleared")
+# CHECK: unchecked appends: errors recorded, raised once, cleared
 
 # --------------------------------------------------------------------------------------------
 # 3. Other schemes: int8-only K (block 32), mixed 4/2-bit msb_first V with the min/max fit and
