@@ -80,7 +80,7 @@ static void warpSync(WarpProgram &w) {
 static void stageKeys(WarpProgram &w, Stage2Attr s2, const RingRead &scales,
                       const RingRead &zeros) {
   ImplicitLocOpBuilder &b = w.b;
-  int64_t d = w.headDim, bits = s2.getBits().front();
+  int64_t d = w.headDim, bits = w.keyBits;
   int64_t perWord = 32 / bits, pairs = 16 / bits, perUnit = pairs / 2;
   int64_t words = d / 4 * bits / 32;
   const auto &kp = w.channels.keyPairs;
@@ -133,7 +133,7 @@ static void stageKeys(WarpProgram &w, Stage2Attr s2, const RingRead &scales,
 static void stageValues(WarpProgram &w, Stage2Attr s2, const RingRead &scales,
                         const RingRead &zeros) {
   ImplicitLocOpBuilder &b = w.b;
-  int64_t d = w.headDim, bits = s2.getBits().front(), perChunk = 16 / bits;
+  int64_t d = w.headDim, bits = w.valueBits, perChunk = 16 / bits;
   const auto &vc = w.channels.valueChannels;
   assert(llvm::all_of(llvm::seq<int64_t>(0, vc.size()),
                       [&](int64_t u) {

@@ -56,7 +56,7 @@ public:
     if (staged)
       return (*staged)[u];
     if (!made[u]) {
-      int64_t bits = s2.getBits().front();
+      int64_t bits = w.codeBits(keys);
       auto [lo, hi] = keys ? w.channels.keyPairs[u]
                            : std::pair(w.channels.valueChannels[u],
                                        w.channels.valueChannels[u]);
@@ -85,7 +85,7 @@ static Regs keyFragments(WarpProgram &w, DequantizeTileOp op,
     auto [lo, hi] = w.channels.keyPairs[p];
     if (!s2)
       return int8Pair(b, codes[key], lo, codes[key], hi);
-    int64_t bits = s2.getBits().front(), perWord = 16 / bits;
+    int64_t bits = w.keyBits, perWord = 16 / bits;
     Value word = vector::ExtractOp::create(b, codes[key],
                                            ArrayRef<int64_t>{p / perWord});
     auto [s, z] = consts[p];
@@ -115,7 +115,7 @@ static Regs valueFragments(WarpProgram &w, DequantizeTileOp op,
         out[reg] = int8Pair(b, codes[2 * reg], c, codes[2 * reg + 1], c);
       return out;
     }
-    int64_t bits = s2.getBits().front(), perHalf = 16 / bits;
+    int64_t bits = w.valueBits, perHalf = 16 / bits;
     // The 16-bit chunk holding channel u, of the two keys side by side.
     int64_t chunk = u / perHalf, byte = 2 * (chunk % 2);
     int64_t sel = byte | (byte + 1) << 4 | (4 + byte) << 8 | (5 + byte) << 12;

@@ -329,6 +329,74 @@ static LoadKVTileOp firstKVLoad(scf::ForallOp grid) {
   return first;
 }
 
+/// The (K, V) stage-2 code widths of each KV head of `grid` (0 for a side
+/// without stage-2 tiles); one entry where no side has per-head widths.
+static SmallVector<std::pair<int64_t, int64_t>> headWidths(scf::ForallOp grid) {
+  SmallVector<int64_t> k = {0}, v = {0};
+  grid.getBody()->walk([&](LoadKVTileOp load) {
+    if (Stage2Attr s2 = load.getStage2Attr())
+      (load.getLayout() == FragmentLayout::mma_keys_a ? k : v)
+          .assign(s2.getBits().begin(), s2.getBits().end());
+  });
+  SmallVector<std::pair<int64_t, int64_t>> heads;
+  for (size_t h = 0, e = std::max(k.size(), v.size()); h < e; ++h)
+    heads.push_back({k[k.size() == 1 ? 0 : h], v[v.size() == 1 ? 0 : h]});
+  return heads;
+}
+
+/// Lowers the grid body and its stores for KV heads of code widths
+/// `widths` (K, V).
+static LogicalResult lowerProgram(WarpProgram &w, scf::ForallOp grid,
+                                  std::pair<int64_t, int64_t> widths) {
+  std::tie(w.keyBits, w.valueBits) = widths;
+  w.channels = laneChannelsOf(grid, w.headDim, w.keyBits, w.valueBits);
+  if (failed(lowerBlock(w, *grid.getBody())))
+    return failure();
+  for (Operation &op : grid.getTerminator().getYieldingOps())
+    storeRows(w, cast<tensor::ParallelInsertSliceOp>(op));
+  return success();
+}
+
+/// Lowers the grid body once per distinct pair of K and V code widths of the
+/// KV heads (the codes' layout, lane channel orders and dequantization
+/// differ by width), in an scf.index_switch on the CTA's KV head class: a
+/// CTA serves one KV head, so the branch is uniform.
+static LogicalResult lowerPrograms(WarpProgram &w, scf::ForallOp grid) {
+  SmallVector<std::pair<int64_t, int64_t>> heads = headWidths(grid), classes;
+  SmallVector<int64_t> classOf;
+  for (std::pair<int64_t, int64_t> widths : heads) {
+    const auto *at = llvm::find(classes, widths);
+    classOf.push_back(at - classes.begin());
+    if (at == classes.end())
+      classes.push_back(widths);
+  }
+  if (classes.size() == 1)
+    return lowerProgram(w, grid, classes.front());
+  ImplicitLocOpBuilder &b = w.b;
+  Value hk = w.scalar(grid.getInductionVars()[1]);
+  Value headClass = w.idx(0);
+  for (auto [h, c] : llvm::enumerate(classOf))
+    if (c)
+      headClass = arith::SelectOp::create(
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, hk, w.idx(h)),
+          w.idx(c), headClass);
+  SmallVector<int64_t> cases =
+      llvm::to_vector(llvm::seq<int64_t>(1, classes.size()));
+  auto classSwitch = scf::IndexSwitchOp::create(b, TypeRange(), headClass,
+                                                cases, cases.size());
+  OpBuilder::InsertionGuard guard(b);
+  for (auto [c, region] : llvm::enumerate(llvm::concat<Region>(
+           MutableArrayRef<Region>(classSwitch.getDefaultRegion()),
+           classSwitch.getCaseRegions()))) {
+    b.setInsertionPointToStart(&region.emplaceBlock());
+    WarpProgram program = w; // the shared prologue's values, per class
+    if (failed(lowerProgram(program, grid, classes[c])))
+      return failure();
+    scf::YieldOp::create(b);
+  }
+  return success();
+}
+
 static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
                                StringRef prefix, const ChipInfo &chip) {
   CombineSplitsOp combine = combineOf(grid);
@@ -389,7 +457,7 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
   {
     OpBuilder kb = OpBuilder::atBlockBegin(&kernel.front());
     ImplicitLocOpBuilder b(grid.getLoc(), kb);
-    WarpProgram w(b, headDim, rowBlocks, laneChannelsOf(grid, headDim));
+    WarpProgram w(b, headDim, rowBlocks, LaneChannels());
     // The pipelined loops' shared-memory ring, in the kernel's static shared
     // memory (one warp per CTA); without room, registers.
     if (int64_t ringBytes = planRing(w, grid);
@@ -426,10 +494,8 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
     w.scalars.map(ivs[1], gpu::BlockIdOp::create(b, gpu::Dimension::y));
     w.scalars.map(ivs[2], arith::DivUIOp::create(b, x, splits));
     w.scalars.map(ivs[3], arith::RemUIOp::create(b, x, splits));
-    if (failed(lowerBlock(w, *grid.getBody())))
+    if (failed(lowerPrograms(w, grid)))
       return failure();
-    for (Operation &op : grid.getTerminator().getYieldingOps())
-      storeRows(w, cast<tensor::ParallelInsertSliceOp>(op));
   }
   SmallVector<Value> ub = getValueOrCreateConstantIndexOp(
       hb, hb.getLoc(), grid.getMixedUpperBound());

@@ -80,6 +80,25 @@ KeyPlace keyOfTile(WarpProgram &w, KeyPlace head, Value first, Value dk,
   return {head.entry, arith::SelectOp::create(b, valid, row, head.row)};
 }
 
+/// The first byte of KV head `hk`'s codes in a key's row of stage-2 codes:
+/// d/8 bytes per bit of the widths of the heads before it.
+Value headCodeByte(WarpProgram &w, Stage2Attr s2, Value hk) {
+  ImplicitLocOpBuilder &b = w.b;
+  ArrayRef<int64_t> bits = s2.getBits();
+  int64_t bytesPerBit = w.headDim / 8;
+  if (bits.size() == 1)
+    return mul(b, hk, bits.front() * bytesPerBit);
+  Value at = w.idx(0);
+  int64_t before = 0;
+  for (size_t h = 1; h < bits.size(); ++h) {
+    before += bits[h - 1] * bytesPerBit;
+    Value past =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::uge, hk, w.idx(h));
+    at = arith::SelectOp::create(b, past, w.idx(before), at);
+  }
+  return at;
+}
+
 /// `bytes` bytes at element `at` of the i8 buffer `t` as i32 words (one
 /// word for 2 bytes).
 Value loadBytes(WarpProgram &w, const FlatTensor &t, Value at, int64_t bytes) {
@@ -195,7 +214,8 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
   // The pieces of each result (their sizes: tilePieceBytes, which the ring
   // is planned by), then loaded into registers or copied into the ring
   // (TileRing.cpp).
-  SmallVector<SmallVector<int64_t>> bytes = tilePieceBytes(op, d);
+  SmallVector<SmallVector<int64_t>> bytes =
+      tilePieceBytes(op, d, w.codeBits(keys));
   int64_t codeBytes = bytes[0].front();
   SmallVector<SmallVector<TilePiece>> pieces(results.size());
   auto words = [&](int64_t bytes) {
@@ -212,8 +232,8 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
   } else {
     // Stage 2: codes [entries, P, R], constants [entries, Hkv, P/g, d].
     const FlatTensor &codes = w.tensor(sources[0]);
-    Value headByte = add(b, mul(b, hk, d * s2.getBits().front() / 8),
-                         mul(b, keys ? w.t : w.g, codeBytes));
+    Value headByte =
+        add(b, headCodeByte(w, s2, hk), mul(b, keys ? w.t : w.g, codeBytes));
     for (Value dk : laneKeys(w, layout, op.getKeys())) {
       KeyPlace at = keyOfTile(w, head, first, dk, bound, wholeTiles);
       pieces[0].push_back({&codes,

@@ -120,6 +120,10 @@ public:
   ImplicitLocOpBuilder &b;
   int64_t headDim, rowBlocks;
   LaneChannels channels;
+  /// The stage-2 code widths of the KV heads this program serves, K's and
+  /// V's (0: no stage-2 tiles). A grid over per-head widths lowers its body
+  /// once per distinct pair (TileGrid.cpp), each copy for its heads.
+  int64_t keyBits = 0, valueBits = 0;
   Value lane, g, t;
   /// Scalars of the grid body (indices, lengths) and their kernel values.
   IRMapping scalars;
@@ -153,6 +157,7 @@ public:
   const Regs &regs(Value tile) const { return tiles.find(tile)->second; }
   /// Index constant.
   Value idx(int64_t v);
+  int64_t codeBits(bool keys) const { return keys ? keyBits : valueBits; }
 };
 
 /// The 16-key blocks of a tile whose scores (`[16, keys]`) are `scores`.
@@ -163,13 +168,16 @@ inline int64_t keyBlocks(Value scores) {
 /// Fails, with a diagnostic on the op at fault naming what is missing, where
 /// the tile program in `grid` has no GPU lowering yet.
 LogicalResult checkLowerable(scf::ForallOp grid);
-/// The lane channel orders for the formats of `grid`.
-LaneChannels laneChannelsOf(scf::ForallOp grid, int64_t headDim);
+/// The lane channel orders for the formats of `grid` at K and V code widths
+/// `keyBits`, `valueBits` (WarpProgram's).
+LaneChannels laneChannelsOf(scf::ForallOp grid, int64_t headDim,
+                            int64_t keyBits, int64_t valueBits);
 
 /// The bytes of the pieces a lane loads of each result of `op` (codes,
-/// then group scales and zeros for stage 2, then the scale).
+/// then group scales and zeros for stage 2, then the scale), its stage-2
+/// codes `bits` wide.
 SmallVector<SmallVector<int64_t>> tilePieceBytes(LoadKVTileOp op,
-                                                 int64_t headDim);
+                                                 int64_t headDim, int64_t bits);
 /// Chooses the loads of `grid` that go through the shared-memory ring and
 /// their regions (w.ringLoads, w.ringLoadsPerStep); returns the ring's bytes
 /// (0: no ring).

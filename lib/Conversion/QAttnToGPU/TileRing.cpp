@@ -41,13 +41,14 @@ using namespace mlir::qattn::kernels;
 using namespace mlir::qattn::tiles;
 
 SmallVector<SmallVector<int64_t>>
-mlir::qattn::tiles::tilePieceBytes(LoadKVTileOp op, int64_t headDim) {
+mlir::qattn::tiles::tilePieceBytes(LoadKVTileOp op, int64_t headDim,
+                                   int64_t bits) {
   bool keys = op.getLayout() == FragmentLayout::mma_keys_a;
   int64_t laneChannels = keys ? headDim / 4 : headDim / 8;
   int64_t laneKeys = (keys ? 2 : 4) * (op.getKeys() / kKeyBlock);
   SmallVector<SmallVector<int64_t>> bytes;
   if (Stage2Attr s2 = op.getStage2Attr()) {
-    int64_t codeBytes = laneChannels * s2.getBits().front() / 8;
+    int64_t codeBytes = laneChannels * bits / 8;
     bytes.push_back(SmallVector<int64_t>(laneKeys, codeBytes));
     bytes.push_back({laneChannels});
     bytes.push_back({laneChannels});
@@ -59,12 +60,13 @@ mlir::qattn::tiles::tilePieceBytes(LoadKVTileOp op, int64_t headDim) {
   return bytes;
 }
 
-/// Bytes of a ring slot for a tile of `op`: each lane's pieces and, for a
-/// stage-2 tile, its group constants' two rows (s2, z2) of `headDim` bytes
-/// once; or 0 where a lane's piece is not a size cp.async copies (4, 8 or
-/// 16 bytes, or a multiple of 16) and the load stays a register load.
-static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim) {
-  SmallVector<SmallVector<int64_t>> pieces = tilePieceBytes(op, headDim);
+/// Bytes of a ring slot for a tile of `op` at code width `bits`: each
+/// lane's pieces and, for a stage-2 tile, its group constants' two rows (s2,
+/// z2) of `headDim` bytes once; or 0 where a lane's piece is not a size
+/// cp.async copies (4, 8 or 16 bytes, or a multiple of 16) and the load
+/// stays a register load.
+static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim, int64_t bits) {
+  SmallVector<SmallVector<int64_t>> pieces = tilePieceBytes(op, headDim, bits);
   bool rows = static_cast<bool>(op.getStage2Attr());
   int64_t sum = rows ? 2 * headDim : 0;
   for (auto [i, result] : llvm::enumerate(pieces)) {
@@ -77,6 +79,22 @@ static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim) {
     }
   }
   return sum;
+}
+
+/// A ring slot that holds a tile of `op` at each of its heads' code widths
+/// (the largest), or 0 where one of them stays a register load.
+static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim) {
+  Stage2Attr s2 = op.getStage2Attr();
+  if (!s2)
+    return ringSlotBytes(op, headDim, 0);
+  int64_t slot = 0;
+  for (int64_t bits : s2.getBits()) {
+    int64_t bytes = ringSlotBytes(op, headDim, bits);
+    if (!bytes)
+      return 0;
+    slot = std::max(slot, bytes);
+  }
+  return slot;
 }
 
 int64_t mlir::qattn::tiles::planRing(WarpProgram &w, scf::ForallOp grid) {

@@ -2,12 +2,12 @@
 //
 // Part of the qattn project.
 //
-// The register lowering of the tile layer covers decode over uniform 2- and
-// 4-bit stage-2 caches or int8 stage-1 caches with block scales, the int8
-// tail, float queries (rounded to f16) or int8 ones with block scales, exact
-// softmax, head dims 64 and 128. Everything else is a diagnostic on the op,
-// naming what is missing. Also the lane channel orders, which the cache's
-// packing fixes (TileLowering.h).
+// The register lowering of the tile layer covers decode over 2- and 4-bit
+// stage-2 caches (per-head widths too) or int8 stage-1 caches with block
+// scales, the int8 tail, float queries (rounded to f16) or int8 ones with block
+// scales, exact softmax, head dims 64 and 128. Everything else is a diagnostic
+// on the op, naming what is missing. Also the lane channel orders, which the
+// cache's packing fixes (TileLowering.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,11 +37,9 @@ static LogicalResult checkLoad(LoadKVTileOp op) {
                   " keys in tiles of " + Twine(keys));
   }
   if (Stage2Attr s2 = op.getStage2Attr()) {
-    if (s2.getBits().size() != 1)
-      return fail("per-head code widths");
-    int64_t bits = s2.getBits().front();
-    if (bits != 2 && bits != 4)
-      return fail(Twine(bits) + "-bit codes (2 and 4 only)");
+    for (int64_t bits : s2.getBits())
+      if (bits != 2 && bits != 4)
+        return fail(Twine(bits) + "-bit codes (2 and 4 only)");
     if (s2.getGroup() % keys)
       return fail("stage-2 groups of " + Twine(s2.getGroup()) +
                   " keys in tiles of " + Twine(keys));
@@ -71,7 +69,9 @@ LogicalResult mlir::qattn::tiles::checkLowerable(scf::ForallOp grid) {
 }
 
 LaneChannels mlir::qattn::tiles::laneChannelsOf(scf::ForallOp grid,
-                                                int64_t headDim) {
+                                                int64_t headDim,
+                                                int64_t keyBits,
+                                                int64_t valueBits) {
   LaneChannels c;
   c.keyPairs = keyPairs(headDim, 8, PackOrder::lsb_first);
   c.valueChannels = valueChannels(headDim, 8, PackOrder::lsb_first);
@@ -79,11 +79,10 @@ LaneChannels mlir::qattn::tiles::laneChannelsOf(scf::ForallOp grid,
     Stage2Attr s2 = load.getStage2Attr();
     if (!s2)
       return;
-    int64_t bits = s2.getBits().front();
     if (load.getLayout() == FragmentLayout::mma_keys_a)
-      c.keyPairs = keyPairs(headDim, bits, s2.getOrder());
+      c.keyPairs = keyPairs(headDim, keyBits, s2.getOrder());
     else
-      c.valueChannels = valueChannels(headDim, bits, s2.getOrder());
+      c.valueChannels = valueChannels(headDim, valueBits, s2.getOrder());
   });
   return c;
 }

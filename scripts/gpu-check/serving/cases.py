@@ -30,6 +30,13 @@ CASES = [
     # SAS (one split, a max pass then the terms), with its own softmax.
     ("sas_int4", 8, 2, 1, 128, "block=64,bits=4,group=32", "block=64,bits=4,group=32",
      64, True, False, "f16", "f32", ["1,70,700,3000"], "sas:-6:3"),
+    # Per-head code widths: one program per (K, V) width pair (2 and 4 pairs).
+    ("mixed_heads_d128", 32, 8, 1, 128, "block=64,bits=2-4-2-4-2-4-2-4,group=16,anchor=min",
+     "block=64,bits=4-2-4-2-4-2-4-2,group=32", 64, True, False, "f16", "f16",
+     ["1,15,16,17,1000,4097", "300"]),
+    ("mixed_heads_d64_causal", 8, 4, 2, 64, "block=64,bits=2-4-4-2,group=16,order=msb",
+     "block=64,bits=4-4-2-2,group=16,order=msb,anchor=min", 64, True, True, "f32", "f32",
+     ["1,2,63,64,65,500,2000"]),
     # BPQ int8 queries, one stage-1 scale per block of 4 queries and head.
     ("bpq_q_int4_causal", 8, 2, 8, 64, "block=64,bits=4,group=32", "block=64,bits=4,group=32",
      64, True, True, "i8:block=4", "f32", ["8,40,64,65,900"]),
@@ -46,8 +53,9 @@ def scheme(spec):
         extra += ", order = msb_first"
     if kv.get("anchor") == "min":
         extra += ", anchor = min"
-    return s1, (int(kv["bits"]), int(kv["group"]),
-                f"#qattn.stage2<bits = [{kv['bits']}], group = {kv['group']}{extra}>")
+    bits = [int(b) for b in kv["bits"].split("-")]  # one width, or one per KV head
+    return s1, (bits, int(kv["group"]),
+                f"#qattn.stage2<bits = {bits}, group = {kv['group']}{extra}>")
 
 
 def operands(prefix, spec, hkv, d, page):
@@ -57,7 +65,8 @@ def operands(prefix, spec, hkv, d, page):
         return [(f"{prefix}_data", f"?x{hkv}x{page}x{d}xi8", "NP"),
                 (f"{prefix}_scales", f"?x{hkv}x{page // block}xf32", "NP")]
     bits, group, _ = s2
-    return [(f"{prefix}_codes", f"?x{page}x{hkv * d * bits // 8}xi8", "NP"),
+    row_bits = sum(bits) if len(bits) > 1 else hkv * bits[0]
+    return [(f"{prefix}_codes", f"?x{page}x{row_bits * d // 8}xi8", "NP"),
             (f"{prefix}_scales", f"?x{hkv}x{page // block}xf32", "NP"),
             (f"{prefix}_group_scales", f"?x{hkv}x{page // group}x{d}xi8", "NP"),
             (f"{prefix}_zeros", f"?x{hkv}x{page // group}x{d}xi8", "NP")]

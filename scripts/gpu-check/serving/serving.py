@@ -35,8 +35,9 @@ ACCURACY = {2: ("0.75", "3"), 4: ("0.2", "14"), 8: ("0.05", "26")}
 
 
 def width(spec):
+    """The narrowest code width of a scheme (bits=W or per head W-W-..; int8 without)."""
     kv = dict(x.split("=") for x in spec.split(","))
-    return int(kv.get("bits", 8))
+    return min(int(b) for b in kv.get("bits", "8").split("-"))
 
 
 def main():
