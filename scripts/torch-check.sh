@@ -5,14 +5,15 @@
 # wrote on the MLIR machine:
 #   bash scripts/torch-check.sh [artifacts/torch-check]
 # Builds the runtime and its C ABI (build-gpu/), runs the torch-op tests
-# (scripts/torch-check/test_ops.py) and the decode loop (examples/decode_loop.py). Writes
+# (scripts/torch-check/test_ops.py) and the decode loop (examples/decode_loop.py, qattn.paged
+# with the decode functions precompiled into $art/cache). Writes
 # torch-check.log into $OUT when set, else into the current folder. Exit 1 on a failure.
 set -uo pipefail
 art="${1:-artifacts/torch-check}"
 log="${OUT:-.}/torch-check.log"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-if [ ! -f "$art/model.json" ] || [ ! -f "$art/ops/manifest.json" ]; then
+if [ ! -f "$art/model.json" ] || [ ! -f "$art/ops/manifest.json" ] || [ ! -d "$art/cache/paged" ]; then
   echo "torch-check: no artifacts in $art: run scripts/torch-check/prepare.py $art on the MLIR machine"
   exit 1
 fi
