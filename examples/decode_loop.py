@@ -268,18 +268,6 @@ class PagedKV:
     def check_errors(self):
         self.cache.check_errors()
 
-    def dequantized(self, layer, which, lens, table):
-        """K or V as qattn.format reads the cache's operands: per sequence ``[Hkv, L_b, d]``
-        (lens, table: NumPy)."""
-        c = self.cache
-        s = c.scheme if which == "k" else c.v_scheme
-        pools = [t.cpu().numpy() for t in c.pools(layer, which)]
-        tail, tail_scale = c.tails(layer, which, len(lens))
-        return F.paged_kv(pools[1], s.block, packed=pools[0], s2=pools[2], z2=pools[3],
-                          bits=list(s.bits), group=s.group, order=s.order,
-                          anchor=s.anchor, kv_lens=lens, page_table=table,
-                          buffer=tail.cpu().numpy(), buffer_scale=tail_scale.cpu().numpy())
-
     def page_bytes(self):
         """One page of K and V of one layer (all KV heads)."""
         return self.cache.page_bytes()
@@ -343,12 +331,13 @@ class QAttnAttention:
         """Layer 0's output of the last step against float64 attention of the dequantized cache
         (between steps: reads the lengths and the cache on the host)."""
         q, o = self.layer0
-        lens, table = self.lens.cpu().numpy(), self.table.cpu().numpy()
-        ref = F.varlen_attention(q.float().cpu().numpy(), self.kv.dequantized(0, "k", lens, table),
-                                 self.kv.dequantized(0, "v", lens, table),
+        cache, lens = self.kv.cache, self.lens
+        ref = F.varlen_attention(q.float().cpu().numpy(),
+                                 cache.dequantize(0, "k", self.table, lens),
+                                 cache.dequantize(0, "v", self.table, lens),
                                  1 / np.sqrt(self.cfg["head_dim"]), False)
         err = float(np.abs(o.float().cpu().numpy() - ref).max() / np.abs(ref).max())
-        self.checks.append((int(lens[0]), err))
+        self.checks.append((int(lens[0].item()), err))
 
     def used_bytes(self, tokens):
         """Full pages of every sequence of ``tokens`` tokens, and the tails, all layers."""

@@ -542,6 +542,34 @@ class PagedKVCache:
         batch = self.max_batch if batch is None else batch
         return side.tail[:batch], side.tail_scale[:batch]
 
+    def dequantize(self, layer, which, block_table, seq_lens):
+        """K (``which='k'``) or V of ``layer`` as docs/FORMAT.md defines them, read from the
+        cache's own operands with ``qattn.format.paged_kv`` (the NumPy model): one float32 array
+        ``[Hkv, L_b, d]`` per sequence, ``seq_lens`` the lengths *after* the appends (pages,
+        then tail rows). For checking a cache, or a decode against float attention of what it
+        holds; copies the pools to the host. Raises ValueError as ``decode`` does on CPU."""
+        if which not in ("k", "v"):
+            raise ValueError(f"which: expected 'k' or 'v', got {which!r}")
+        self._tensor("seq_lens", seq_lens)
+        if seq_lens.dim() != 1:
+            raise ValueError(f"seq_lens: expected shape [B], got {list(seq_lens.shape)}")
+        b = seq_lens.shape[0]
+        lens = self._int32("seq_lens", seq_lens, (b,))
+        self._batch("seq_lens", b)
+        table = self._table(block_table, b)
+        _check_decode(self, lens, table)
+        side = self._sides(layer)["kv".index(which)]
+        s = side.scheme
+        host = [t.cpu().numpy() for t in self.pools(layer, which)]
+        kw = dict(kv_lens=lens.cpu().numpy(), page_table=table.cpu().numpy(),
+                  buffer=side.tail[:b].cpu().numpy(),
+                  buffer_scale=side.tail_scale[:b].cpu().numpy())
+        if s.bits:
+            return F.paged_kv(host[1], s.block, packed=host[0], s2=host[2], z2=host[3],
+                              bits=list(s.bits), group=s.group, order=s.order, anchor=s.anchor,
+                              **kw)
+        return F.paged_kv(host[1], s.block, q8=host[0], **kw)
+
     # -- argument checks -------------------------------------------------------------------------
 
     def _tensor(self, name, t):

@@ -140,19 +140,6 @@ def check_storage(cache, layer, models, lens, tag):
                                       model.scale[b].view(np.uint32)), (tag, which, "scale", b)
 
 
-def modeled_kv(cache, layer, which, lens, table):
-    """qattn.format's per-sequence dequantized K or V of the cache's own operands."""
-    s = cache.scheme if which == "k" else cache.v_scheme
-    pools = [host(t) for t in cache.pools(layer, which)]
-    tail, tscale = cache.tails(layer, which, len(lens))
-    kw = dict(kv_lens=np.array(lens, np.int32), page_table=host(table), buffer=host(tail),
-              buffer_scale=host(tscale))
-    if s.bits:
-        return F.paged_kv(pools[1], s.block, packed=pools[0], s2=pools[2], z2=pools[3],
-                          bits=list(s.bits), group=s.group, order=s.order, anchor=s.anchor, **kw)
-    return F.paged_kv(pools[1], s.block, q8=pools[0], **kw)
-
-
 def check_decode(cache, layer, q, lens, table, causal, floats, tag, min_sqnr):
     """decode against the model on the same cache (check_paged.py's bound (a)) and against float
     attention of the unquantized K/V (SQNR)."""
@@ -166,7 +153,8 @@ def check_decode(cache, layer, q, lens, table, causal, floats, tag, min_sqnr):
     assert out.shape == q.shape and out.dtype == q.dtype, (tag, out.shape, out.dtype)
     q4 = host((q.unsqueeze(2) if q.dim() == 3 else q.transpose(1, 2)).float())
     o4 = host((out.unsqueeze(2) if out.dim() == 3 else out.transpose(1, 2)).float())
-    ks, vs = modeled_kv(cache, layer, "k", lens, table), modeled_kv(cache, layer, "v", lens, table)
+    lens_t = torch.tensor(lens, dtype=torch.int32, device=DEV)
+    ks, vs = (cache.dequantize(layer, which, table, lens_t) for which in "kv")
     scale = 1 / np.sqrt(q4.shape[-1])
     ref = F.varlen_attention(q4, ks, vs, scale, causal)
     half_ulp = 2.0**-8 if q.dtype == torch.bfloat16 else U  # bf16 keeps 8 significant bits
@@ -432,6 +420,12 @@ expect(ValueError, lambda: paged.decode(qf, cache, 1, bad_read, lens_t))
 # CHECK: ValueError: block_table[5, 2] = 99 is outside the pool of {{[0-9]+}} pages (sequence 5 reads it)
 expect(ValueError, lambda: paged.decode(qf, cache, 1, T_[:, :4], lens_t))
 # CHECK: ValueError: sequence 5: seq_lens[5] = 330 needs 5 full pages, the block table has 4
+expect(ValueError, lambda: cache.dequantize(1, "k", bad_read, lens_t))
+# CHECK: ValueError: block_table[5, 2] = 99 is outside the pool of {{[0-9]+}} pages (sequence 5 reads it)
+expect(ValueError, lambda: cache.dequantize(1, "q", T_, lens_t))
+# CHECK: ValueError: which: expected 'k' or 'v', got 'q'
+expect(ValueError, lambda: cache.dequantize(1, "v", T_, lens_t[None]))
+# CHECK: ValueError: seq_lens: expected shape [B], got [1, 6]
 expect(TypeError, lambda: paged.decode(qf.double(), cache, 1, T_, lens_t))
 # CHECK: TypeError: q: expected float32, float16 or bfloat16, got torch.float64
 expect(ValueError, lambda: paged.decode(torch.zeros((B, 3, D), device=DEV), cache, 1, T_, lens_t))
