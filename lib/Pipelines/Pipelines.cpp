@@ -48,7 +48,8 @@ mlir::qattn::buildQAttnToGPUPipeline(OpPassManager &pm,
                                      const GpuPipelineOptions &options) {
   std::string pipeline =
       "qattn-tile{chip=" + options.chip +
-      (options.pvE4m3 ? " pv-e4m3=true}," : "},") +
+      (options.pvE4m3 ? " pv-e4m3=true" : "") +
+      (options.tileOptions.empty() ? "" : " " + options.tileOptions) + "}," +
       "qattn-pipeline,qattn-convert-to-gpu{chip=" + options.chip +
       "},"
       "canonicalize,"
@@ -87,6 +88,11 @@ struct GpuPipelineCommandLine
           "Run the wgmma prefill kernel's P.V on fp8 (e4m3) where "
           "V has stage-1 blocks of whole 64-key tiles (default false)"),
       llvm::cl::init(false)};
+  Option<std::string> tileOptions{
+      *this, "tile-options",
+      llvm::cl::desc("More qattn-tile options, as that pass spells them, "
+                     "e.g. 'splits=8 tile-keys=16' (default none)"),
+      llvm::cl::init("")};
 };
 } // namespace
 
@@ -132,11 +138,12 @@ void mlir::qattn::registerQAttnPassesAndPipelines() {
   registerPipeline<GpuPipelineCommandLine>(
       "qattn-to-gpu",
       "Lower qattn.attention to sm_90a kernels in NVVM plus host launches",
-      "chip and pv-e4m3",
+      "chip, pv-e4m3 and tile-options",
       [](OpPassManager &pm, const GpuPipelineCommandLine &cli) {
         GpuPipelineOptions options;
         options.chip = cli.chip;
         options.pvE4m3 = cli.pvE4m3;
+        options.tileOptions = cli.tileOptions;
         return buildQAttnToGPUPipeline(pm, options);
       });
 }

@@ -54,6 +54,13 @@ static llvm::cl::opt<bool>
                           "scale per 64-key tile; faster, relative rounding up "
                           "to 2^-4 per operand (docs/PERF.md)"),
            llvm::cl::init(false), llvm::cl::cat(compileOptions));
+static llvm::cl::opt<std::string> tileOptions(
+    "tile-options",
+    llvm::cl::desc("--target=cuda: more qattn-tile options, as that pass "
+                   "spells them (e.g. \"splits=8 tile-keys=16\"; "
+                   "qattn-opt --help lists them), for experiments with the "
+                   "tiling heuristics (default none)"),
+    llvm::cl::init(""), llvm::cl::cat(compileOptions));
 static llvm::cl::opt<bool> allowUnquantized(
     "allow-unquantized",
     llvm::cl::desc("Compile attention that is still in linalg (a "
@@ -94,6 +101,7 @@ int main(int argc, char **argv) {
     options.outputDir = outputDir;
     options.gpu.chip = chip;
     options.gpu.pvE4m3 = pvE4m3;
+    options.gpu.tileOptions = tileOptions;
     options.emitCubin = !noCubin;
     options.allowUnquantized = allowUnquantized;
     if (failed(qattn::emitCudaArtifact(*module, options)))

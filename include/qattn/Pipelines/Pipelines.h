@@ -26,6 +26,9 @@ struct GpuPipelineOptions {
   /// qattn-tile's pv-e4m3: the wgmma prefill kernel's P.V on fp8 where it
   /// applies (reduced precision, opt-in).
   bool pvE4m3 = false;
+  /// More qattn-tile options, as its pass options spell them (e.g.
+  /// "splits=8 tile-keys=16"): for experiments with the tiling heuristics.
+  std::string tileOptions;
 };
 
 /// `qattn-to-gpu`: qattn.attention on tensors -> a host function on buffers
