@@ -358,4 +358,11 @@ def append(side, x, lens, n, table, headroom, errors):
         t, side.num_pages, h, float(headroom),
         P=p, D=d, G=group, BLOCK=s.block, STAGE2=stage2, ANCHOR_MIN=s.anchor == "min",
         MSE=s.fit == "mse", MSB=s.order == "msb_first", MAX_BITS=max(s.bits or (8,)),
-        HAS_N=n is not None, ROWS=min(p, triton.next_power_of_2(t)), num_warps=4)
+        HAS_N=n is not None, ROWS=min(p, triton.next_power_of_2(t)), num_warps=_warps(p, d))
+
+
+def _warps(page, d):
+    """Warps of a program: 4 up to a 64 x 128 page, more for larger pages, so that a thread
+    holds at most 64 values of a page tile (a 128 x 128 page at 4 warps kept ptxas busy for
+    minutes on the H200 machine)."""
+    return min(16, max(4, triton.next_power_of_2(page * d // 2048)))
