@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qattn/InitAll.h"
+#include "qattn/Pipelines/Pipelines.h"
 #include "qattn/Target/Artifact.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -83,6 +84,23 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   qattn::registerAllDialects(registry);
   MLIRContext context(registry);
+  if (!tileOptions.empty()) {
+    if (target != "cuda") {
+      llvm::errs()
+          << "qattn-compile: error: --tile-options is for --target=cuda\n";
+      return 1;
+    }
+    // Checked before the module is read (the pass parser says what is wrong).
+    qattn::GpuPipelineOptions gpu;
+    gpu.tileOptions = tileOptions;
+    OpPassManager pm(ModuleOp::getOperationName());
+    if (failed(qattn::buildQAttnToGPUPipeline(pm, gpu))) {
+      llvm::errs() << "qattn-compile: error: --tile-options='" << tileOptions
+                   << "' are not options of qattn-tile (qattn-opt --help lists "
+                      "them)\n";
+      return 1;
+    }
+  }
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
