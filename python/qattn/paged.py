@@ -550,11 +550,8 @@ class PagedKVCache:
         holds; copies the pools to the host. Raises ValueError as ``decode`` does on CPU."""
         if which not in ("k", "v"):
             raise ValueError(f"which: expected 'k' or 'v', got {which!r}")
-        self._tensor("seq_lens", seq_lens)
-        if seq_lens.dim() != 1:
-            raise ValueError(f"seq_lens: expected shape [B], got {list(seq_lens.shape)}")
-        b = seq_lens.shape[0]
-        lens = self._int32("seq_lens", seq_lens, (b,))
+        lens = self._int32("seq_lens", seq_lens, (None,))
+        b = lens.shape[0]
         self._batch("seq_lens", b)
         table = self._table(block_table, b)
         _check_decode(self, lens, table)

@@ -332,15 +332,20 @@ static LoadKVTileOp firstKVLoad(scf::ForallOp grid) {
 /// The (K, V) stage-2 code widths of each KV head of `grid` (0 for a side
 /// without stage-2 tiles); one entry where no side has per-head widths.
 static SmallVector<std::pair<int64_t, int64_t>> headWidths(scf::ForallOp grid) {
-  SmallVector<int64_t> k = {0}, v = {0};
+  Stage2Attr k, v;
   grid.getBody()->walk([&](LoadKVTileOp load) {
     if (Stage2Attr s2 = load.getStage2Attr())
-      (load.getLayout() == FragmentLayout::mma_keys_a ? k : v)
-          .assign(s2.getBits().begin(), s2.getBits().end());
+      (load.getLayout() == FragmentLayout::mma_keys_a ? k : v) = s2;
   });
+  auto widthsOf = [](Stage2Attr s2) -> size_t {
+    return s2 ? s2.getBits().size() : 1;
+  };
+  auto bitsOf = [](Stage2Attr s2, int64_t h) -> int64_t {
+    return s2 ? s2.getBitsOfHead(h) : 0;
+  };
   SmallVector<std::pair<int64_t, int64_t>> heads;
-  for (size_t h = 0, e = std::max(k.size(), v.size()); h < e; ++h)
-    heads.push_back({k[k.size() == 1 ? 0 : h], v[v.size() == 1 ? 0 : h]});
+  for (size_t h = 0, e = std::max(widthsOf(k), widthsOf(v)); h < e; ++h)
+    heads.push_back({bitsOf(k, h), bitsOf(v, h)});
   return heads;
 }
 

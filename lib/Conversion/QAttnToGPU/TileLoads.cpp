@@ -80,21 +80,20 @@ KeyPlace keyOfTile(WarpProgram &w, KeyPlace head, Value first, Value dk,
   return {head.entry, arith::SelectOp::create(b, valid, row, head.row)};
 }
 
-/// The first byte of KV head `hk`'s codes in a key's row of stage-2 codes:
-/// d/8 bytes per bit of the widths of the heads before it.
+/// The first byte of KV head `hk`'s codes in a key's row of stage-2 codes
+/// (Stage2Attr::getHeadByteOffset; a select chain over the heads where their
+/// widths differ).
 Value headCodeByte(WarpProgram &w, Stage2Attr s2, Value hk) {
   ImplicitLocOpBuilder &b = w.b;
-  ArrayRef<int64_t> bits = s2.getBits();
-  int64_t bytesPerBit = w.headDim / 8;
-  if (bits.size() == 1)
-    return mul(b, hk, bits.front() * bytesPerBit);
+  int64_t heads = s2.getBits().size();
+  if (heads == 1)
+    return mul(b, hk, s2.getHeadByteOffset(1, w.headDim));
   Value at = w.idx(0);
-  int64_t before = 0;
-  for (size_t h = 1; h < bits.size(); ++h) {
-    before += bits[h - 1] * bytesPerBit;
+  for (int64_t h = 1; h < heads; ++h) {
     Value past =
         arith::CmpIOp::create(b, arith::CmpIPredicate::uge, hk, w.idx(h));
-    at = arith::SelectOp::create(b, past, w.idx(before), at);
+    at = arith::SelectOp::create(b, past,
+                                 w.idx(s2.getHeadByteOffset(h, w.headDim)), at);
   }
   return at;
 }

@@ -425,7 +425,7 @@ expect(ValueError, lambda: cache.dequantize(1, "k", bad_read, lens_t))
 expect(ValueError, lambda: cache.dequantize(1, "q", T_, lens_t))
 # CHECK: ValueError: which: expected 'k' or 'v', got 'q'
 expect(ValueError, lambda: cache.dequantize(1, "v", T_, lens_t[None]))
-# CHECK: ValueError: seq_lens: expected shape [B], got [1, 6]
+# CHECK: ValueError: seq_lens: expected shape [?], got [1, 6]
 expect(TypeError, lambda: paged.decode(qf.double(), cache, 1, T_, lens_t))
 # CHECK: TypeError: q: expected float32, float16 or bfloat16, got torch.float64
 expect(ValueError, lambda: paged.decode(torch.zeros((B, 3, D), device=DEV), cache, 1, T_, lens_t))
