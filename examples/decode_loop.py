@@ -241,9 +241,9 @@ class BF16Attention:
 
 
 class PagedKV:
-    """The model's K/V in one ``paged.PagedKVCache`` (per-head widths natively: the paged decode
-    lowers its grid once per width pair of the KV heads), with the example's accounting and its
-    float64 reference."""
+    """The model's K/V in one ``paged.PagedKVCache`` (``cache``; per-head widths natively: the
+    paged decode lowers its grid once per width pair of the KV heads), with the example's
+    accounting."""
 
     def __init__(self, cfg, scheme, num_pages, device):
         self.cfg = cfg
@@ -251,22 +251,6 @@ class PagedKV:
         self.cache = paged.PagedKVCache(scheme, cfg["layers"], num_pages, cfg["page"],
                                         cfg["kv_heads"], cfg["head_dim"],
                                         max_batch=cfg["batch"], device=device)
-
-    def prefill(self, layer, k, v, table):
-        self.cache.prefill(layer, k, v, table)
-
-    def append(self, layer, k, v, table, lens):
-        self.cache.append(layer, k, v, table, lens)
-
-    def decode(self, q, layer, table, lens):
-        """q [B, Hq, d] -> [B, Hq, d]."""
-        return paged.decode(q, self.cache, layer, table, lens)
-
-    def precompile(self, dtype, target):
-        return [paged.precompile(self.cache, self.cfg["heads"], dtype=dtype, target=target)]
-
-    def check_errors(self):
-        self.cache.check_errors()
 
     def page_bytes(self):
         """One page of K and V of one layer (all KV heads)."""
@@ -314,13 +298,14 @@ class QAttnAttention:
         s, e = self.timer.span("total")
         s.record()
         if q.shape[2] > 1:  # the prompt: bf16 attention of its own K/V, which go to the cache
-            self.kv.prefill(layer, k, v, self.table)
+            self.kv.cache.prefill(layer, k, v, self.table)
             o = sdpa(q, k, v, True)
         else:
-            self.kv.append(layer, k, v, self.table, self.lens)
+            self.kv.cache.append(layer, k, v, self.table, self.lens)
             so, eo = self.timer.span("op")
             so.record()
-            o = self.kv.decode(q[:, :, 0], layer, self.table, self.after).unsqueeze(2)
+            o = paged.decode(q[:, :, 0], self.kv.cache, layer, self.table, self.after)
+            o = o.unsqueeze(2)
             eo.record()
             if layer == 0:
                 self.layer0 = (q, o)
@@ -398,8 +383,9 @@ def precompile(cfg, target):
     (``QATTN_CACHE_DIR``), for a machine without qattn-compile (scripts/torch-check/prepare.py).
     Returns the artifact folders."""
     # CPU caches of one page: they only name the functions; ``target`` picks the code.
-    return [path for scheme in SCHEMES.values()
-            for path in PagedKV(cfg, scheme, 1, "cpu").precompile(torch.bfloat16, target)]
+    return [paged.precompile(PagedKV(cfg, scheme, 1, "cpu").cache, cfg["heads"],
+                             dtype=torch.bfloat16, target=target)
+            for scheme in SCHEMES.values()]
 
 
 def main():
@@ -440,10 +426,10 @@ def main():
             scheme = SCHEMES[name]
             attn = QAttnAttention(cfg, scheme)
             logits, tokens = run(model, attn, prompt, feed=feed, check_at=check_at)
-            attn.kv.check_errors()
+            attn.kv.cache.check_errors()
             free = QAttnAttention(cfg, scheme)
             _, free_tokens = run(model, free, prompt)
-            free.kv.check_errors()
+            free.kv.cache.check_errors()
             rows.append((name, attn, logits, tokens, free_tokens))
             pre[name] = prefill_time_us(model, lambda: QAttnAttention(cfg, scheme), prompt)
 
