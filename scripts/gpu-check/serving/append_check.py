@@ -52,8 +52,8 @@ def with_path(path, fn):
 
 def state(cache, lens):
     """Pools, tails' filled rows (the rest is never read, and the paths leave it differently),
-    tail scales and amax."""
-    out = []
+    tail scales, amax and the error flags."""
+    out = [cache.errors.clone()]
     batch, p = len(lens), cache.page_size
     filled = torch.arange(p, device=lens.device)[None] < (lens % p)[:, None]  # [B, P]
     for layer in range(cache.num_layers):
