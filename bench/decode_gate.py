@@ -49,7 +49,7 @@ Operands: random bytes for the codes, stage-2 scales 1..16, zero points
 [0.001, 0.02): finite outputs, no meaning (only bytes and time matter).
 
 usage: decode_gate.py prepare OUT [--only SUBSTR[,SUBSTR..]] [--qattn-compile PATH] [--tail T]
-                                  [--tile-options 'splits=N ..']
+                                  [--tile-options 'splits=N ..'] [--pipeline-options 'num-stages=N']
        decode_gate.py run OUT QATTN_RUN WORK [--only SUBSTR[,..]] [--repeat N] [--rounds N]
                       [--warm-l2] [--keep] [--dry-run]
 """
@@ -130,9 +130,10 @@ def serving_function(c, name):
     return text
 
 
-def compile_cuda(qattn_compile, src, out, tile_options=""):
+def compile_cuda(qattn_compile, src, out, tile_options="", pipeline_options=""):
     """casegen.write_case's qattn-compile call for the cuda target."""
     extra = [f"--tile-options={tile_options}"] if tile_options else []
+    extra += [f"--pipeline-options={pipeline_options}"] if pipeline_options else []
     r = subprocess.run([qattn_compile, src, "-o", out, "--target=cuda"] + extra,
                        capture_output=True, text=True)
     return r.returncode, r.stderr
@@ -168,7 +169,7 @@ def prepare(a):
         with open(src, "w") as f:
             f.write(serving_function(c, fn))
         rc, err = compile_cuda(a.qattn_compile, src, os.path.join(folder, "cuda"),
-                               a.tile_options)
+                               a.tile_options, a.pipeline_options)
         if rc == 0:
             compiled[key] = {"artifact": f"serving/{key}/cuda", "function": fn}
             print(f"serving {key}: compiled", flush=True)
@@ -204,7 +205,8 @@ def prepare(a):
             "lengths": f"static: the bench's N; serving: kv_lens = N - {PAGE} + {a.tail} "
                        f"({a.tail} int8 buffer rows after the full pages) where N is a "
                        f"multiple of {PAGE}, else N (tail N mod {PAGE})",
-            "qattn_compile": a.qattn_compile, "tile_options": a.tile_options}
+            "qattn_compile": a.qattn_compile, "tile_options": a.tile_options,
+            "pipeline_options": a.pipeline_options}
     if varlen:
         rnd = random.Random(VARLEN["seed"])
         lengths = [rnd.randint(VARLEN["lo"], VARLEN["hi"]) for _ in range(VARLEN["batch"])]
@@ -700,6 +702,9 @@ def main():
     p.add_argument("--tile-options", default="", help="more qattn-tile options for the serving "
                    "functions (qattn-compile --tile-options), e.g. 'splits=8': experiments with "
                    "the tiling heuristics (default none)")
+    p.add_argument("--pipeline-options", default="", help="more qattn-pipeline options for "
+                   "the serving functions (qattn-compile --pipeline-options), e.g. "
+                   "'num-stages=3' (default none)")
     r = sub.add_parser("run")
     r.add_argument("out")
     r.add_argument("qattn_run")

@@ -50,7 +50,10 @@ mlir::qattn::buildQAttnToGPUPipeline(OpPassManager &pm,
       "qattn-tile{chip=" + options.chip +
       (options.pvE4m3 ? " pv-e4m3=true" : "") +
       (options.tileOptions.empty() ? "" : " " + options.tileOptions) + "}," +
-      "qattn-pipeline,qattn-convert-to-gpu{chip=" + options.chip +
+      "qattn-pipeline" +
+      (options.pipelineOptions.empty() ? ""
+                                       : "{" + options.pipelineOptions + "}") +
+      ",qattn-convert-to-gpu{chip=" + options.chip +
       "},"
       "canonicalize,"
       "one-shot-bufferize{bufferize-function-boundaries "
@@ -92,6 +95,11 @@ struct GpuPipelineCommandLine
       *this, "tile-options",
       llvm::cl::desc("More qattn-tile options, as that pass spells them, "
                      "e.g. 'splits=8 tile-keys=16' (default none)"),
+      llvm::cl::init("")};
+  Option<std::string> pipelineOptions{
+      *this, "pipeline-options",
+      llvm::cl::desc("More qattn-pipeline options, e.g. 'num-stages=3' "
+                     "(default none)"),
       llvm::cl::init("")};
 };
 } // namespace
@@ -138,12 +146,13 @@ void mlir::qattn::registerQAttnPassesAndPipelines() {
   registerPipeline<GpuPipelineCommandLine>(
       "qattn-to-gpu",
       "Lower qattn.attention to sm_90a kernels in NVVM plus host launches",
-      "chip, pv-e4m3 and tile-options",
+      "chip, pv-e4m3, tile-options and pipeline-options",
       [](OpPassManager &pm, const GpuPipelineCommandLine &cli) {
         GpuPipelineOptions options;
         options.chip = cli.chip;
         options.pvE4m3 = cli.pvE4m3;
         options.tileOptions = cli.tileOptions;
+        options.pipelineOptions = cli.pipelineOptions;
         return buildQAttnToGPUPipeline(pm, options);
       });
 }

@@ -5,6 +5,11 @@
 // RUN: not qattn-compile %s -o %t/bad --target=cuda --no-cubin --tile-options="bogus=1" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: test ! -e %t/bad
 // RUN: not qattn-compile %s -o %t/cpu --tile-options="splits=2" 2>&1 | FileCheck %s --check-prefix=CPU
+// RUN: qattn-compile %s -o %t/three --target=cuda --no-cubin --pipeline-options="num-stages=3" > /dev/null
+// RUN: FileCheck %s --check-prefix=THREE < %t/three/module.ptx
+// RUN: FileCheck %s --check-prefix=TWO < %t/default/module.ptx
+// RUN: not qattn-compile %s -o %t/badp --target=cuda --no-cubin --pipeline-options="depth=3" 2>&1 | FileCheck %s --check-prefix=BADP
+// RUN: not qattn-compile %s -o %t/cpup --pipeline-options="num-stages=3" 2>&1 | FileCheck %s --check-prefix=CPUP
 
 // qattn-compile --tile-options passes more options to qattn-tile, for
 // experiments with its heuristics: the decode grid's key splits from the
@@ -15,6 +20,13 @@
 // BAD: no such option bogus
 // BAD: qattn-compile: error: --tile-options='bogus=1' are not options of qattn-tile (qattn-opt --help lists them)
 // CPU: qattn-compile: error: --tile-options is for --target=cuda
+// --pipeline-options likewise passes options to qattn-pipeline: three stages
+// keep two later tiles' copies in flight where two keep one.
+// THREE: cp.async.wait_group 4;
+// TWO-NOT: cp.async.wait_group 4;
+// TWO: cp.async.wait_group 2;
+// BADP: qattn-compile: error: --pipeline-options='depth=3' are not options of qattn-pipeline (qattn-opt --help lists them)
+// CPUP: qattn-compile: error: --pipeline-options is for --target=cuda
 func.func @paged(%q: tensor<?x8x1x64xf16> {qattn.dims = ["B", "", "", ""]},
                   %kp: tensor<?x64x64xi8> {qattn.dims = ["NP", "", ""]},
                   %ks: tensor<?x2x1xf32> {qattn.dims = ["NP", "", ""]},

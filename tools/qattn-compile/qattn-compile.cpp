@@ -19,6 +19,8 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <tuple>
+
 using namespace mlir;
 
 // Only these show in --help: LLVM's and MLIR's own options (backend flags,
@@ -62,6 +64,12 @@ static llvm::cl::opt<std::string> tileOptions(
                    "qattn-opt --help lists them), for experiments with the "
                    "tiling heuristics (default none)"),
     llvm::cl::init(""), llvm::cl::cat(compileOptions));
+static llvm::cl::opt<std::string> pipelineOptions(
+    "pipeline-options",
+    llvm::cl::desc("--target=cuda: more qattn-pipeline options (e.g. "
+                   "\"num-stages=3\": the tile layer's key-loop depth), for "
+                   "experiments (default none)"),
+    llvm::cl::init(""), llvm::cl::cat(compileOptions));
 static llvm::cl::opt<bool> allowUnquantized(
     "allow-unquantized",
     llvm::cl::desc("Compile attention that is still in linalg (a "
@@ -84,20 +92,26 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   qattn::registerAllDialects(registry);
   MLIRContext context(registry);
-  if (!tileOptions.empty()) {
+  // --tile-options and --pipeline-options are checked before the module is
+  // read (the pass parser says what is wrong).
+  for (auto [flag, text, pass] :
+       {std::tuple<StringRef, StringRef, StringRef>{"tile-options", tileOptions,
+                                                    "qattn-tile"},
+        {"pipeline-options", pipelineOptions, "qattn-pipeline"}}) {
+    if (text.empty())
+      continue;
     if (target != "cuda") {
-      llvm::errs()
-          << "qattn-compile: error: --tile-options is for --target=cuda\n";
+      llvm::errs() << "qattn-compile: error: --" << flag
+                   << " is for --target=cuda\n";
       return 1;
     }
-    // Checked before the module is read (the pass parser says what is wrong).
     qattn::GpuPipelineOptions gpu;
-    gpu.tileOptions = tileOptions;
+    (flag == "tile-options" ? gpu.tileOptions : gpu.pipelineOptions) = text;
     OpPassManager pm(ModuleOp::getOperationName());
     if (failed(qattn::buildQAttnToGPUPipeline(pm, gpu))) {
-      llvm::errs() << "qattn-compile: error: --tile-options='" << tileOptions
-                   << "' are not options of qattn-tile (qattn-opt --help lists "
-                      "them)\n";
+      llvm::errs() << "qattn-compile: error: --" << flag << "='" << text
+                   << "' are not options of " << pass
+                   << " (qattn-opt --help lists them)\n";
       return 1;
     }
   }
@@ -120,6 +134,7 @@ int main(int argc, char **argv) {
     options.gpu.chip = chip;
     options.gpu.pvE4m3 = pvE4m3;
     options.gpu.tileOptions = tileOptions;
+    options.gpu.pipelineOptions = pipelineOptions;
     options.emitCubin = !noCubin;
     options.allowUnquantized = allowUnquantized;
     if (failed(qattn::emitCudaArtifact(*module, options)))

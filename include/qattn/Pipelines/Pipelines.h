@@ -29,6 +29,8 @@ struct GpuPipelineOptions {
   /// More qattn-tile options, as its pass options spell them (e.g.
   /// "splits=8 tile-keys=16"): for experiments with the tiling heuristics.
   std::string tileOptions;
+  /// qattn-pipeline options, likewise (e.g. "num-stages=3").
+  std::string pipelineOptions;
 };
 
 /// `qattn-to-gpu`: qattn.attention on tensors -> a host function on buffers
