@@ -1,6 +1,11 @@
-// RUN: qattn-opt %s --qattn-tile --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s
-// RUN: qattn-opt %s --qattn-tile --qattn-pipeline=num-stages=3 --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=STAGES3
-// RUN: qattn-opt %s --qattn-tile --qattn-pipeline=num-stages=1 --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=STAGES1
+// RUN: qattn-opt %s --qattn-tile=tile-keys=16 --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s
+// RUN: qattn-opt %s --qattn-tile=tile-keys=16 --qattn-pipeline=num-stages=3 --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=STAGES3
+// RUN: qattn-opt %s --qattn-tile=tile-keys=16 --qattn-pipeline=num-stages=1 --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=STAGES1
+// RUN: qattn-opt %s --qattn-tile --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=WIDE
+
+// The checks without a prefix take 16-key tiles (one stage-2 group of 16 a
+// tile); qattn-tile's default here, 32-key tiles of two groups, is WIDE's
+// at the end.
 
 // A paged decode with the int8 tail page, on the tile layer, as two kernels:
 // one warp per grid point (x: row tile and split, y: KV head, z: batch
@@ -96,7 +101,16 @@
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<4xi32>, vector<4xi32>, f32, vector<2xi32>, vector<2xi32>, vector<2xi32>, vector<2xi32>, f32)
 // CHECK: scf.yield
 // CHECK: memref.store
-// CHECK: gpu.return
+// The partial accumulators: each lane's two rows 2t, 2t + 1 where they are
+// real ones (4 of the block's 8: a group of 4 heads, one query), its 8
+// channels of each in channel order as two 16-byte stores.
+// CHECK: %[[REAL:.*]] = arith.cmpi ult, %{{.*}}, %c4 : index
+// CHECK: scf.if %[[REAL]] {
+// CHECK-COUNT-2: vector.store %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf32>, vector<4xf32>
+// CHECK: scf.if
+// CHECK-COUNT-2: vector.store %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf32>, vector<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.return
 // Three stages: three slots a stream, the loop carries two look-ahead tiles
 // of each, and the waits leave two steps' groups (four) in flight.
 // STAGES3-LABEL: gpu.func @paged_decode_decode_tiles
@@ -134,6 +148,31 @@
 // CHECK-NOT: gpu.shuffle
 // CHECK: arith.truncf {{.*}} : f32 to f16
 // CHECK: memref.store
+// 32-key tiles of two stage-2 groups of 16: 168 registers, 12 warps per SM.
+// A slot holds the codes of 4 (K) or 8 (V) keys a lane (1024 bytes), two
+// rows of constants per group (256) and the scale (128); after the 2 x 2
+// slots, K's and V's staging areas, 4d bytes per group (1024): 6656 bytes.
+// Each tile copies its 4 constant rows (s2 and z2 of each group), 16 bytes
+// by each of 4 lanes, and the warp converts both groups between one pair
+// of barriers, each into its own area.
+// WIDE: arith.divui %c1584, %{{.*}} : index
+// WIDE-LABEL: gpu.func @paged_decode_decode_tiles
+// WIDE-SAME: workgroup(%[[RING:.*]] : memref<1664xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 32, 1, 1>, nvvm.minctasm = 12 : i32}
+// WIDE-COUNT-4: cp.async.ca.shared.global.L2::128B [$0], [g], 8;
+// WIDE-COUNT-4: cp.async.cg.shared.global [$0], [g], 16;
+// WIDE: cp.async.ca.shared.global [$0], [g], 4;
+// WIDE: scf.for {{.*}} step %c32
+// WIDE: cp.async.wait_group 2;
+// WIDE: nvvm.bar.warp.sync
+// WIDE-COUNT-4: vector.store %{{.*}}, %[[RING]][%{{.*}}] {alignment = 8 : i64} : memref<1664xi32, #gpu.address_space<workgroup>>, vector<2xi32>
+// WIDE-NOT: vector.store %{{.*}}, %[[RING]]
+// WIDE: nvvm.bar.warp.sync
+// WIDE-COUNT-4: nvgpu.mma.sync
+// V: one barrier pair, then its two groups' stores.
+// WIDE: nvvm.bar.warp.sync
+// WIDE-COUNT-2: vector.store %{{.*}}, %[[RING]][%{{.*}}] {alignment = 16 : i64} : memref<1664xi32, #gpu.address_space<workgroup>>, vector<4xi32>
+// WIDE: nvvm.bar.warp.sync
+// WIDE: gpu.return
 func.func @paged_decode(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x64xi8>, %kz2: tensor<?x2x4x64xi8>,
                         %kb: tensor<?x2x64x64xi8>, %kbs: tensor<?x2xf32>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x64xf16> {
   %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) buffers(%kb, %kbs, %kb, %kbs) lengths(%lens) pages(%table)

@@ -7,24 +7,25 @@
 // A paged decode with the int8 tail page becomes a grid of tile programs:
 // one per (batch, KV head, row tile, key split); each walks its slice of
 // the sequence's cache keys (bounds from kv_lens, the last L mod 64 keys in
-// the buffer) and then its tail keys, in 16-key tiles, and the splits'
-// partial rows are combined. The split count comes from the batch at run
-// time: one wave of the grid kernel's 16 warps per SM (128 registers: 16-key
-// tiles, 4 rows), 2112 on 132 SMs, over B x 2 KV heads x 1 row tile, at
+// the buffer) and then its tail keys, in 32-key tiles (two stage-2 groups
+// of 16 each: the rows are one block of 8), and the splits' partial rows
+// are combined. The split count comes from the batch at run time: one wave
+// of the grid kernel's 12 warps per SM (168 registers: 32-key tiles, 4
+// rows), 1584 on 132 SMs, over B x 2 KV heads x 1 row tile, at
 // most 64 and at most the capacity (max_pages x 64 keys and the buffer's 64)
 // in splits of 128 keys, at least 1. The scratch tensors' split dimension
 // is that count.
 // CHECK-LABEL: func.func @paged_decode
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
-// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
 // CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
 // CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
 // CHECK-DAG: %[[C512:.*]] = arith.constant 512 : index
-// CHECK-DAG: %[[C2112:.*]] = arith.constant 2112 : index
+// CHECK-DAG: %[[C1584:.*]] = arith.constant 1584 : index
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK: %[[B:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x8x1x64xf16>
 // CHECK: %[[TASKS:.*]] = arith.muli %[[B]], %[[C2]] : index
-// CHECK: %[[WAVE:.*]] = arith.divui %[[C2112]], %[[TASKS]] : index
+// CHECK: %[[WAVE:.*]] = arith.divui %[[C1584]], %[[TASKS]] : index
 // CHECK: %[[MP:.*]] = tensor.dim %{{.*}}, %[[C1]] : tensor<?x?xi32>
 // CHECK: %[[PAGED:.*]] = arith.muli %[[MP]], %[[C64]] : index
 // CHECK: %[[CAP:.*]] = arith.addi %[[PAGED]], %[[C64]] : index
@@ -47,17 +48,17 @@
 // CHECK: %[[LENS:.*]] = arith.addi %[[LEN]], %[[NS1]] : index
 // CHECK: arith.divui %[[LENS]], %[[NS]] : index
 // CHECK: %[[Q:.*]] = qattn.load_query_tile %{{.*}} [%[[BI]], %[[HK]], %{{.*}}] {group = 4 : i64, layout = #qattn.fragment<mma_queries_b>}
-// CHECK: %[[STATE:.*]]:3 = scf.for %[[J:.*]] = %{{.*}} to %[[CEND:.*]] step %[[C16]] iter_args
-// CHECK:   %[[KT:.*]]:4 = qattn.load_kv_tile %{{.*}}[%[[BI]], %[[HK]], %[[J]]] bound %[[CEND]] pages(%{{.*}} : tensor<?x?xi32>) {keys = 16 : i64
+// CHECK: %[[STATE:.*]]:3 = scf.for %[[J:.*]] = %{{.*}} to %[[CEND:.*]] step %[[C32]] iter_args
+// CHECK:   %[[KT:.*]]:4 = qattn.load_kv_tile %{{.*}}[%[[BI]], %[[HK]], %[[J]]] bound %[[CEND]] pages(%{{.*}} : tensor<?x?xi32>) {keys = 32 : i64{{.*}} -> (tensor<32x32xi8>, tensor<2x64xi8>, tensor<2x64xi8>, tensor<32xf32>)
 // CHECK:   %[[VT:.*]]:4 = qattn.load_kv_tile
 // CHECK:   %[[K:.*]] = qattn.dequantize_tile %[[KT]]#0, %[[KT]]#1, %[[KT]]#2, %[[KT]]#3 {layout = #qattn.fragment<mma_keys_a>
 // CHECK:   %[[SC:.*]] = qattn.tile_scores %[[Q]], %[[K]][%{{.*}}, %[[J]]] bound %[[CEND]] length %[[LEN]]
 // CHECK:   %[[V:.*]] = qattn.dequantize_tile %[[VT]]#0, {{.*}} {layout = #qattn.fragment<mma_values_a>
 // CHECK:   qattn.softmax_update %[[SC]], %[[V]]
 // CHECK: } {qattn.key_loop}
-// CHECK: scf.for %[[JB:.*]] = %{{.*}} to %{{.*}} step %[[C16]] iter_args({{.*}} = %[[STATE]]#0, {{.*}} = %[[STATE]]#1, {{.*}} = %[[STATE]]#2)
+// CHECK: scf.for %[[JB:.*]] = %{{.*}} to %{{.*}} step %[[C32]] iter_args({{.*}} = %[[STATE]]#0, {{.*}} = %[[STATE]]#1, {{.*}} = %[[STATE]]#2)
 // CHECK:   %[[ROW:.*]] = arith.subi %[[JB]], %[[CACHED]] : index
-// CHECK:   qattn.load_kv_tile %{{.*}}, %{{.*}}[%[[BI]], %[[HK]], %[[ROW]]] bound %{{.*}} {keys = 16 : i64, layout = #qattn.fragment<mma_keys_a>} : (tensor<?x2x64x64xi8>, tensor<?x2xf32>)
+// CHECK:   qattn.load_kv_tile %{{.*}}, %{{.*}}[%[[BI]], %[[HK]], %[[ROW]]] bound %{{.*}} {keys = 32 : i64, layout = #qattn.fragment<mma_keys_a>} : (tensor<?x2x64x64xi8>, tensor<?x2xf32>)
 // CHECK: } {qattn.key_loop}
 // CHECK: scf.forall.in_parallel
 // CHECK: tensor.parallel_insert_slice {{.*}} into {{.*}}[%[[BI]], %[[HK]], {{.*}}, %[[S]], 0, 0] [1, 1, 1, 1, 16, 64]
@@ -110,6 +111,21 @@ func.func @wide_tiles(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>, %ks: te
       {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 32>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 32>}
       : (tensor<?x8x1x64xf16>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x2x64xi8>, tensor<?x2x2x64xi8>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x2x64xi8>, tensor<?x2x2x64xi8>, tensor<?x2x64x64xi8>, tensor<?x2xf32>, tensor<?x2x64x64xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x64xf16>
   return %o : tensor<?x8x1x64xf16>
+}
+
+// -----
+
+// Groups of 16 with two row blocks (four queries of a group of 4: 16 rows)
+// keep 16-key tiles: a 32-key loop over two row blocks spills on the H200.
+// CHECK-LABEL: func.func @groups_of_16_two_row_blocks
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
+// CHECK: qattn.load_kv_tile {{.*}} {keys = 16 : i64{{.*}} -> (tensor<16x32xi8>, tensor<1x64xi8>, tensor<1x64xi8>, tensor<16xf32>)
+func.func @groups_of_16_two_row_blocks(%q: tensor<?x8x4x64xf16>, %kp: tensor<?x64x64xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x64xi8>, %kz2: tensor<?x2x4x64xi8>,
+                                       %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x4x64xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) lengths(%lens) pages(%table)
+      {causal, k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>}
+      : (tensor<?x8x4x64xf16>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x4x64xi8>, tensor<?x2x4x64xi8>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x4x64xi8>, tensor<?x2x4x64xi8>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x4x64xf16>
+  return %o : tensor<?x8x4x64xf16>
 }
 
 // -----

@@ -64,9 +64,10 @@ static void storePairs(WarpProgram &w, ArrayRef<Value> pairs, Value byte) {
                           /*nontemporal=*/false, llvm::Align(4 * n));
 }
 
-/// The first byte of the warp's row of group constants `from`.
-static Value rowByte(WarpProgram &w, const RingRead &from) {
-  return add(w.b, from.slot, w.idx(from.piece.offset));
+/// The first byte of the warp's row of group constants `from` of the
+/// tile's group `group`.
+static Value rowByte(WarpProgram &w, const RingRead &from, int64_t group) {
+  return add(w.b, from.slot, w.idx(from.pieces[group].offset));
 }
 
 static void warpSync(WarpProgram &w) {
@@ -78,7 +79,7 @@ static void warpSync(WarpProgram &w) {
 /// shift of pair j of the word, less a byte (the halves lie 8 bits apart):
 /// the same M, so the same affine maps.
 static void stageKeys(WarpProgram &w, Stage2Attr s2, const RingRead &scales,
-                      const RingRead &zeros) {
+                      const RingRead &zeros, int64_t group) {
   ImplicitLocOpBuilder &b = w.b;
   int64_t d = w.headDim, bits = w.keyBits;
   int64_t perWord = 32 / bits, pairs = 16 / bits, perUnit = pairs / 2;
@@ -103,7 +104,7 @@ static void stageKeys(WarpProgram &w, Stage2Attr s2, const RingRead &scales,
                                          mul(b, rem(b, lo, 4), 8));
     Value loWord = mul(b, div(b, lo, 4), 4);
     auto run = [&](const RingRead &from, int64_t at) {
-      Value byte = add(b, rowByte(w, from),
+      Value byte = add(b, rowByte(w, from, group),
                        add(b, mul(b, lt, d / 4), add(b, loWord, w.idx(at))));
       return ringWord(w, byte, shift);
     };
@@ -119,7 +120,7 @@ static void stageKeys(WarpProgram &w, Stage2Attr s2, const RingRead &scales,
     }
     Value first = add(b, mul(b, wd, pairs), mul(b, half, perUnit));
     Value at = add(
-        b, w.idx(w.keyConstants),
+        b, w.idx(w.keyConstants + group * 4 * d),
         add(b, mul(b, lt, 16),
             add(b, mul(b, div(b, first, 4), 64), mul(b, rem(b, first, 4), 4))));
     storePairs(w, sOut, at);
@@ -131,7 +132,7 @@ static void stageKeys(WarpProgram &w, Stage2Attr s2, const RingRead &scales,
 /// shifts are their places in it; the pack order permutes channels only
 /// within it).
 static void stageValues(WarpProgram &w, Stage2Attr s2, const RingRead &scales,
-                        const RingRead &zeros) {
+                        const RingRead &zeros, int64_t group) {
   ImplicitLocOpBuilder &b = w.b;
   int64_t d = w.headDim, bits = w.valueBits, perChunk = 16 / bits;
   const auto &vc = w.channels.valueChannels;
@@ -145,7 +146,7 @@ static void stageValues(WarpProgram &w, Stage2Attr s2, const RingRead &scales,
   spreadOver(b, w.lane, kThreadsPerWarp, d / perChunk, [&](Value unit) {
     Value first = mul(b, unit, perChunk);
     auto raw = [&](const RingRead &from) {
-      Value byte = add(b, rowByte(w, from), first);
+      Value byte = add(b, rowByte(w, from, group), first);
       Value v = vector::LoadOp::create(
           b, VectorType::get({perChunk / 4}, b.getI32Type()), w.ring,
           ValueRange{div(b, byte, 4)}, /*nontemporal=*/false,
@@ -171,7 +172,8 @@ static void stageValues(WarpProgram &w, Stage2Attr s2, const RingRead &scales,
       }
       out.push_back(word);
     }
-    Value at = add(b, w.idx(w.valueConstants), mul(b, first, 4));
+    Value at =
+        add(b, w.idx(w.valueConstants + group * 4 * d), mul(b, first, 4));
     for (int64_t c = 0; c < perChunk / 4; ++c)
       storePairs(w, ArrayRef<Value>(out).slice(4 * c, 4),
                  add(b, at, w.idx(16 * c)));
@@ -185,14 +187,19 @@ bool mlir::qattn::tiles::stageGroupConstants(WarpProgram &w,
   auto zeros = w.readFromRing.find(op.getParts()[2]);
   if (!s2 || scales == w.readFromRing.end() || zeros == w.readFromRing.end())
     return false;
-  assert(scales->second.piece.rowBytes && zeros->second.piece.rowBytes &&
+  const RingRead &s = scales->second, &z = zeros->second;
+  assert(s.pieces.size() == z.pieces.size() &&
+         llvm::all_of(llvm::concat<const RingTile::Piece>(s.pieces, z.pieces),
+                      [](const RingTile::Piece &p) { return p.rowBytes; }) &&
          (keys ? w.keyConstants : w.valueConstants) >= 0 &&
          "the ring holds a stage-2 tile's constants as rows, and stages them");
   warpSync(w);
-  if (keys)
-    stageKeys(w, s2, scales->second, zeros->second);
-  else
-    stageValues(w, s2, scales->second, zeros->second);
+  for (int64_t group = 0, e = s.pieces.size(); group < e; ++group) {
+    if (keys)
+      stageKeys(w, s2, s, z, group);
+    else
+      stageValues(w, s2, s, z, group);
+  }
   warpSync(w);
   return true;
 }
@@ -205,12 +212,12 @@ mlir::qattn::tiles::StagedConstants::operator[](int64_t u) {
   auto wordOf = [&](int64_t which) {
     Value &chunk = chunks[which][u / 4];
     if (!chunk) {
+      int64_t area =
+          (keys ? w.keyConstants : w.valueConstants) + group * 4 * w.headDim;
       Value byte =
-          keys ? add(b,
-                     w.idx(w.keyConstants + which * 2 * w.headDim + u / 4 * 64),
+          keys ? add(b, w.idx(area + which * 2 * w.headDim + u / 4 * 64),
                      mul(b, w.t, 16))
-               : add(b, w.idx(w.valueConstants + u / 4 * 16),
-                     mul(b, w.g, w.headDim / 2));
+               : add(b, w.idx(area + u / 4 * 16), mul(b, w.g, w.headDim / 2));
       chunk = vector::LoadOp::create(b, VectorType::get({4}, b.getI32Type()),
                                      w.ring, ValueRange{div(b, byte, 4)},
                                      /*nontemporal=*/false, llvm::Align(16));

@@ -30,24 +30,26 @@ static Value int8Pair(ImplicitLocOpBuilder &b, Value loWords, int64_t lo,
 }
 
 /// The f16x2 group constants (s2, and z2 as dequantPair takes it) of each
-/// pair unit of a stage-2 tile: K's channel pairs, or V's channels (one
-/// channel in both halves). Unit u's codes sit at bit (u mod 16/bits) * bits
-/// of their 16-bit half. Staged once per warp where the tile came through
-/// the ring (TileConstants.cpp), else converted by each lane from its raw
-/// bytes. Each is loaded or made at its first use (short live ranges, as the
-/// decode kernel found) and reused by the tile's other key blocks.
+/// pair unit of stage-2 group `group` of a tile: K's channel pairs, or V's
+/// channels (one channel in both halves). Unit u's codes sit at bit (u mod
+/// 16/bits) * bits of their 16-bit half. Staged once per warp where the tile
+/// came through the ring (`staged`, TileConstants.cpp), else converted by
+/// each lane from its raw bytes. Each is loaded or made at its first use
+/// (short live ranges, as the decode kernel found) and reused by the group's
+/// other key blocks.
 class GroupConstants {
 public:
-  GroupConstants(WarpProgram &w, DequantizeTileOp op, bool keys)
+  GroupConstants(WarpProgram &w, DequantizeTileOp op, bool keys, bool isStaged,
+                 int64_t group)
       : w(w), s2(op.getStage2Attr()), keys(keys) {
     if (!s2)
       return;
-    if (stageGroupConstants(w, op, keys)) {
-      staged.emplace(w, keys);
+    if (isStaged) {
+      staged.emplace(w, keys, group);
       return;
     }
-    scales = w.regs(op.getParts()[1])[0];
-    zeros = w.regs(op.getParts()[2])[0];
+    scales = w.regs(op.getParts()[1])[group];
+    zeros = w.regs(op.getParts()[2])[group];
     made.resize(keys ? w.channels.keyPairs.size()
                      : w.channels.valueChannels.size());
   }
@@ -145,14 +147,24 @@ void mlir::qattn::tiles::lowerDequantizeTile(WarpProgram &w,
                                              DequantizeTileOp op) {
   bool keys = *op.getLayout() == FragmentLayout::mma_keys_a;
   Regs codes = w.regs(op.getParts()[0]);
-  // Codes of 2 (K) or 4 (V) keys per key block; one set of constants.
+  // Codes of 2 (K) or 4 (V) keys per key block; a set of constants per
+  // stage-2 group of the tile (one where the group is the tile or longer).
   int64_t perBlock = keys ? 2 : 4;
-  GroupConstants consts(w, op, keys);
+  Stage2Attr s2 = op.getStage2Attr();
+  bool staged = s2 && stageGroupConstants(w, op, keys);
+  int64_t groups =
+      s2 ? cast<RankedTensorType>(op.getParts()[1].getType()).getDimSize(0) : 1;
+  SmallVector<GroupConstants> consts;
+  for (int64_t group = 0; group < groups; ++group)
+    consts.emplace_back(w, op, keys, staged, group);
   Regs regs;
   for (size_t at = 0; at < codes.size(); at += perBlock) {
+    int64_t kb = at / perBlock;
+    GroupConstants &blockConsts =
+        consts[groups > 1 ? kb * kKeyBlock / s2.getGroup() : 0];
     ArrayRef<Value> block = ArrayRef<Value>(codes).slice(at, perBlock);
-    llvm::append_range(regs, keys ? keyFragments(w, op, block, consts)
-                                  : valueFragments(w, op, block, consts));
+    llvm::append_range(regs, keys ? keyFragments(w, op, block, blockConsts)
+                                  : valueFragments(w, op, block, blockConsts));
   }
   regs.push_back(w.regs(op.getParts().back())[0]);
   w.tiles[op.getValues()] = regs;

@@ -463,6 +463,7 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
     OpBuilder kb = OpBuilder::atBlockBegin(&kernel.front());
     ImplicitLocOpBuilder b(grid.getLoc(), kb);
     WarpProgram w(b, headDim, rowBlocks, LaneChannels());
+    w.rows = pairs;
     // The pipelined loops' shared-memory ring, in the kernel's static shared
     // memory (one warp per CTA); without room, registers.
     if (int64_t ringBytes = planRing(w, grid);

@@ -15,9 +15,10 @@
 // table holds there. A key past `bound` in a tile that is used reads its own
 // row where the page (or entry) holds whole tiles, else its first key's row.
 // Such keys' scores are masked, so their values (finite: integer codes times
-// the tile's constants) meet a weight of 0. Tiles are whole groups and
-// blocks (checkLowerable), so the constants and the stage-1 scale come from
-// the tile's first key.
+// the tile's constants) meet a weight of 0. Tiles are whole stage-1
+// blocks and whole groups or whole multiples of them (checkLowerable), so
+// the stage-1 scale comes from the tile's first key, and the constants from
+// its first key's group and the groups after it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -239,13 +240,18 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
                            codes.linearize(b, {at.entry, at.row, headByte}),
                            codeBytes, words(codeBytes)});
     }
+    // The constants of each stage-2 group of the tile (groups of 16 keys
+    // in tiles of 32: two).
     Value groupRow = div(b, head.row, s2.getGroup());
     for (int64_t part : {2, 3}) {
       const FlatTensor &consts = w.tensor(sources[part]);
-      pieces[part - 1].push_back(
-          {&consts, consts.linearize(b, {head.entry, hk, groupRow, channel0}),
-           bytes[part - 1].front(), words(bytes[part - 1].front()),
-           consts.linearize(b, {head.entry, hk, groupRow, w.idx(0)})});
+      for (auto [k, pieceBytes] : llvm::enumerate(bytes[part - 1])) {
+        Value row = add(b, groupRow, w.idx(k));
+        pieces[part - 1].push_back(
+            {&consts, consts.linearize(b, {head.entry, hk, row, channel0}),
+             pieceBytes, words(pieceBytes),
+             consts.linearize(b, {head.entry, hk, row, w.idx(0)})});
+      }
     }
   }
   // One scale per tile: the buffer's of its sequence and head [B, Hkv], or

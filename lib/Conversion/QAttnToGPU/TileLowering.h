@@ -104,11 +104,12 @@ struct RingTile {
   SmallVector<Piece> pieces;
 };
 
-/// A one-piece tile read back from the ring (qattn.wait_tiles): its slot and
-/// its piece there.
+/// A tile read back from the ring (qattn.wait_tiles) that is one piece, or
+/// the warp's rows of group constants (one per stage-2 group of the tile):
+/// its slot and its pieces there.
 struct RingRead {
   Value slot;
-  RingTile::Piece piece;
+  SmallVector<RingTile::Piece> pieces;
 };
 
 /// One warp's program: the values of the grid body it has lowered.
@@ -119,6 +120,9 @@ public:
 
   ImplicitLocOpBuilder &b;
   int64_t headDim, rowBlocks;
+  /// The grid's (query, head) rows per batch entry and KV head (rowBlocks
+  /// blocks of 8 hold them, padded).
+  int64_t rows = 0;
   LaneChannels channels;
   /// The stage-2 code widths of the KV heads this program serves, K's and
   /// V's (0: no stage-2 tiles). A grid over per-head widths lowers its body
@@ -140,7 +144,8 @@ public:
   DenseMap<Value, RingTile> inRing;
   DenseMap<Value, RingRead> readFromRing;
   /// The bytes of the ring where K's and V's group constants are staged
-  /// (TileConstants.cpp), or -1 (not staged).
+  /// (TileConstants.cpp), or -1 (not staged): 4 headDim bytes per stage-2
+  /// group of a tile.
   int64_t keyConstants = -1, valueConstants = -1;
 
   /// The row (of the row tile) that column c of the S^T and O^T
@@ -196,20 +201,22 @@ void drainRing(WarpProgram &w, scf::ForOp loop);
 
 /// Where the group constants of `op` (a stage-2 K tile if `keys`, else V)
 /// were read from the ring and the ring has their staging area: converts
-/// them once per warp into it and returns true (StagedConstants reads
-/// them); else emits nothing and returns false.
+/// them (each group of the tile) once per warp into it and returns true
+/// (StagedConstants reads them); else emits nothing and returns false.
 bool stageGroupConstants(WarpProgram &w, DequantizeTileOp op, bool keys);
 /// The staged (s2, z2 as dequantPair takes it) f16x2 pairs of K pair unit or
-/// V channel u (in LaneChannels order) of this lane.
+/// V channel u (in LaneChannels order) of this lane, of the tile's stage-2
+/// group `group`.
 class StagedConstants {
 public:
-  StagedConstants(WarpProgram &w, bool keys)
-      : w(w), keys(keys), chunks(2, Regs(w.headDim / 32)) {}
+  StagedConstants(WarpProgram &w, bool keys, int64_t group)
+      : w(w), keys(keys), group(group), chunks(2, Regs(w.headDim / 32)) {}
   std::pair<Value, Value> operator[](int64_t u);
 
 private:
   WarpProgram &w;
   bool keys;
+  int64_t group;
   SmallVector<Regs> chunks;
 };
 

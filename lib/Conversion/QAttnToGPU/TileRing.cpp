@@ -49,9 +49,11 @@ mlir::qattn::tiles::tilePieceBytes(LoadKVTileOp op, int64_t headDim,
   SmallVector<SmallVector<int64_t>> bytes;
   if (Stage2Attr s2 = op.getStage2Attr()) {
     int64_t codeBytes = laneChannels * bits / 8;
+    // One piece of constants per stage-2 group of the tile.
+    int64_t groups = std::max<int64_t>(1, op.getKeys() / s2.getGroup());
     bytes.push_back(SmallVector<int64_t>(laneKeys, codeBytes));
-    bytes.push_back({laneChannels});
-    bytes.push_back({laneChannels});
+    bytes.push_back(SmallVector<int64_t>(groups, laneChannels));
+    bytes.push_back(SmallVector<int64_t>(groups, laneChannels));
   } else {
     bytes.push_back(SmallVector<int64_t>(laneKeys, laneChannels));
   }
@@ -62,13 +64,13 @@ mlir::qattn::tiles::tilePieceBytes(LoadKVTileOp op, int64_t headDim,
 
 /// Bytes of a ring slot for a tile of `op` at code width `bits`: each
 /// lane's pieces and, for a stage-2 tile, its group constants' two rows (s2,
-/// z2) of `headDim` bytes once; or 0 where a lane's piece is not a size
-/// cp.async copies (4, 8 or 16 bytes, or a multiple of 16) and the load
+/// z2) of `headDim` bytes per group once; or 0 where a lane's piece is not a
+/// size cp.async copies (4, 8 or 16 bytes, or a multiple of 16) and the load
 /// stays a register load.
 static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim, int64_t bits) {
   SmallVector<SmallVector<int64_t>> pieces = tilePieceBytes(op, headDim, bits);
   bool rows = static_cast<bool>(op.getStage2Attr());
-  int64_t sum = rows ? 2 * headDim : 0;
+  int64_t sum = rows ? 2 * headDim * static_cast<int64_t>(pieces[1].size()) : 0;
   for (auto [i, result] : llvm::enumerate(pieces)) {
     if (rows && (i == 1 || i == 2))
       continue;
@@ -132,18 +134,25 @@ int64_t mlir::qattn::tiles::planRing(WarpProgram &w, scf::ForallOp grid) {
     ringBytes = std::max(ringBytes, offset);
   });
   // After the slots, the staging areas of the stage-2 tiles' group
-  // constants (TileConstants.cpp): 4d bytes each for K and V.
+  // constants (TileConstants.cpp): 4d bytes per group of a tile, for K and
+  // V.
+  int64_t keyGroups = 0, valueGroups = 0;
   grid.getBody()->walk([&](LoadKVTileOp load) {
     if (!load.getStage2Attr() || !w.ringLoads.contains(load))
       return;
-    int64_t &area = load.getLayout() == FragmentLayout::mma_keys_a
-                        ? w.keyConstants
-                        : w.valueConstants;
-    if (area < 0) {
-      area = ringBytes;
-      ringBytes += 4 * w.headDim;
-    }
+    int64_t groups =
+        cast<RankedTensorType>(load.getTile()[1].getType()).getDimSize(0);
+    int64_t &most = load.getLayout() == FragmentLayout::mma_keys_a
+                        ? keyGroups
+                        : valueGroups;
+    most = std::max(most, groups);
   });
+  for (auto [groups, area] : {std::pair(keyGroups, &w.keyConstants),
+                              std::pair(valueGroups, &w.valueConstants)})
+    if (groups) {
+      *area = ringBytes;
+      ringBytes += 4 * w.headDim * groups;
+    }
   return ringBytes;
 }
 
@@ -248,8 +257,10 @@ void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
       ready.push_back(v);
     }
     w.tiles[out] = std::move(ready);
-    if (tile.pieces.size() == 1)
-      w.readFromRing[out] = {slot, tile.pieces.front()};
+    bool rows = llvm::all_of(
+        tile.pieces, [](const RingTile::Piece &p) { return p.rowBytes != 0; });
+    if (tile.pieces.size() == 1 || rows)
+      w.readFromRing[out] = {slot, tile.pieces};
   }
 }
 

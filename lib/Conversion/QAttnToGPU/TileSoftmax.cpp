@@ -160,19 +160,45 @@ void mlir::qattn::tiles::storeRows(WarpProgram &w,
   auto store = [&](Value value, Value index) {
     memref::StoreOp::create(b, value, dest.buffer, ValueRange{index});
   };
+  // Rows past the grid's (query, head) pairs pad the mma's n side: a lane
+  // stores only real ones (at Hq/Hkv = 4 and one query, half its rows).
+  Value rowTile = offsets[2];
+  auto ifReal = [&](int64_t nb, int64_t c, function_ref<void()> then) {
+    if (w.rows % kTileRows == 0)
+      return then();
+    Value row = add(b, mul(b, rowTile, kTileRows), w.accRow(nb, c));
+    ifThen(
+        b,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, w.idx(w.rows)),
+        then);
+  };
   if (cast<RankedTensorType>(insert.getSource().getType()).getRank() == 2) {
-    int64_t chunks = w.headDim / 16;
-    Value laneBase = mul(b, w.g, w.headDim / 8);
+    // Lane g holds channels [g d/8, (g + 1) d/8) of its rows 2t + c, in
+    // LaneChannels order: gathered back into channel order, each row is
+    // d/32 stores of 4 (16 bytes) instead of d/8 scalar ones.
+    int64_t chunks = w.headDim / 16, span = w.headDim / 8;
+    SmallVector<std::pair<int64_t, int64_t>> unitOf(span, {-1, -1});
+    for (int64_t i = 0; i < chunks; ++i)
+      for (int64_t h = 0; h < 2; ++h)
+        unitOf[w.channels.valueChannels[2 * i + h]] = {i, h};
+    Value laneBase = mul(b, w.g, span);
+    auto quad = VectorType::get({4}, b.getF32Type());
     for (int64_t nb = 0; nb < w.rowBlocks; ++nb)
-      for (int64_t i = 0; i < chunks; ++i)
-        for (int64_t h = 0; h < 2; ++h)
-          for (int64_t c = 0; c < 2; ++c) {
-            Value channel =
-                add(b, laneBase, w.idx(w.channels.valueChannels[2 * i + h]));
-            store(vector::ExtractOp::create(b, regs[nb * chunks + i],
-                                            ArrayRef<int64_t>{h, c}),
-                  at({w.accRow(nb, c), channel}));
+      for (int64_t c = 0; c < 2; ++c)
+        ifReal(nb, c, [&] {
+          for (int64_t q = 0; q < span / 4; ++q) {
+            SmallVector<Value> four;
+            for (int64_t e = 0; e < 4; ++e) {
+              auto [i, h] = unitOf[4 * q + e];
+              four.push_back(vector::ExtractOp::create(
+                  b, regs[nb * chunks + i], ArrayRef<int64_t>{h, c}));
+            }
+            Value index = at({w.accRow(nb, c), add(b, laneBase, w.idx(4 * q))});
+            vector::StoreOp::create(
+                b, vector::FromElementsOp::create(b, quad, four), dest.buffer,
+                ValueRange{index}, /*nontemporal=*/false, llvm::Align(16));
           }
+        });
     return;
   }
   bool sum = w.sums.contains(insert.getSource());
@@ -187,6 +213,7 @@ void mlir::qattn::tiles::storeRows(WarpProgram &w,
   ifThen(b, first, [&] {
     for (int64_t nb = 0; nb < w.rowBlocks; ++nb)
       for (int64_t c = 0; c < 2; ++c)
-        store(values[2 * nb + c], at({w.accRow(nb, c)}));
+        ifReal(nb, c,
+               [&] { store(values[2 * nb + c], at({w.accRow(nb, c)})); });
   });
 }

@@ -40,9 +40,11 @@ static LogicalResult checkLoad(LoadKVTileOp op) {
     for (int64_t bits : s2.getBits())
       if (bits != 2 && bits != 4)
         return fail(Twine(bits) + "-bit codes (2 and 4 only)");
-    if (s2.getGroup() % keys)
-      return fail("stage-2 groups of " + Twine(s2.getGroup()) +
-                  " keys in tiles of " + Twine(keys));
+    // A group covers the tile, or the tile whole groups of whole key blocks.
+    int64_t group = s2.getGroup();
+    if (group % keys && (keys % group || group % kKeyBlock))
+      return fail("stage-2 groups of " + Twine(group) + " keys in tiles of " +
+                  Twine(keys));
   }
   return success();
 }
