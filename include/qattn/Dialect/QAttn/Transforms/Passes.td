@@ -36,7 +36,8 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     sizes) is materialized instead as a grid of tile programs over the tile
     layer: an `scf.forall` over (batch, KV head, 16-row tile, key split),
     each loading its query rows (`qattn.load_query_tile`), walking its slice
-    of the sequence's keys in 16-key tiles with an `scf.for` whose bounds
+    of the sequence's keys in tiles of 32 keys (16 where the formats or two
+    8-row blocks ask for it, see `tile-keys`) with an `scf.for` whose bounds
     come from `kv_lens` (`qattn.load_kv_tile`, `qattn.dequantize_tile`,
     `qattn.tile_scores`, `qattn.softmax_update`; the cache's keys, then the
     int8 tail's) and writing its partial rows, which `qattn.combine_splits`
@@ -79,8 +80,9 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            "Keys a warp loads before reducing their scores (default 8)">,
     Option<"tileKeys", "tile-keys", "int64_t", /*default=*/"0",
            "Keys per tile of the tile layer, 16 or 32; 0: 32 where every "
-           "stage-2 group, stage-1 block, page and buffer is a multiple of "
-           "32, else 16 (default 0)">,
+           "stage-1 block, page and buffer is a multiple of 32 and every "
+           "stage-2 group too, or 16 with one 8-row block of (query, head) "
+           "rows, else 16 (default 0)">,
     Option<"tileLayer", "tile-layer", "bool", /*default=*/"false",
            "Materialize every attention the tile layer can express as tile "
            "programs, static shapes too (those it cannot express keep the "
