@@ -20,3 +20,26 @@ func.func @wide(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>, %ks: tensor<?
       : (tensor<?x8x1x64xf16>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x2x64xi8>, tensor<?x2x2x64xi8>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x2x64xi8>, tensor<?x2x2x64xi8>, tensor<?x2x64x64xi8>, tensor<?x2xf32>, tensor<?x2x64x64xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x64xf16>
   return %o : tensor<?x8x1x64xf16>
 }
+
+// Three queries of a group of 4: 12 (query, head) rows in two row blocks.
+// The partial accumulators of the first block are all real rows (every
+// row tile holds at least 12), stored without a test; in the second each
+// lane's rows 8 + 2t + c are tested against the 12.
+// CHECK-LABEL: gpu.func @twelve_rows_decode_tiles
+// CHECK: scf.yield
+// CHECK-COUNT-4: vector.store %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf32>, vector<4xf32>
+// CHECK: %[[ROW:.*]] = arith.cmpi ult, %{{.*}}, %c12 : index
+// CHECK-NEXT: scf.if %[[ROW]] {
+// CHECK-COUNT-2: vector.store %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf32>, vector<4xf32>
+// CHECK: arith.cmpi ult, %{{.*}}, %c12 : index
+// CHECK-NEXT: scf.if
+// CHECK-COUNT-2: vector.store %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf32>, vector<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.return
+func.func @twelve_rows(%q: tensor<?x8x3x64xf16>, %kp: tensor<?x64x64xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x2x64xi8>, %kz2: tensor<?x2x2x64xi8>,
+                       %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x3x64xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) lengths(%lens) pages(%table)
+      {causal, k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 32>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 32>}
+      : (tensor<?x8x3x64xf16>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x2x64xi8>, tensor<?x2x2x64xi8>, tensor<?x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x2x64xi8>, tensor<?x2x2x64xi8>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x3x64xf16>
+  return %o : tensor<?x8x3x64xf16>
+}

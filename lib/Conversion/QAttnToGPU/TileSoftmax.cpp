@@ -162,9 +162,12 @@ void mlir::qattn::tiles::storeRows(WarpProgram &w,
   };
   // Rows past the grid's (query, head) pairs pad the mma's n side: a lane
   // stores only real ones (at Hq/Hkv = 4 and one query, half its rows).
+  // Every row tile holds at least rows mod 16 real rows: a block below that
+  // needs no test.
   Value rowTile = offsets[2];
   auto ifReal = [&](int64_t nb, int64_t c, function_ref<void()> then) {
-    if (w.rows % kTileRows == 0)
+    int64_t least = w.rows % kTileRows;
+    if (least == 0 || 8 * (nb + 1) <= least)
       return then();
     Value row = add(b, mul(b, rowTile, kTileRows), w.accRow(nb, c));
     ifThen(
