@@ -184,6 +184,8 @@ void mlir::qattn::tiles::storeRows(WarpProgram &w,
     for (int64_t i = 0; i < chunks; ++i)
       for (int64_t h = 0; h < 2; ++h)
         unitOf[w.channels.valueChannels[2 * i + h]] = {i, h};
+    assert(llvm::all_of(unitOf, [](auto u) { return u.first >= 0; }) &&
+           "a lane's V channels are a permutation of its span");
     Value laneBase = mul(b, w.g, span);
     auto quad = VectorType::get({4}, b.getF32Type());
     for (int64_t nb = 0; nb < w.rowBlocks; ++nb)
