@@ -94,10 +94,13 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   // --tile-options and --pipeline-options are checked before the module is
   // read (the pass parser says what is wrong).
-  for (auto [flag, text, pass] :
-       {std::tuple<StringRef, StringRef, StringRef>{"tile-options", tileOptions,
-                                                    "qattn-tile"},
-        {"pipeline-options", pipelineOptions, "qattn-pipeline"}}) {
+  using Field = std::string qattn::GpuPipelineOptions::*;
+  for (auto [flag, text, pass, field] :
+       {std::tuple<StringRef, StringRef, StringRef, Field>{
+            "tile-options", tileOptions, "qattn-tile",
+            &qattn::GpuPipelineOptions::tileOptions},
+        {"pipeline-options", pipelineOptions, "qattn-pipeline",
+         &qattn::GpuPipelineOptions::pipelineOptions}}) {
     if (text.empty())
       continue;
     if (target != "cuda") {
@@ -106,7 +109,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     qattn::GpuPipelineOptions gpu;
-    (flag == "tile-options" ? gpu.tileOptions : gpu.pipelineOptions) = text;
+    gpu.*field = text.str();
     OpPassManager pm(ModuleOp::getOperationName());
     if (failed(qattn::buildQAttnToGPUPipeline(pm, gpu))) {
       llvm::errs() << "qattn-compile: error: --" << flag << "='" << text

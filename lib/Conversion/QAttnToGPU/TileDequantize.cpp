@@ -152,8 +152,7 @@ void mlir::qattn::tiles::lowerDequantizeTile(WarpProgram &w,
   int64_t perBlock = keys ? 2 : 4;
   Stage2Attr s2 = op.getStage2Attr();
   bool staged = s2 && stageGroupConstants(w, op, keys);
-  int64_t groups =
-      s2 ? cast<RankedTensorType>(op.getParts()[1].getType()).getDimSize(0) : 1;
+  int64_t groups = s2 ? tileGroups(op.getParts()[1]) : 1;
   SmallVector<GroupConstants> consts;
   for (int64_t group = 0; group < groups; ++group)
     consts.emplace_back(w, op, keys, staged, group);
@@ -161,7 +160,7 @@ void mlir::qattn::tiles::lowerDequantizeTile(WarpProgram &w,
   for (size_t at = 0; at < codes.size(); at += perBlock) {
     int64_t kb = at / perBlock;
     GroupConstants &blockConsts =
-        consts[groups > 1 ? kb * kKeyBlock / s2.getGroup() : 0];
+        consts[s2 ? kb * kKeyBlock / s2.getGroup() : 0];
     ArrayRef<Value> block = ArrayRef<Value>(codes).slice(at, perBlock);
     llvm::append_range(regs, keys ? keyFragments(w, op, block, blockConsts)
                                   : valueFragments(w, op, block, blockConsts));

@@ -165,6 +165,12 @@ public:
   int64_t codeBits(bool keys) const { return keys ? keyBits : valueBits; }
 };
 
+/// The stage-2 groups of a tile whose group constants (`[groups, d]`) are
+/// `constants`: one, or several where the tile holds whole groups.
+inline int64_t tileGroups(Value constants) {
+  return cast<RankedTensorType>(constants.getType()).getDimSize(0);
+}
+
 /// The 16-key blocks of a tile whose scores (`[16, keys]`) are `scores`.
 inline int64_t keyBlocks(Value scores) {
   return cast<RankedTensorType>(scores.getType()).getDimSize(1) / kKeyBlock;

@@ -50,7 +50,7 @@ mlir::qattn::tiles::tilePieceBytes(LoadKVTileOp op, int64_t headDim,
   if (Stage2Attr s2 = op.getStage2Attr()) {
     int64_t codeBytes = laneChannels * bits / 8;
     // One piece of constants per stage-2 group of the tile.
-    int64_t groups = std::max<int64_t>(1, op.getKeys() / s2.getGroup());
+    int64_t groups = tileGroups(op.getTile()[1]);
     bytes.push_back(SmallVector<int64_t>(laneKeys, codeBytes));
     bytes.push_back(SmallVector<int64_t>(groups, laneChannels));
     bytes.push_back(SmallVector<int64_t>(groups, laneChannels));
@@ -140,8 +140,7 @@ int64_t mlir::qattn::tiles::planRing(WarpProgram &w, scf::ForallOp grid) {
   grid.getBody()->walk([&](LoadKVTileOp load) {
     if (!load.getStage2Attr() || !w.ringLoads.contains(load))
       return;
-    int64_t groups =
-        cast<RankedTensorType>(load.getTile()[1].getType()).getDimSize(0);
+    int64_t groups = tileGroups(load.getTile()[1]);
     int64_t &most = load.getLayout() == FragmentLayout::mma_keys_a
                         ? keyGroups
                         : valueGroups;
