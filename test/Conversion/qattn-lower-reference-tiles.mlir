@@ -48,6 +48,23 @@ func.func @update(%s: tensor<16x16xf32>, %v: tensor<16x16xf32>, %m: tensor<16xf3
 
 // -----
 
+// lazy_max: the reference moves to the running max only past old + T.
+// CHECK-LABEL: func.func @lazy_update
+// CHECK-DAG: %[[T:.*]] = arith.constant 2.500000e+00 : f32
+// CHECK: %[[OLD:.*]] = tensor.extract
+// CHECK: %[[TMAX:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[OLD]])
+// CHECK: arith.maximumf
+// CHECK: %[[BAR:.*]] = arith.addf %[[OLD]], %[[T]] : f32
+// CHECK: %[[PAST:.*]] = arith.cmpf ogt, %[[TMAX]], %[[BAR]] : f32
+// CHECK: arith.select %[[PAST]], %[[TMAX]], %[[OLD]] : f32
+// CHECK: math.exp
+func.func @lazy_update(%s: tensor<16x16xf32>, %v: tensor<16x16xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %a: tensor<16x16xf32>) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x16xf32>) {
+  %m1, %l1, %a1 = qattn.softmax_update %s, %v, %m, %l, %a {lazy_max = 2.5 : f32} : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x16xf32>
+  return %m1, %l1, %a1 : tensor<16xf32>, tensor<16xf32>, tensor<16x16xf32>
+}
+
+// -----
+
 // The combine: rows no split saw (max -inf) are 0.
 // CHECK-LABEL: func.func @combine
 // CHECK: arith.cmpf one

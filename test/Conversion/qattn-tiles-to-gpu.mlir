@@ -93,6 +93,19 @@
 // CHECK: nvvm.bar.warp.sync
 // CHECK: vector.store %{{.*}}, %[[RING]][%{{.*}}] {alignment = 16 : i64} : memref<896xi32, #gpu.address_space<workgroup>>, vector<4xi32>
 // CHECK: nvvm.bar.warp.sync
+// The lazy max (d = 64): a lane's scores against their rows' max + 8 (base
+// 2), one vote, and only when some score passed it the row max's shuffles,
+// the moved max and the rescale of sums and accumulators.
+// CHECK: %[[BAR:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.cmpf ogt, %{{.*}}, %[[BAR]] : f32
+// CHECK: %[[PASSED:.*]] = nvvm.vote.sync any %{{.*}}, %{{.*}} -> i1
+// CHECK: scf.if %[[PASSED]] -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>) {
+// CHECK: gpu.shuffle xor %{{.*}}, %c4_i32
+// CHECK: arith.cmpf ogt, %{{.*}}, %[[BAR]] : f32
+// CHECK: ex2.approx.ftz.f32
+// CHECK: arith.mulf %{{.*}} : vector<2x2xf32>
+// CHECK: } else {
+// CHECK-NOT: gpu.shuffle
 // CHECK: ex2.approx.ftz.f32
 // CHECK: movmatrix.sync.aligned.m8n8.trans.b16
 // CHECK: nvgpu.mma.sync

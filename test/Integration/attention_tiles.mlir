@@ -25,6 +25,18 @@
 // RUN: qattn-run %t/art --function amixed_d64 --seed 33 --dist normal --random k=outlier --random q=uniform --output-dir %t/amixed_d64
 // RUN: %python %S/Inputs/check_attention.py --case tiled_amixed_d64 --art %t/art --function amixed_d64 --out %t/amixed_d64 --q '' --k block=64,bits=4-2-3-4,group=16 --v block=64,bits=2-4-4-3,group=32,order=msb --causal --softmax sas:-8.0:2 --scale 0.1 --max-rel-fro 0.55 --min-sqnr 5.2 | FileCheck %s --check-prefix=OK
 
+// The lazy max at a bar of 0.25 (most tiles move some rows, others not):
+// the same softmax, within the same bounds.
+// RUN: qattn-opt %S/attention.mlir --qattn-tile='tile-layer=true lazy-max=0.25' --qattn-pipeline=num-stages=2 -o %t/lazy.mlir
+// RUN: FileCheck %s --check-prefix=LAZY --input-file=%t/lazy.mlir
+// RUN: qattn-compile %t/lazy.mlir -o %t/lazy
+// RUN: qattn-run %t/lazy --function a8_d128_bf16 --seed 34 --dist normal --output-dir %t/lazy_a8_d128_bf16
+// RUN: %python %S/Inputs/check_attention.py --case lazy_a8_d128_bf16 --art %t/lazy --function a8_d128_bf16 --out %t/lazy_a8_d128_bf16 --q 'block=16,scale=f16' --k block=16,gran=channel --v block=32 --causal --max-rel-fro 0.02 --min-sqnr 34 | FileCheck %s --check-prefix=OK
+// RUN: qattn-run %t/lazy --function a42_d128_int8q --seed 36 --dist outlier --random q=normal --random v=normal --output-dir %t/lazy_a42_d128_int8q
+// RUN: %python %S/Inputs/check_attention.py --case lazy_a42_d128_int8q --art %t/lazy --function a42_d128_int8q --out %t/lazy_a42_d128_int8q --q 'block=64,gran=channel' --k block=64,bits=4,group=16 --v block=64,bits=2,group=16 --causal --max-rel-fro 0.5 --min-sqnr 6.0 | FileCheck %s --check-prefix=OK
+// LAZY-LABEL: func.func @a8_d128_bf16
+// LAZY: qattn.softmax_update {{.*}} {lazy_max = 2.500000e-01 : f32}
+
 // IR-LABEL: func.func @a4_d64_gqa
 // IR: scf.forall ({{.*}}) in (%{{.*}}, 1, 10, {{[0-9]+}})
 // IR: qattn.combine_splits

@@ -3,6 +3,8 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile=tile-layer=true --canonicalize | FileCheck %s --check-prefix=LAYER
 // RUN: qattn-opt %s -split-input-file --qattn-tile=tile-keys=16 --canonicalize | FileCheck %s --check-prefix=NARROW
 // RUN: qattn-opt %s -split-input-file --qattn-tile=num-sms=4 --canonicalize | FileCheck %s --check-prefix=SMS
+// RUN: qattn-opt %s -split-input-file --qattn-tile=lazy-max=0 --canonicalize | FileCheck %s --check-prefix=EAGER
+// RUN: qattn-opt %s -split-input-file --qattn-tile=lazy-max=2.5 --canonicalize | FileCheck %s --check-prefix=LAZY
 
 // A paged decode with the int8 tail page becomes a grid of tile programs:
 // one per (batch, KV head, row tile, key split); each walks its slice of
@@ -54,7 +56,8 @@
 // CHECK:   %[[K:.*]] = qattn.dequantize_tile %[[KT]]#0, %[[KT]]#1, %[[KT]]#2, %[[KT]]#3 {layout = #qattn.fragment<mma_keys_a>
 // CHECK:   %[[SC:.*]] = qattn.tile_scores %[[Q]], %[[K]][%{{.*}}, %[[J]]] bound %[[CEND]] length %[[LEN]]
 // CHECK:   %[[V:.*]] = qattn.dequantize_tile %[[VT]]#0, {{.*}} {layout = #qattn.fragment<mma_values_a>
-// CHECK:   qattn.softmax_update %[[SC]], %[[V]]
+// d = 64: the lazy max (8 ln 2) is the default.
+// CHECK:   qattn.softmax_update %[[SC]], %[[V]], {{.*}} {lazy_max = 5.54517746 : f32}
 // CHECK: } {qattn.key_loop}
 // CHECK: scf.for %[[JB:.*]] = %{{.*}} to %{{.*}} step %[[C32]] iter_args({{.*}} = %[[STATE]]#0, {{.*}} = %[[STATE]]#1, {{.*}} = %[[STATE]]#2)
 // CHECK:   %[[ROW:.*]] = arith.subi %[[JB]], %[[CACHED]] : index
@@ -192,6 +195,43 @@ func.func @contiguous(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x?x64xi8>, %ks: te
 // CHECK-LABEL: func.func @sas
 // CHECK: scf.forall ({{.*}}) in (%{{.*}}, 2, 1, 1)
 func.func @sas(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x?x64xi8>, %ks: tensor<?x2x?xf32>, %lens: tensor<?xi32>) -> tensor<?x8x1x64xf16> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%lens) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, softmax = #qattn.softmax<sas, threshold = -6.0, degree = 2>}
+      : (tensor<?x8x1x64xf16>, tensor<?x2x?x64xi8>, tensor<?x2x?xf32>, tensor<?x2x?x64xi8>, tensor<?x2x?xf32>, tensor<?xi32>) -> tensor<?x8x1x64xf16>
+  return %o : tensor<?x8x1x64xf16>
+}
+
+// -----
+
+// The lazy max: 8 ln 2 by default at d <= 64 only (at d = 128 its branch
+// spills); lazy-max=0 turns it off, another value sets it at any d. SAS's
+// passes know each row's final max and take none.
+// CHECK-LABEL: func.func @lazy_max_by_head_dim
+// CHECK: qattn.softmax_update {{.*}} {lazy_max = 5.54517746 : f32} : {{.*}}tensor<16x64xf32>
+// CHECK-NOT: lazy_max
+// CHECK: qattn.softmax_update {{.*}} : {{.*}}tensor<16x128xf32>
+// CHECK-LABEL: func.func @sas_no_lazy_max
+// CHECK-NOT: lazy_max
+// CHECK: qattn.softmax_update {{.*}} {fixed_max, softmax
+// CHECK-NOT: lazy_max
+// CHECK: return
+// EAGER-LABEL: func.func @lazy_max_by_head_dim
+// EAGER-NOT: lazy_max
+// EAGER: return
+// LAZY-LABEL: func.func @lazy_max_by_head_dim
+// LAZY: qattn.softmax_update {{.*}} {lazy_max = 2.500000e+00 : f32} : {{.*}}tensor<16x64xf32>
+// LAZY: qattn.softmax_update {{.*}} {lazy_max = 2.500000e+00 : f32} : {{.*}}tensor<16x128xf32>
+func.func @lazy_max_by_head_dim(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x?x64xi8>, %ks: tensor<?x2x?xf32>, %lens: tensor<?xi32>,
+                                %q2: tensor<?x8x1x128xf16>, %k2: tensor<?x2x?x128xi8>) -> (tensor<?x8x1x64xf16>, tensor<?x8x1x128xf16>) {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%lens) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
+      : (tensor<?x8x1x64xf16>, tensor<?x2x?x64xi8>, tensor<?x2x?xf32>, tensor<?x2x?x64xi8>, tensor<?x2x?xf32>, tensor<?xi32>) -> tensor<?x8x1x64xf16>
+  %o2 = qattn.attention %q2 keys(%k2, %ks) values(%k2, %ks) lengths(%lens) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
+      : (tensor<?x8x1x128xf16>, tensor<?x2x?x128xi8>, tensor<?x2x?xf32>, tensor<?x2x?x128xi8>, tensor<?x2x?xf32>, tensor<?xi32>) -> tensor<?x8x1x128xf16>
+  return %o, %o2 : tensor<?x8x1x64xf16>, tensor<?x8x1x128xf16>
+}
+
+// -----
+
+func.func @sas_no_lazy_max(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x?x64xi8>, %ks: tensor<?x2x?xf32>, %lens: tensor<?xi32>) -> tensor<?x8x1x64xf16> {
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%lens) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, softmax = #qattn.softmax<sas, threshold = -6.0, degree = 2>}
       : (tensor<?x8x1x64xf16>, tensor<?x2x?x64xi8>, tensor<?x2x?xf32>, tensor<?x2x?x64xi8>, tensor<?x2x?xf32>, tensor<?xi32>) -> tensor<?x8x1x64xf16>
   return %o : tensor<?x8x1x64xf16>

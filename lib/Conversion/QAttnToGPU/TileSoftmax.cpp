@@ -6,9 +6,12 @@
 // lanes of a column (shuffles), the correction of the sums and accumulators,
 // the terms 2^(s - max), and O^T += V^T P^T on mma.sync, P^T made from the
 // S^T accumulators by a movmatrix transpose, times the V tile's stage-1
-// scale. Sums stay per lane (over its own keys) until the store adds the
-// column's 8. The stores of the grid's terminator write each lane's rows of
-// the split's max (back in natural units), sum and accumulators.
+// scale. With lazy_max a vote decides whether any score passed its row's
+// reference by the bar; only then do the shuffles and the rescale run (a
+// warp-uniform branch). Sums stay per lane (over its own keys) until the
+// store adds the column's 8. The stores of the grid's terminator write each
+// lane's rows of the split's max (back in natural units), sum and
+// accumulators.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,13 +52,77 @@ void mlir::qattn::tiles::lowerTileRowMax(WarpProgram &w, TileRowMaxOp op) {
   w.tiles[op.getNewMax()] = out;
 }
 
+/// 2^(old - new) for a row's max moving from `old` to `moved`; a row that
+/// has seen no key keeps -inf and subtracts 0 (no inf - inf).
+static Value correction(ImplicitLocOpBuilder &b, Value old, Value moved) {
+  return exp2Ftz(b, arith::SubFOp::create(b, old, finiteRef(b, moved)));
+}
+
+/// The accumulators times their rows' corrections.
+static void rescale(WarpProgram &w, ArrayRef<Value> corr, Regs &acc) {
+  ImplicitLocOpBuilder &b = w.b;
+  int64_t chunks = w.headDim / 16;
+  auto cType = VectorType::get({2, 2}, b.getF32Type());
+  for (int64_t nb = 0; nb < w.rowBlocks; ++nb) {
+    Value c = vector::FromElementsOp::create(
+        b, cType,
+        ValueRange{corr[2 * nb], corr[2 * nb + 1], corr[2 * nb],
+                   corr[2 * nb + 1]});
+    for (int64_t i = 0; i < chunks; ++i)
+      acc[nb * chunks + i] = arith::MulFOp::create(b, acc[nb * chunks + i], c);
+  }
+}
+
+/// lazy_max: the rows' references move only when some score of the warp
+/// passes its row's by more than `bar` (base 2), a warp-uniform branch that
+/// most tiles skip; inside it, each row whose tile max passed moves to it.
+static void moveLazyMax(WarpProgram &w, const Regs &s, int64_t blocks,
+                        double bar, Regs &max, Regs &sum, Regs &acc) {
+  ImplicitLocOpBuilder &b = w.b;
+  int64_t rows = 2 * w.rowBlocks;
+  Regs bars;
+  Value passed;
+  for (int64_t r = 0; r < rows; ++r) {
+    bars.push_back(arith::AddFOp::create(b, max[r], f32Const(b, bar)));
+    for (int64_t kb = 0; kb < blocks; ++kb)
+      for (int64_t h = 0; h < 2; ++h) {
+        Value p = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
+                                        s[w.scoreAt(kb, r, h)], bars[r]);
+        passed = passed ? arith::OrIOp::create(b, passed, p).getResult() : p;
+      }
+  }
+  SmallVector<Value> state(max);
+  llvm::append_range(state, sum);
+  llvm::append_range(state, acc);
+  SmallVector<Value> out = ifAnyLane(b, passed, state, [&] {
+    SmallVector<Value> next, corr;
+    for (int64_t r = 0; r < rows; ++r) {
+      Value t = rowMax(w, s, blocks, r, max[r]);
+      Value pass =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, t, bars[r]);
+      next.push_back(arith::SelectOp::create(b, pass, t, max[r]));
+      corr.push_back(correction(b, max[r], next[r]));
+    }
+    for (int64_t r = 0; r < rows; ++r)
+      next.push_back(arith::MulFOp::create(b, sum[r], corr[r]));
+    Regs a(acc);
+    rescale(w, corr, a);
+    llvm::append_range(next, a);
+    return next;
+  });
+  ArrayRef<Value> all(out);
+  max.assign(all.begin(), all.begin() + rows);
+  sum.assign(all.begin() + rows, all.begin() + 2 * rows);
+  acc.assign(all.begin() + 2 * rows, all.end());
+}
+
 void mlir::qattn::tiles::lowerSoftmaxUpdate(WarpProgram &w,
                                             SoftmaxUpdateOp op) {
   ImplicitLocOpBuilder &b = w.b;
   int64_t chunks = w.headDim / 16, rows = 2 * w.rowBlocks;
   int64_t blocks = keyBlocks(op.getScores());
   const Regs &s = w.regs(op.getScores()), &v = w.regs(op.getValues());
-  const Regs &max = w.regs(op.getMax()), &sum = w.regs(op.getSum());
+  Regs max = w.regs(op.getMax()), sum = w.regs(op.getSum());
   Regs acc = w.regs(op.getAcc());
   // The terms sit where their scores do.
   auto at = [&](int64_t kb, int64_t r, int64_t h) {
@@ -63,7 +130,8 @@ void mlir::qattn::tiles::lowerSoftmaxUpdate(WarpProgram &w,
   };
   // With fixed_max the max is the row's final one (a first pass found it):
   // no correction, and the terms are those of `softmax` (SAS is defined on
-  // natural-log scores: the base-2 difference times ln 2).
+  // natural-log scores: the base-2 difference times ln 2). The scores are
+  // base 2, so lazy_max's bar is too.
   bool fixed = op.getFixedMax();
   SoftmaxAttr softmax = op.getSoftmaxAttr();
   auto termOf = [&](Value x) -> Value {
@@ -72,32 +140,29 @@ void mlir::qattn::tiles::lowerSoftmaxUpdate(WarpProgram &w,
     return softmaxTerm(b, arith::MulFOp::create(b, x, f32Const(b, M_LN2)),
                        softmax);
   };
-  Regs newMax, newSum, corr, p(s.size());
+  std::optional<APFloat> lazy = op.getLazyMax();
+  if (lazy)
+    moveLazyMax(w, s, blocks, lazy->convertToDouble() / M_LN2, max, sum, acc);
+  // Otherwise (unless fixed) every row moves to its running max.
+  bool eager = !fixed && !lazy;
+  Regs p(s.size()), corr;
   for (int64_t r = 0; r < rows; ++r) {
-    Value m = fixed ? max[r] : rowMax(w, s, blocks, r, max[r]);
-    // A row that has seen no key keeps -inf and subtracts 0 (no inf - inf).
-    Value ref = finiteRef(b, m);
-    corr.push_back(fixed ? f32Const(b, 1.0)
-                         : exp2Ftz(b, arith::SubFOp::create(b, max[r], ref)));
-    Value l = fixed ? sum[r] : arith::MulFOp::create(b, sum[r], corr[r]);
+    if (eager) {
+      Value m = rowMax(w, s, blocks, r, max[r]);
+      corr.push_back(correction(b, max[r], m));
+      max[r] = m;
+      sum[r] = arith::MulFOp::create(b, sum[r], corr[r]);
+    }
+    Value ref = finiteRef(b, max[r]);
     for (int64_t kb = 0; kb < blocks; ++kb)
       for (int64_t h = 0; h < 2; ++h) {
         Value &term = p[at(kb, r, h)];
         term = termOf(arith::SubFOp::create(b, s[at(kb, r, h)], ref));
-        l = arith::AddFOp::create(b, l, term);
+        sum[r] = arith::AddFOp::create(b, sum[r], term);
       }
-    newMax.push_back(m);
-    newSum.push_back(l);
   }
-  auto cType = VectorType::get({2, 2}, b.getF32Type());
-  for (int64_t nb = 0; nb < w.rowBlocks && !fixed; ++nb) {
-    Value c = vector::FromElementsOp::create(
-        b, cType,
-        ValueRange{corr[2 * nb], corr[2 * nb + 1], corr[2 * nb],
-                   corr[2 * nb + 1]});
-    for (int64_t i = 0; i < chunks; ++i)
-      acc[nb * chunks + i] = arith::MulFOp::create(b, acc[nb * chunks + i], c);
-  }
+  if (eager)
+    rescale(w, corr, acc);
   // P^T as B fragments: the accumulators hold (key g (+8), rows 2t, 2t+1);
   // the operand wants (keys 2t, 2t+1 (+8), row g).
   Value vScale = v.back();
@@ -120,8 +185,8 @@ void mlir::qattn::tiles::lowerSoftmaxUpdate(WarpProgram &w,
             b, v[kb * chunks + i], pT, acc[nb * chunks + i],
             ArrayRef<int64_t>{16, 8, 16});
     }
-  w.tiles[op.getNewMax()] = newMax;
-  w.tiles[op.getNewSum()] = newSum;
+  w.tiles[op.getNewMax()] = max;
+  w.tiles[op.getNewSum()] = sum;
   w.tiles[op.getNewAcc()] = acc;
   w.sums.insert(op.getNewSum());
 }

@@ -320,6 +320,14 @@ struct LowerSoftmaxUpdate : OpRewritePattern<SoftmaxUpdateOp> {
     forRange(b, zero, indexConst(b, rows), [&](Value r) {
       Value old = load(b, m, {r});
       Value mx = fixed ? old : rowMax(b, s, r, keys, old);
+      // A lazy reference moves only when a score passes it by more than T.
+      if (std::optional<APFloat> lazy = op.getLazyMax()) {
+        Value bar =
+            arith::AddFOp::create(b, old, f32Const(b, lazy->convertToDouble()));
+        mx = select(
+            b, arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, mx, bar), mx,
+            old);
+      }
       Value ref = finiteRef(b, mx);
       auto term = [&](Value x) -> Value {
         Value shifted = arith::SubFOp::create(b, x, ref);

@@ -109,6 +109,22 @@ func.func @f(%s: tensor<16x16xf32>, %v: tensor<16x64xf32>, %m: tensor<16xf32>, %
 
 // -----
 
+func.func @f(%s: tensor<16x16xf32>, %v: tensor<16x64xf32>, %m: tensor<16xf32>, %a: tensor<16x64xf32>) {
+  // expected-error@+1 {{expected no lazy_max with fixed_max (the max is already the row's final one)}}
+  %r:3 = qattn.softmax_update %s, %v, %m, %m, %a {fixed_max, lazy_max = 2.0 : f32} : tensor<16x16xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<16x16xf32>, %v: tensor<16x64xf32>, %m: tensor<16xf32>, %a: tensor<16x64xf32>) {
+  // expected-error@+1 {{expected lazy_max in (0, 10] (a term is at most e^lazy_max, in f16 on the GPU), got 1.200000e+01}}
+  %r:3 = qattn.softmax_update %s, %v, %m, %m, %a {lazy_max = 12.0 : f32} : tensor<16x16xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+  return
+}
+
+// -----
+
 func.func @f(%s: tensor<16x16xf32>, %m: tensor<8xf32>) {
   // expected-error@+1 {{expected max of shape [16], got 'tensor<8xf32>'}}
   %r = qattn.tile_row_max %s, %m : tensor<16x16xf32>, tensor<8xf32>

@@ -9,7 +9,8 @@
 // CHECK: qattn.wait_tiles %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {pending = 1 : i64} : tensor<16x32xi8>, tensor<1x64xi8>, tensor<1x64xi8>, tensor<16xf32>
 // CHECK: qattn.dequantize_tile %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} head(%{{.*}}) {layout = #qattn.fragment<mma_keys_a>, stage2 = #qattn.stage2<bits = [4, 2], group = 16>} : tensor<16x32xi8>, tensor<1x64xi8>, tensor<1x64xi8>, tensor<16xf32> -> tensor<16x64xf32>
 // CHECK: qattn.tile_scores %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] bound %{{.*}} length %{{.*}} {causal, group = 4 : i64, queries = 1 : i64, scale = 1.250000e-01 : f32} : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x16xf32>
-// CHECK: qattn.softmax_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<16x16xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+// CHECK: %[[M1:.*]], %[[L1:.*]], %[[A1:.*]] = qattn.softmax_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<16x16xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+// CHECK: qattn.softmax_update %{{.*}}, %{{.*}}, %[[M1]], %[[L1]], %[[A1]] {lazy_max = 5.500000e+00 : f32} : tensor<16x16xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
 func.func @tile_step(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x48xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x64xi8>, %kz2: tensor<?x2x4x64xi8>,
                      %table: tensor<?x?xi32>, %b: index, %hk: index, %rt: index, %j: index, %end: index, %len: index,
                      %m: tensor<16xf32>, %l: tensor<16xf32>, %acc: tensor<16x64xf32>) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) {
@@ -23,7 +24,8 @@ func.func @tile_step(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x48xi8>, %ks: ten
   %s = qattn.tile_scores %qt, %k [%rt, %j] bound %end length %len {scale = 0.125 : f32, group = 4, queries = 1, causal}
       : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<16x16xf32>
   %m1, %l1, %a1 = qattn.softmax_update %s, %k, %m, %l, %acc : tensor<16x16xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
-  return %m1, %l1, %a1 : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+  %m2, %l2, %a2 = qattn.softmax_update %s, %k, %m1, %l1, %a1 {lazy_max = 5.5 : f32} : tensor<16x16xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+  return %m2, %l2, %a2 : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
 }
 
 // The int8 tail page and the split combine.

@@ -164,6 +164,16 @@ LogicalResult SoftmaxUpdateOp::verify() {
   if (softmax && softmax.getMode() != SoftmaxMode::exact && !getFixedMax())
     return emitOpError() << "expected fixed_max with the SAS softmax (its "
                             "terms are defined against the row's final max)";
+  if (std::optional<APFloat> lazy = getLazyMax()) {
+    if (getFixedMax())
+      return emitOpError() << "expected no lazy_max with fixed_max (the max "
+                              "is already the row's final one)";
+    double t = lazy->convertToDouble();
+    if (!(t > 0.0 && t <= 10.0))
+      return emitOpError() << "expected lazy_max in (0, 10] (a term is at "
+                              "most e^lazy_max, in f16 on the GPU), got "
+                           << t;
+  }
   int64_t d = dimOf(getValues(), 1);
   return failure(failed(expectTile(*this, "values", getValues(), {keys, d})) ||
                  failed(expectTile(*this, "max", getMax(), {rows})) ||

@@ -183,6 +183,11 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
           << int64_t(tileKeys);
       return signalPassFailure();
     }
+    if (!(lazyMax == -1.0 || (lazyMax >= 0.0 && lazyMax <= 10.0))) {
+      emitError(getOperation().getLoc())
+          << "qattn-tile: lazy-max must be -1 or in [0, 10], got " << lazyMax;
+      return signalPassFailure();
+    }
     // The serving form (lengths, pages, dynamic sizes) goes through the
     // tile layer; with tile-layer, static attentions it can express too.
     SmallVector<AttentionOp> tiled;
@@ -213,7 +218,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       DecodeSplits rule{splits, chipInfo, sms, decodeMinKeysPerSplit};
       if (rule.fixed <= 0)
         rule.fixed = op.isShapeGeneric() ? 0 : chooseDecodeSplits(op);
-      tileDecodeAttention(op, rule, tileKeys);
+      tileDecodeAttention(op, rule, {tileKeys, lazyMax});
     }
     WalkResult result = getOperation()->walk([&](AttentionOp op) {
       if (op.getGpuTilingAttr())

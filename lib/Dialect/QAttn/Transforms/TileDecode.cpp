@@ -61,6 +61,16 @@ int64_t chooseTileKeys(AttentionOp op) {
   return kWideTileKeys;
 }
 
+/// The lazy row max's bar, 8 ln 2 (terms at most 2^8, the static decode
+/// kernel's), where the tile's registers leave room for the branch that
+/// moves it: at d <= 64. At d = 128 the branch spills (32-88 bytes) and, on
+/// the H200 at Hq32 Hkv8 4-bit, cost more than the shuffles it skips (B1
+/// N32K 33.5 -> 37.2 us) where d = 64 gained (B8 N32K 99.8 -> 96.8 us;
+/// docs/PERF.md).
+static double chooseLazyMax(AttentionOp op) {
+  return op.getHeadDim() <= 64 ? 8.0 * M_LN2 : 0.0;
+}
+
 /// The K or V operands of the op, by role.
 struct KVSources {
   SmallVector<Value> cache; // codes, scales, group scales, zeros | data, scales
@@ -71,9 +81,11 @@ struct KVSources {
 
 class DecodeTiler {
 public:
-  DecodeTiler(AttentionOp op, const DecodeSplits &rule, int64_t tileKeys)
+  DecodeTiler(AttentionOp op, const DecodeSplits &rule,
+              const TileProgramShape &shape)
       : op(op), b(op.getLoc(), op), rule(rule),
-        tileKeys(tileKeys ? tileKeys : chooseTileKeys(op)) {}
+        tileKeys(shape.tileKeys ? shape.tileKeys : chooseTileKeys(op)),
+        lazyMax(shape.lazyMax < 0 ? chooseLazyMax(op) : shape.lazyMax) {}
 
   Value materialize();
 
@@ -119,6 +131,7 @@ private:
   ImplicitLocOpBuilder b;
   DecodeSplits rule;
   int64_t tileKeys;
+  double lazyMax;
   KVSources k, v;
 };
 } // namespace
@@ -260,7 +273,8 @@ SmallVector<Value> DecodeTiler::keyLoop(Pass pass, bool fromBuffer, Value lo,
   auto update = SoftmaxUpdateOp::create(
       b, args[0].getType(), args[1].getType(), args[2].getType(), scores,
       values, args[0], args[1], args[2], fixed ? b.getUnitAttr() : UnitAttr(),
-      fixed ? op.getSoftmaxOrDefault() : SoftmaxAttr());
+      fixed ? op.getSoftmaxOrDefault() : SoftmaxAttr(),
+      fixed || lazyMax == 0.0 ? FloatAttr() : b.getF32FloatAttr(lazyMax));
   scf::YieldOp::create(b, update.getResults());
   return SmallVector<Value>(loop.getResults());
 }
@@ -419,8 +433,8 @@ std::string mlir::qattn::whyNotDecodeTiles(AttentionOp op) {
 
 void mlir::qattn::tileDecodeAttention(AttentionOp op,
                                       const DecodeSplits &splits,
-                                      int64_t tileKeys) {
-  Value out = DecodeTiler(op, splits, tileKeys).materialize();
+                                      const TileProgramShape &shape) {
+  Value out = DecodeTiler(op, splits, shape).materialize();
   op.getResult().replaceAllUsesWith(out);
   op.erase();
 }

@@ -26,13 +26,21 @@ struct DecodeSplits {
   int64_t minKeysPerSplit = 128;
 };
 
+/// The shape of a decode grid's tile programs.
+struct TileProgramShape {
+  /// Keys per tile, 16 or 32; 0 picks (32 where the formats allow it).
+  int64_t tileKeys = 0;
+  /// The online softmax's lazy_max (natural-log units; 0: the exact running
+  /// max at every tile); negative picks (see chooseLazyMax in TileDecode.cpp).
+  double lazyMax = -1.0;
+};
+
 /// Why the tile layer cannot express `op` yet, or an empty string.
 std::string whyNotDecodeTiles(AttentionOp op);
 /// Replaces `op` by its decode grid over the tile layer (see TileDecode.cpp)
 /// with `splits` key splits per sequence.
-/// `tileKeys` 16 or 32; 0 picks (32 where the formats allow it).
 void tileDecodeAttention(AttentionOp op, const DecodeSplits &splits,
-                         int64_t tileKeys);
+                         const TileProgramShape &shape);
 } // namespace mlir::qattn
 
 #endif // QATTN_LIB_DIALECT_QATTN_TRANSFORMS_TILEDECODE_H

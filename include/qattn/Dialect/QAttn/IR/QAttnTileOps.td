@@ -173,6 +173,13 @@ def QAttn_SoftmaxUpdateOp : QAttn_Op<"softmax_update", [Pure,
     `qattn.tile_row_max` found it): `m' = m`, `c = 1`, and the terms are
     `softmax`'s (exact, or SAS, which is defined against the final max).
 
+    With `lazy_max = T` (exact softmax), `m` is a reference rather than the
+    running max: it moves to `t = max(m, max_t S[r, t])` only when `t > m +
+    T`, else `m' = m`. The result is the same softmax (any reference gives
+    consistent `m`, `l` and `acc`), while the terms stay at most `e^T`; on
+    the GPU most tiles then skip the row max's shuffles and the rescale (a
+    warp-wide vote). `0 < T <= 10`, so that a term fits f16 with room.
+
     ```mlir
     %m1, %l1, %o1 = qattn.softmax_update %s, %v, %m, %l, %o
         : tensor<16x16xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>,
@@ -183,7 +190,8 @@ def QAttn_SoftmaxUpdateOp : QAttn_Op<"softmax_update", [Pure,
                        RankedTensorOf<[F32]>:$values,
                        RankedTensorOf<[F32]>:$max, RankedTensorOf<[F32]>:$sum,
                        RankedTensorOf<[F32]>:$acc, UnitAttr:$fixed_max,
-                       OptionalAttr<QAttn_SoftmaxAttr>:$softmax);
+                       OptionalAttr<QAttn_SoftmaxAttr>:$softmax,
+                       OptionalAttr<F32Attr>:$lazy_max);
   let results = (outs RankedTensorOf<[F32]>:$new_max,
                       RankedTensorOf<[F32]>:$new_sum,
                       RankedTensorOf<[F32]>:$new_acc);

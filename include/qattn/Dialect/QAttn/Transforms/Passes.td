@@ -41,7 +41,8 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     come from `kv_lens` (`qattn.load_kv_tile`, `qattn.dequantize_tile`,
     `qattn.tile_scores`, `qattn.softmax_update`; the cache's keys, then the
     int8 tail's) and writing its partial rows, which `qattn.combine_splits`
-    merges. `splits` key splits; when 0, with dynamic shapes, one wave of
+    merges. The online softmax takes a lazy reference max (`lazy_max`, see
+    `lazy-max`) where it pays. `splits` key splits; when 0, with dynamic shapes, one wave of
     the grid kernel's resident warps: `S = max(1, min(slots / (B Hkv RT),
     ceil(capacity / decode-min-keys-per-split), max(64, ceil(capacity / 512))))`, `slots` being
     `num-sms` times the warps per SM its register budget leaves (12 at 168
@@ -83,6 +84,13 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            "stage-1 block, page and buffer is a multiple of 32 and every "
            "stage-2 group too, or 16 with one 8-row block of (query, head) "
            "rows, else 16 (default 0)">,
+    // -1: 8 ln 2 (terms at most 2^8, the static decode kernel's bar) at
+    // d <= 64, where it gains; at d = 128 the branch spills (docs/PERF.md).
+    Option<"lazyMax", "lazy-max", "double", /*default=*/"-1",
+           "The tile layer's online softmax moves a row's reference max only "
+           "when a score passes it by more than this (natural-log units, at "
+           "most 10; 0: the running max at every tile; -1: 8 ln 2 at head "
+           "dim 64 or less, else 0) (default -1)">,
     Option<"tileLayer", "tile-layer", "bool", /*default=*/"false",
            "Materialize every attention the tile layer can express as tile "
            "programs, static shapes too (those it cannot express keep the "
