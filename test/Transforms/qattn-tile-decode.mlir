@@ -22,7 +22,7 @@
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
 // CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
 // CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
-// CHECK-DAG: %[[C512:.*]] = arith.constant 512 : index
+// CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
 // CHECK-DAG: %[[C1584:.*]] = arith.constant 1584 : index
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK: %[[B:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x8x1x64xf16>
@@ -32,8 +32,8 @@
 // CHECK: %[[PAGED:.*]] = arith.muli %[[MP]], %[[C64]] : index
 // CHECK: %[[CAP:.*]] = arith.addi %[[PAGED]], %[[C64]] : index
 // CHECK: %[[LONGEST:.*]] = arith.ceildivui %[[CAP]], %[[C128]] : index
-// More than 64 splits only where each still gets 512 keys.
-// CHECK: %[[LONG:.*]] = arith.ceildivui %[[CAP]], %[[C512]] : index
+// More than 64 splits only where each still gets 256 keys.
+// CHECK: %[[LONG:.*]] = arith.ceildivui %[[CAP]], %[[C256]] : index
 // CHECK: %[[MANY:.*]] = arith.maxui %[[LONG]], %[[C64]] : index
 // CHECK: %[[MOST:.*]] = arith.minui %[[LONGEST]], %[[MANY]] : index
 // CHECK: %[[FIT:.*]] = arith.minui %[[WAVE]], %[[MOST]] : index

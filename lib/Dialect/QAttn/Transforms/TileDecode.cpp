@@ -39,7 +39,7 @@ namespace {
 constexpr int64_t kTileKeys = 16, kWideTileKeys = 32, kTileRows = 16;
 // The most key splits of a shape-generic grid (the combine reads each
 // split's partial row), unless each split still gets kLongSplitKeys keys.
-constexpr int64_t kMaxSplits = 64, kLongSplitKeys = 512;
+constexpr int64_t kMaxSplits = 64, kLongSplitKeys = 256;
 
 /// kWideTileKeys where the op's formats are whole wide tiles, else kTileKeys.
 int64_t chooseTileKeys(AttentionOp op) {
@@ -155,7 +155,7 @@ Value DecodeTiler::capacityKeys() {
 /// dynamic; folded to a constant where both are static):
 ///
 ///   S = max(1, min(slots / (B * Hkv * RT), ceil(capacity / minKeys),
-///                  max(64, ceil(capacity / 512))))
+///                  max(64, ceil(capacity / 256))))
 ///
 /// One grid point is one warp, and `slots` the warps the grid kernel keeps
 /// resident on the machine (sms * tileGridWarpsPerSM: 132 x 12 = 1584 on the
@@ -166,10 +166,12 @@ Value DecodeTiler::capacityKeys() {
 /// No more splits than the capacity (the keys a sequence can hold: a paged
 /// cache's max_pages * page size, or a contiguous cache's keys dimension,
 /// plus the buffer's) fills with `minKeysPerSplit` keys each, and at most 64
-/// (kMaxSplits) unless each split still gets 512 keys (kLongSplitKeys): a
+/// (kMaxSplits) unless each split still gets 256 keys (kLongSplitKeys): a
 /// short split's partial rows cost about what it saves. H200, B1 Hq32 Hkv8
-/// d128 4-bit g16: at 32K keys 64 splits 45.0 us, 256 61.6; at 128K keys 64
-/// splits 113.4 us, 256 104.7. A split past a sequence's actual length exits
+/// 4-bit g16, 32741 keys and a 37-token tail, one call (decode_gate.py):
+/// 65 splits (512 keys each at least) d128 35.1 us, d64 28.6; 129 (256)
+/// 32.1 and 27.2. At 128K keys the wave bounds it (198; 64 splits had taken
+/// 113.4 us, 256 104.7). A split past a sequence's actual length exits
 /// at once. A batch too large for one wave at one split per sequence takes
 /// one.
 Value DecodeTiler::shapeGenericSplits(Value batch) {

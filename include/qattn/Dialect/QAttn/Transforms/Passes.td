@@ -44,7 +44,7 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     merges. The online softmax takes a lazy reference max (`lazy_max`, see
     `lazy-max`) where it pays. `splits` key splits; when 0, with dynamic shapes, one wave of
     the grid kernel's resident warps: `S = max(1, min(slots / (B Hkv RT),
-    ceil(capacity / decode-min-keys-per-split), max(64, ceil(capacity / 512))))`, `slots` being
+    ceil(capacity / decode-min-keys-per-split), max(64, ceil(capacity / 256))))`, `slots` being
     `num-sms` times the warps per SM its register budget leaves (12 at 168
     registers, 16 at 128), `capacity` the keys a sequence can hold (max
     pages times the page size, or the cache's length, plus the buffer's).
