@@ -56,13 +56,22 @@ module text with the target and of the ``qattn-compile`` binary (its path, size 
 runs it on the current CUDA stream (CPU: synchronously, the reference lowering). One function
 serves every batch, length, pool and table width. A machine without ``qattn-compile`` uses an
 artifact of the same text carried over in the cache folder (``precompile`` writes them).
+
+``append`` and ``decode`` run as one custom op each past their checks (``qattn::paged_append``,
+which mutates the layer's pools, tails and error flags, and ``qattn::paged_decode``), so
+``torch.compile(fullgraph=True)`` traces a step that calls them; with PyTorch before 2.4 they are
+plain functions.
 """
 
+import copy
 import hashlib
+import itertools
 import os
 import shutil
 import tempfile
 import threading
+import weakref
+from typing import List, Optional
 
 import torch
 
@@ -86,6 +95,10 @@ DEFAULT_HEADROOM = 2.0
 ERROR_BAD_PAGE, ERROR_PAST_TABLE, ERROR_BAD_LENGTH = 1, 2, 4
 
 _DEBUG_ENV = "QATTN_PAGED_DEBUG"
+# The live caches by id: the custom ops (below) name their cache by a string, which
+# torch.compile keeps as a constant of the graph.
+_caches = weakref.WeakValueDictionary()
+_cache_ids = itertools.count()
 _Q_DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 _OPERAND_NAMES = {"p": "codes", "s": "scales", "g": "group_scales", "z": "zeros", "8": "data"}
 
@@ -497,6 +510,8 @@ class PagedKVCache:
         # What unchecked appends met, per layer (ERROR_* bits); check_errors reads it.
         self.errors = torch.zeros(num_layers, dtype=torch.int32, device=self.device)
         self._host_checks = self.device.type == "cpu"  # (a test turns it off to see the flags)
+        self._id = f"cache{next(_cache_ids)}"
+        _caches[self._id] = self
 
     @property
     def checks(self):
@@ -624,29 +639,25 @@ class PagedKVCache:
         for a length below 0 or above ``MP * P``, a ``num_tokens`` outside ``[0, T]``, or a page
         id outside ``[0, num_pages)`` where a page fills.
         """
-        sides = self._sides(layer)
+        self._sides(layer)
         b, t = self._tokens(k, v)
         table = self._table(block_table, b)
         lens = self._int32("seq_lens", seq_lens, (b,))
         given = None if num_tokens is None else self._int32("num_tokens", num_tokens, (b,))
-        fast = paged_append.available(self.device)
-        if self.checks or not fast:  # the torch form's plan, which the checks read too
+        if self.checks:  # host reads: CPU, or debug
             n = given
             if n is None:
                 n = torch.full((b,), t, dtype=torch.int32, device=self.device)
-            if self.checks:
-                self._check_lengths(lens, n, t, table)
-            plan = _Plan(lens, n, t, table, self.page_size, self.num_pages, self.headroom)
-            if self.checks:
-                self._check_pages(plan)
-        errors = self.errors[layer:layer + 1]
-        for side, x in zip(sides, (k, v)):
-            if fast:
-                paged_append.append(side, x, lens, given, table, self.headroom, errors)
-            else:
-                side.append(x, plan)
-        if not fast:
-            errors.bitwise_or_(plan.flags)
+            self._check_lengths(lens, n, t, table)
+            self._check_pages(_Plan(lens, n, t, table, self.page_size, self.num_pages,
+                                    self.headroom))
+        _append_op(self._id, layer, k, v, table, lens, given, self._state(layer))
+
+    def _state(self, layer):
+        """What an append of ``layer`` writes, as ``_append_op`` takes it: per K and V the
+        pool's storage, the tail, its scale and amax; then the error flags of every layer."""
+        return [t for side in self._layers[layer]
+                for t in (*side.storage, side.tail, side.tail_scale, side.amax)] + [self.errors]
 
     def prefill(self, layer, k, v, block_table, num_tokens=None):
         """``append`` to empty sequences (``seq_lens`` 0): the prompt's whole pages to stage 2
@@ -722,6 +733,67 @@ class PagedKVCache:
         return fn
 
 
+# --------------------------------------------------------------------------------------------
+# The custom ops that append and decode run: torch.compile takes each as one op of its graph
+# (torch.library.custom_op; with PyTorch before 2.4 they are plain functions, eager only)
+# --------------------------------------------------------------------------------------------
+
+
+def _rebound(side, tensors):
+    """``side`` with its storage, tail, tail scale and amax replaced by ``tensors``: the op's
+    arguments, which torch.compile may hand over as other buffers than the cache's own."""
+    n = len(side.storage)
+    view = copy.copy(side)
+    view.storage = list(tensors[:n])
+    view.pools = [t[:side.num_pages] for t in view.storage]
+    view.tail, view.tail_scale, view.amax = tensors[n:n + 3]
+    return view
+
+
+@torch_ops._custom_op("qattn::paged_append", mutates_args=("state",))
+def _append_op(cache_id: str, layer: int, k: torch.Tensor, v: torch.Tensor,
+               table: torch.Tensor, lens: torch.Tensor, num_tokens: Optional[torch.Tensor],
+               state: List[torch.Tensor]) -> None:
+    """``PagedKVCache.append`` past its checks; writes ``state`` (``PagedKVCache._state``)."""
+    cache = _caches[cache_id]
+    k_side, v_side = cache._layers[layer]
+    nk, nv = len(k_side.storage) + 3, len(v_side.storage) + 3
+    sides = (_rebound(k_side, state[:nk]), _rebound(v_side, state[nk:nk + nv]))
+    errors = state[-1][layer:layer + 1]
+    if paged_append.available(k.device):
+        for side, x in zip(sides, (k, v)):
+            paged_append.append(side, x, lens, num_tokens, table, cache.headroom, errors)
+        return
+    b, _, t, _ = k.shape
+    if num_tokens is None:
+        num_tokens = torch.full((b,), t, dtype=torch.int32, device=k.device)
+    plan = _Plan(lens, num_tokens, t, table, cache.page_size, cache.num_pages, cache.headroom)
+    for side, x in zip(sides, (k, v)):
+        side.append(x, plan)
+    errors.bitwise_or_(plan.flags)
+
+
+@_append_op.register_fake
+def _append_fake(cache_id, layer, k, v, table, lens, num_tokens, state):
+    return None
+
+
+@torch_ops._custom_op("qattn::paged_decode")
+def _decode_op(cache_id: str, causal: bool, scale: Optional[float],
+               operands: List[torch.Tensor], workspace: Optional[torch.Tensor]) -> torch.Tensor:
+    """``decode`` past its checks: ``operands`` as the compiled function takes them, the
+    queries ``[B, Hq, Nq, d]`` first; the result has their shape and dtype."""
+    cache = _caches[cache_id]
+    _, hq, nq, _ = operands[0].shape
+    fn = cache._function(hq, nq, _Q_DTYPES[operands[0].dtype], causal, scale)
+    return fn(operands, cache.device, workspace)
+
+
+@_decode_op.register_fake
+def _decode_fake(cache_id, causal, scale, operands, workspace):
+    return operands[0].new_empty(operands[0].shape)
+
+
 # What a decode function is compiled for -> its _Decoder, loaded once per process.
 _functions = {}
 
@@ -794,7 +866,9 @@ def precompile(cache, num_q_heads, *, num_queries=1, dtype=torch.float32, causal
 def workspace_bytes(q, cache, block_table, *, causal=True, scale=None):
     """The bytes of the ``workspace`` that ``decode`` needs for queries shaped like ``q`` and a
     table shaped like ``block_table`` (any values; 0 on CPU). Compiles the function if needed."""
-    fn, operands = _decode_call(q, cache, 0, block_table, None, causal, scale)
+    operands, causal, scale = _decode_call(q, cache, 0, block_table, None, causal, scale)
+    _, hq, nq, _ = operands[0].shape
+    fn = cache._function(hq, nq, _Q_DTYPES[q.dtype], causal, scale)
     return fn.fn.workspace_bytes(*[tuple(t.shape) for t in operands])
 
 
@@ -817,14 +891,16 @@ def decode(q, cache, layer, block_table, seq_lens, *, causal=True, scale=None, w
     for a negative length, a sequence longer than its table or a read page id outside
     ``[0, num_pages)``.
     """
-    fn, operands = _decode_call(q, cache, layer, block_table, seq_lens, causal, scale)
-    out = fn(operands, cache.device, workspace)
+    operands, causal, scale = _decode_call(q, cache, layer, block_table, seq_lens, causal, scale)
+    if workspace is not None:
+        _workspace(workspace, cache.device)  # its type, device and layout, before the op's schema
+    out = _decode_op(cache._id, causal, scale, operands, workspace)
     return out.squeeze(2) if q.dim() == 3 else out.transpose(1, 2).contiguous()
 
 
 def _decode_call(q, cache, layer, block_table, seq_lens, causal, scale):
-    """The checked ``_Decoder`` and operands of a decode call (``seq_lens`` None: a stand-in
-    of the batch's shape, for sizing)."""
+    """The checked operands of a decode call and the compiled function's causality and scale
+    (``seq_lens`` None: a stand-in of the batch's shape, for sizing)."""
     if not isinstance(cache, PagedKVCache):
         raise TypeError(f"cache: expected a qattn.paged.PagedKVCache, got {type(cache).__name__}")
     k, v = cache._sides(layer)
@@ -850,10 +926,9 @@ def _decode_call(q, cache, layer, block_table, seq_lens, causal, scale):
         lens = cache._int32("seq_lens", seq_lens, (b,))
         if cache.checks:
             _check_decode(cache, lens, table)
-    fn = cache._function(hq, nq, _Q_DTYPES[q.dtype], *_decode_key(nq, causal, scale))
     operands = [q4.contiguous(), *k.pools, *v.pools, k.tail[:b], k.tail_scale[:b], v.tail[:b],
                 v.tail_scale[:b], lens, table]
-    return fn, operands
+    return (operands, *_decode_key(nq, causal, scale))
 
 
 def _check_decode(cache, lens, table):

@@ -184,11 +184,11 @@ def _fake(op, artifact, function, operands):
     return operands[0].new_empty(res["shape"], dtype=TORCH_DTYPES[res["dtype"]])
 
 
-def _custom_op(name):
+def _custom_op(name, mutates_args=()):
     """torch.library.custom_op where PyTorch has it (2.4 and later); before that the function
     stays a plain Python function (eager only, no torch.compile), with a no-op register_fake."""
     if hasattr(torch.library, "custom_op"):
-        return torch.library.custom_op(name, mutates_args=())
+        return torch.library.custom_op(name, mutates_args=mutates_args)
 
     def wrap(fn):
         fn.register_fake = lambda fake: fake

@@ -10,8 +10,9 @@ On CPU (the lit test) the decode is the cpu artifact. --device cuda runs the sam
 tensors (the GPU machine, with the cuda artifacts that --precompile compiled into OUT_DIR/cache
 on the MLIR machine): appends bit-exact against the same model, decode within serving.py's
 bound for the tile kernels (they round Q and P to f16), plus an append and a decode captured in
-a CUDA graph and replayed against eager calls, an append under torch.cuda.set_sync_debug_mode
-("error"), the debug checks, and a bad page id without debug dropped, not written, and
+a CUDA graph and replayed against eager calls, a two-layer step replayed while batch slots
+leave and join, the same step under torch.compile (fullgraph; aot_eager and inductor) against
+eager calls, an append under torch.cuda.set_sync_debug_mode ("error"), the debug checks, and a bad page id without debug dropped, not written, and
 recorded in the cache's error flags (as the torch-ops form records it on CPU).
 
 usage: paged_cache.py OUT_DIR [--seed N] [--device cpu|cuda] [--precompile]"""
@@ -673,5 +674,47 @@ if CUDA:
     graphed.check_errors()
     print(f"cuda: 8 replays of a {LAYERS}-layer step while slots leave and join equal eager "
           f"calls ({checked} live rows checked)")
+
+    # torch.compile: the same step traced whole (fullgraph=True: append and decode are one
+    # custom op each), through aot_eager and inductor, against eager calls bit for bit over
+    # three steps, one of which fills slot 0's tail page.
+    if hasattr(torch.library, "custom_op"):
+        def compile_step(c, ks, vs, qs, table, lens, ntok):
+            outs = []
+            for layer in range(LAYERS):
+                c.append(layer, ks[layer], vs[layer], table, lens, ntok)
+                outs.append(paged.decode(qs[layer], c, layer, table, lens + ntok) * 1.0)
+            return outs
+
+        for backend in ("aot_eager", "inductor"):
+            torch._dynamo.reset()
+            graphed, eager = twin2(), twin2()  # prompt() writes both
+            table = torch.tensor([[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11]],
+                                 dtype=torch.int32, device=DEV)
+            lens = torch.tensor([62, 5, 100, 0], dtype=torch.int32, device=DEV)
+            ntok = torch.tensor([1, 1, 1, 0], dtype=torch.int32, device=DEV)
+            for row, n in enumerate(lens.tolist()):
+                if n:
+                    prompt(row, n)
+            f = torch.compile(compile_step, fullgraph=True, backend=backend)
+            for s in range(3):
+                kv = np.stack([np.stack(float_kv(4, HKV, 1, D)) for _ in range(LAYERS)])
+                ks, vs = (torch.from_numpy(kv[:, i]).to(DEV, torch.bfloat16) for i in range(2))
+                qs = torch.stack([queries(4, HQ, D) for _ in range(LAYERS)]).to(DEV)
+                outs_c = f(graphed, ks, vs, qs, table, lens, ntok)
+                outs_e = compile_step(eager, ks, vs, qs, table, lens, ntok)
+                live = (lens + ntok > 0).nonzero().flatten()
+                lens += ntok
+                torch.cuda.synchronize()
+                for layer in range(LAYERS):
+                    for w in "kv":
+                        for a, b in zip(graphed.pools(layer, w) + list(graphed.tails(layer, w)),
+                                        eager.pools(layer, w) + list(eager.tails(layer, w))):
+                            assert torch.equal(a, b), ("torch.compile cache", backend, s, w)
+                    assert torch.equal(outs_c[layer][live], outs_e[layer][live]), \
+                        ("torch.compile output", backend, s, layer)
+            graphed.check_errors()
+            print(f"cuda: torch.compile(fullgraph=True, backend={backend!r}) of a {LAYERS}-layer "
+                  "append + decode step equals eager calls")
 print("paged_cache: all checks passed")
 # CHECK: paged_cache: all checks passed
