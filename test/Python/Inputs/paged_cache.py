@@ -624,19 +624,37 @@ if CUDA:
     k_in = torch.zeros((LAYERS, 4, HKV, 1, D), dtype=torch.bfloat16, device=DEV)
     v_in, q_in = torch.zeros_like(k_in), torch.zeros((LAYERS, 4, HQ, D), device=DEV)
 
-    def step(c, ks, vs, qs):
+    def step(c, ks, vs, qs, table, lens, ntok):
+        """One decode step of every layer: append each slot's new token, then attend."""
         outs = []
         for layer in range(LAYERS):
             c.append(layer, ks[layer], vs[layer], table, lens, ntok)
             outs.append(paged.decode(qs[layer], c, layer, table, lens + ntok))
         return outs
 
+    def step_inputs():
+        """Fresh new tokens and queries of every layer: K, V [L, 4, Hkv, 1, d], Q [L, 4, Hq, d]."""
+        kv = np.stack([np.stack(float_kv(4, HKV, 1, D)) for _ in range(LAYERS)])  # [L, 2, ..]
+        ks, vs = (torch.from_numpy(kv[:, i]).to(DEV, torch.bfloat16) for i in range(2))
+        return ks, vs, torch.stack([queries(4, HQ, D) for _ in range(LAYERS)]).to(DEV)
+
+    def same_step(c, ref, outs, ref_outs, live, what):
+        """``c`` holds ``ref``'s bytes and ``outs`` equal ``ref_outs`` in the ``live`` rows."""
+        for layer in range(LAYERS):
+            for w in "kv":
+                for a, b in zip(c.pools(layer, w) + list(c.tails(layer, w)),
+                                ref.pools(layer, w) + list(ref.tails(layer, w))):
+                    assert torch.equal(a, b), (what, "cache", layer, w)
+            o, r = outs[layer][live], ref_outs[layer][live]
+            assert torch.isfinite(o).all() and torch.equal(o, r), \
+                (what, "output", layer, (o - r).abs().max())
+
     for layer in range(LAYERS):  # loads the function, reserves its scratch (slot 3: 0 keys)
         paged.decode(q_in[layer], graphed, layer, table, lens + ntok)
     torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        outs_g = step(graphed, k_in, v_in, q_in)
+        outs_g = step(graphed, k_in, v_in, q_in, table, lens, ntok)
     # (step, what happens before it): slot 1 leaves after step 2, idles at step 3 and takes a
     # 70-token prompt in pages 4, 3, 9 before step 4; slot 3 joins with 130 tokens (two pages and
     # two tail rows) before step 5; slot 0 fills its first tail page at step 2.
@@ -652,25 +670,15 @@ if CUDA:
             table[row] = torch.tensor(pages, dtype=torch.int32, device=DEV)
             prompt(row, n)
             lens[row], ntok[row] = n, 1
-        kv = np.stack([np.stack(float_kv(4, HKV, 1, D)) for _ in range(LAYERS)])  # [L, 2, ..]
-        ks, vs = (torch.from_numpy(kv[:, i]).to(DEV, torch.bfloat16) for i in range(2))
-        qs = torch.stack([queries(4, HQ, D) for _ in range(LAYERS)]).to(DEV)
+        ks, vs, qs = step_inputs()
         k_in.copy_(ks), v_in.copy_(vs), q_in.copy_(qs)
         graph.replay()
-        outs_e = step(eager, ks, vs, qs)
+        outs_e = step(eager, ks, vs, qs, table, lens, ntok)
         live = (lens + ntok > 0).nonzero().flatten()
         lens += ntok
         torch.cuda.synchronize()
-        for layer in range(LAYERS):
-            for w in "kv":
-                for a, b in zip(graphed.pools(layer, w) + list(graphed.tails(layer, w)),
-                                eager.pools(layer, w) + list(eager.tails(layer, w))):
-                    assert torch.equal(a, b), ("join/leave graph cache", s, layer, w)
-            og, oe = outs_g[layer][live], outs_e[layer][live]
-            assert torch.isfinite(og).all(), ("join/leave graph output not finite", s, layer)
-            assert torch.equal(og, oe), ("join/leave graph output", s, layer,
-                                         (og - oe).abs().max())
-            checked += len(live)
+        same_step(graphed, eager, outs_g, outs_e, live, ("join/leave graph", s))
+        checked += LAYERS * len(live)
     graphed.check_errors()
     print(f"cuda: 8 replays of a {LAYERS}-layer step while slots leave and join equal eager "
           f"calls ({checked} live rows checked)")
@@ -679,13 +687,6 @@ if CUDA:
     # custom op each), through aot_eager and inductor, against eager calls bit for bit over
     # three steps, one of which fills slot 0's tail page.
     if hasattr(torch.library, "custom_op"):
-        def compile_step(c, ks, vs, qs, table, lens, ntok):
-            outs = []
-            for layer in range(LAYERS):
-                c.append(layer, ks[layer], vs[layer], table, lens, ntok)
-                outs.append(paged.decode(qs[layer], c, layer, table, lens + ntok) * 1.0)
-            return outs
-
         for backend in ("aot_eager", "inductor"):
             torch._dynamo.reset()
             graphed, eager = twin2(), twin2()  # prompt() writes both
@@ -696,23 +697,15 @@ if CUDA:
             for row, n in enumerate(lens.tolist()):
                 if n:
                     prompt(row, n)
-            f = torch.compile(compile_step, fullgraph=True, backend=backend)
+            f = torch.compile(step, fullgraph=True, backend=backend)
             for s in range(3):
-                kv = np.stack([np.stack(float_kv(4, HKV, 1, D)) for _ in range(LAYERS)])
-                ks, vs = (torch.from_numpy(kv[:, i]).to(DEV, torch.bfloat16) for i in range(2))
-                qs = torch.stack([queries(4, HQ, D) for _ in range(LAYERS)]).to(DEV)
+                ks, vs, qs = step_inputs()
                 outs_c = f(graphed, ks, vs, qs, table, lens, ntok)
-                outs_e = compile_step(eager, ks, vs, qs, table, lens, ntok)
+                outs_e = step(eager, ks, vs, qs, table, lens, ntok)
                 live = (lens + ntok > 0).nonzero().flatten()
                 lens += ntok
                 torch.cuda.synchronize()
-                for layer in range(LAYERS):
-                    for w in "kv":
-                        for a, b in zip(graphed.pools(layer, w) + list(graphed.tails(layer, w)),
-                                        eager.pools(layer, w) + list(eager.tails(layer, w))):
-                            assert torch.equal(a, b), ("torch.compile cache", backend, s, w)
-                    assert torch.equal(outs_c[layer][live], outs_e[layer][live]), \
-                        ("torch.compile output", backend, s, layer)
+                same_step(graphed, eager, outs_c, outs_e, live, ("torch.compile", backend, s))
             graphed.check_errors()
             print(f"cuda: torch.compile(fullgraph=True, backend={backend!r}) of a {LAYERS}-layer "
                   "append + decode step equals eager calls")
