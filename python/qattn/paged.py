@@ -651,10 +651,11 @@ class PagedKVCache:
             self._check_lengths(lens, n, t, table)
             self._check_pages(_Plan(lens, n, t, table, self.page_size, self.num_pages,
                                     self.headroom))
-        _append_op(self._id, layer, k, v, table, lens, given, self._state(layer))
+        (_append_op if _tracing() else _append)(self._id, layer, k, v, table, lens, given,
+                                                 self._state(layer))
 
     def _state(self, layer):
-        """What an append of ``layer`` writes, as ``_append_op`` takes it: per K and V the
+        """What an append of ``layer`` writes, as ``_append`` takes it: per K and V the
         pool's storage, the tail, its scale and amax; then the error flags of every layer."""
         return [t for side in self._layers[layer]
                 for t in (*side.storage, side.tail, side.tail_scale, side.amax)] + [self.errors]
@@ -750,10 +751,9 @@ def _rebound(side, tensors):
     return view
 
 
-@torch_ops._custom_op("qattn::paged_append", mutates_args=("state",))
-def _append_op(cache_id: str, layer: int, k: torch.Tensor, v: torch.Tensor,
-               table: torch.Tensor, lens: torch.Tensor, num_tokens: Optional[torch.Tensor],
-               state: List[torch.Tensor]) -> None:
+def _append(cache_id: str, layer: int, k: torch.Tensor, v: torch.Tensor,
+            table: torch.Tensor, lens: torch.Tensor, num_tokens: Optional[torch.Tensor],
+            state: List[torch.Tensor]) -> None:
     """``PagedKVCache.append`` past its checks; writes ``state`` (``PagedKVCache._state``)."""
     cache = _caches[cache_id]
     k_side, v_side = cache._layers[layer]
@@ -773,14 +773,16 @@ def _append_op(cache_id: str, layer: int, k: torch.Tensor, v: torch.Tensor,
     errors.bitwise_or_(plan.flags)
 
 
+_append_op = torch_ops._custom_op("qattn::paged_append", mutates_args=("state",))(_append)
+
+
 @_append_op.register_fake
 def _append_fake(cache_id, layer, k, v, table, lens, num_tokens, state):
     return None
 
 
-@torch_ops._custom_op("qattn::paged_decode")
-def _decode_op(cache_id: str, causal: bool, scale: Optional[float],
-               operands: List[torch.Tensor], workspace: Optional[torch.Tensor]) -> torch.Tensor:
+def _decode(cache_id: str, causal: bool, scale: Optional[float],
+            operands: List[torch.Tensor], workspace: Optional[torch.Tensor]) -> torch.Tensor:
     """``decode`` past its checks: ``operands`` as the compiled function takes them, the
     queries ``[B, Hq, Nq, d]`` first; the result has their shape and dtype."""
     cache = _caches[cache_id]
@@ -789,9 +791,21 @@ def _decode_op(cache_id: str, causal: bool, scale: Optional[float],
     return fn(operands, cache.device, workspace)
 
 
+_decode_op = torch_ops._custom_op("qattn::paged_decode")(_decode)
+
+
 @_decode_op.register_fake
 def _decode_fake(cache_id, causal, scale, operands, workspace):
     return operands[0].new_empty(operands[0].shape)
+
+
+_is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+
+
+def _tracing():
+    """Whether torch.compile is tracing the caller: then the calls go through the custom ops,
+    else straight to their Python bodies (no dispatcher on the eager path, as before the ops)."""
+    return _is_compiling is not None and _is_compiling()
 
 
 # What a decode function is compiled for -> its _Decoder, loaded once per process.
@@ -894,7 +908,7 @@ def decode(q, cache, layer, block_table, seq_lens, *, causal=True, scale=None, w
     operands, causal, scale = _decode_call(q, cache, layer, block_table, seq_lens, causal, scale)
     if workspace is not None:
         _workspace(workspace, cache.device)  # its type, device and layout, before the op's schema
-    out = _decode_op(cache._id, causal, scale, operands, workspace)
+    out = (_decode_op if _tracing() else _decode)(cache._id, causal, scale, operands, workspace)
     return out.squeeze(2) if q.dim() == 3 else out.transpose(1, 2).contiguous()
 
 
