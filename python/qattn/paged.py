@@ -818,10 +818,12 @@ class _Decoder:
     def __init__(self, fn):
         self.fn = fn
         self.reserved = (0, 0, 0)
+        # Argument shapes -> the result's, as the runtime computed (and checked) them once.
+        self.result_shape = {}
 
     def __call__(self, operands, device, workspace=None):
         fn = self.fn
-        shapes = [tuple(t.shape) for t in operands]
+        shapes = tuple(tuple(t.shape) for t in operands)
         if workspace is not None:
             workspace = _workspace(workspace, device)  # the runtime checks its size
         elif device.type == "cuda":
@@ -833,7 +835,12 @@ class _Decoder:
                 fn.reserve(*[_resized(s, spec, want) for s, spec in zip(shapes, fn.args)])
                 self.reserved = want
         (res,) = fn.results
-        (shape,) = fn.result_shapes(*shapes)
+        shape = self.result_shape.get(shapes)
+        if shape is None:
+            (shape,) = fn.result_shapes(*shapes)
+            if len(self.result_shape) >= 1024:
+                self.result_shape.clear()
+            self.result_shape[shapes] = shape
         out = torch.empty(shape, dtype=torch_ops.TORCH_DTYPES[res.dtype], device=device)
         stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
         fn.launch([(t.data_ptr(), s.dtype, t.shape) for s, t in zip(fn.args, operands)],

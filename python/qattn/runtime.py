@@ -194,6 +194,9 @@ class Function:
         self.args = self._specs(_ARG)
         self.results = self._specs(_RESULT)
         self.buffers = self._specs(_BUFFER)
+        # Shapes as the C ABI takes them, made once per shape (they are only read): a launch
+        # of a serving loop passes the same few shapes again and again.
+        self._shape_arrays = {}
 
     def _specs(self, kind):
         lib, handle = _library(), self._artifact._handle
@@ -352,15 +355,19 @@ class Function:
         ``(device_pointer, bytes)``, 256-byte aligned, at least ``workspace_bytes`` at these
         sizes: the call's scratch buffers live there instead of in the function's own (nothing
         is allocated; calls with distinct workspaces may run on two streams at once)."""
-        keep = []
+        arrays = self._shape_arrays
 
         def convert(items, kind):
             tensors = []
             for i, (ptr, dtype, shape) in enumerate(items):
                 if dtype not in DTYPES:
                     raise ValueError(f"{kind} {i} of {self.name}: unknown dtype {dtype!r}")
-                shp = (ctypes.c_int64 * max(1, len(shape)))(*shape)
-                keep.append(shp)
+                shape = tuple(shape)
+                shp = arrays.get(shape)
+                if shp is None:
+                    shp = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+                    if len(arrays) < 4096:
+                        arrays[shape] = shp
                 tensors.append(_Tensor(int(ptr), DTYPES[dtype][0], len(shape), shp))
             return (_Tensor * max(1, len(tensors)))(*tensors), len(tensors)
 
