@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# On the MLIR machine, from anywhere: compiles everything the serving checks and benchmarks of
+# the GPU machine run, into one folder to carry there (run-all.sh runs them in one call):
+#   DIR/serving/cuda   the serving matrix (scripts/gpu-check/serving/decode.mlir)
+#   DIR/paged          paged_cache.py --device cuda's functions (its OUT_DIR; cache/ inside)
+#   DIR/torch-check    scripts/torch-check/prepare.py's (torch op tests, the decode loop)
+#   DIR/gate           bench/decode_gate.py prepare (every row; --only/--tile-options pass on)
+#   DIR/e2e            bench/e2e_decode.py prepare
+# Usage: prepare-all.sh DIR [decode_gate.py prepare options...]. About 1 MB a part, tens of
+# seconds in all; exit 1 if a part failed (the others are still written).
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+out="${1:?usage: prepare-all.sh DIR [decode_gate.py prepare options...]}"
+shift
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+export PATH="$root/build/bin:$PATH"
+status=0
+part() { # name command...
+  local t0=$SECONDS
+  if "${@:2}" > "$out/$1.log" 2>&1; then
+    echo "prepare-all: $1 ($((SECONDS - t0)) s)"
+  else
+    echo "prepare-all: $1 FAILED, see $out/$1.log" >&2
+    tail -n 5 "$out/$1.log" >&2
+    status=1
+  fi
+}
+mkdir -p "$out"
+part serving qattn-compile "$root/scripts/gpu-check/serving/decode.mlir" --target=cuda \
+  -o "$out/serving/cuda"
+part paged "$py" "$root/test/Python/Inputs/paged_cache.py" "$out/paged" --precompile
+part torch-check "$py" "$root/scripts/torch-check/prepare.py" "$out/torch-check"
+part gate "$py" "$root/bench/decode_gate.py" prepare "$out/gate" "$@"
+part e2e "$py" "$root/bench/e2e_decode.py" prepare "$out/e2e"
+echo "prepare-all: $(du -sh "$out" | cut -f1) in $out, exit $status"
+exit $status

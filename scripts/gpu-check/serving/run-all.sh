@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# On the GPU machine, from anywhere: builds the runtime and runs, from the folder that
+# prepare-all.sh wrote on the MLIR machine, the serving checks and benchmarks in one go, each
+# under a time limit, then prints a summary line per part:
+#   serving     the serving matrix against the NumPy model (serving.py; --sanitize: the
+#               first batch of each function under compute-sanitizer memcheck and racecheck)
+#   paged       test/Python/Inputs/paged_cache.py --device cuda (appends bit-exact, decode,
+#               CUDA graphs with slots leaving and joining, torch.compile, errors)
+#   append      append_check.py --only default (Triton against torch-ops appends, timing)
+#   torch       scripts/torch-check.sh (op tests, the decode loop)
+#   gate        bench/decode_gate.py run (the speed gate against the static kernel)
+#   e2e         bench/e2e_decode.py run --only B8,B32 --contexts 4096,32768
+# Usage: run-all.sh DIR [--sanitize] [PART...] (default: all parts, in that order). The whole
+# run keeps within RUN_ALL_SECONDS (default 540, under the device tool's 10 minutes a command):
+# a part is cut at what is left of it, and none starts with less than a minute left. serving,
+# paged, append and torch took about 7 minutes together on the H200 (run one by one); the gate
+# and e2e take minutes each: split the parts over two calls, e.g. `serving paged append torch`,
+# then `gate e2e`. Logs go to DIR/logs; with $OUT set (the device tool's folder) also as one
+# run-all-logs.tgz there, with gate.json and e2e.json. Exit 1 if a part failed, timed out or
+# was skipped.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+art="$(cd "${1:?usage: run-all.sh DIR [PART...]}" && pwd)"
+shift
+parts=("$@")
+sanitize=--no-sanitize
+if [ "${parts[0]:-}" = --sanitize ]; then sanitize=; parts=("${parts[@]:1}"); fi
+all=(serving paged append torch gate e2e)
+[ ${#parts[@]} -gt 0 ] || parts=("${all[@]}")
+for p in "${parts[@]}"; do
+  [[ " ${all[*]} " == *" $p "* ]] || {
+    echo "run-all: unknown part '$p' (parts: ${all[*]})" >&2; exit 2; }
+done
+logs="$art/logs"
+budget="${RUN_ALL_SECONDS:-540}"
+rm -rf "$logs" && mkdir -p "$logs"
+export PYTHONUNBUFFERED=1
+cd "$root"
+bash scripts/gpu-check/build-runtime.sh > "$logs/build.log" 2>&1 || {
+  tail -n 20 "$logs/build.log"; exit 1; }
+export QATTN_RUNTIME_LIB="$root/build-gpu/lib/libqattn_runtime_c.so"
+run="$root/build-gpu/bin/qattn-run"
+summary=() status=0
+part() { # name seconds command...
+  local t0=$SECONDS rc left=$((budget - SECONDS))
+  if [ "$left" -lt 60 ]; then
+    summary+=("$(printf '%-8s skipped: %d s of the budget left' "$1" "$left")")
+    status=1
+    return
+  fi
+  echo "=== run-all: $1"
+  timeout "$(( $2 < left ? $2 : left ))" "${@:3}" > "$logs/$1.log" 2>&1
+  rc=$?
+  tail -n 8 "$logs/$1.log"
+  summary+=("$(printf '%-8s exit %-3s %4d s' "$1" "$rc" $((SECONDS - t0)))")
+  [ "$rc" -eq 0 ] || status=1
+}
+for p in "${parts[@]}"; do
+  case "$p" in
+    serving) part serving 400 python3 scripts/gpu-check/serving/serving.py "$art/serving/cuda" \
+               "$run" /tmp/run-all-serving $sanitize ;;
+    paged) part paged 400 python3 test/Python/Inputs/paged_cache.py "$art/paged" --device cuda ;;
+    append) part append 300 python3 scripts/gpu-check/serving/append_check.py --only default ;;
+    torch) part torch 300 bash scripts/torch-check.sh "$art/torch-check" ;;
+    gate) part gate 500 python3 bench/decode_gate.py run "$art/gate" "$run" /tmp/run-all-gate ;;
+    e2e) part e2e 500 python3 bench/e2e_decode.py run "$art/e2e" --only B8,B32 \
+           --contexts 4096,32768 --json "$logs/e2e.json" ;;
+  esac
+done
+[ -f /tmp/run-all-gate/gate.json ] && cp /tmp/run-all-gate/gate.json "$logs/gate.json"
+if [ -n "${OUT:-}" ]; then
+  tar czf "$OUT/run-all-logs.tgz" -C "$logs" .
+  for f in gate.json e2e.json; do [ -f "$logs/$f" ] && cp "$logs/$f" "$OUT/"; done
+fi
+echo "=== run-all summary (logs in $logs)"
+printf '%s\n' "${summary[@]}"
+exit $status
