@@ -638,8 +638,10 @@ if CUDA:
         ks, vs = (torch.from_numpy(kv[:, i]).to(DEV, torch.bfloat16) for i in range(2))
         return ks, vs, torch.stack([queries(4, HQ, D) for _ in range(LAYERS)]).to(DEV)
 
-    def same_step(c, ref, outs, ref_outs, live, what):
-        """``c`` holds ``ref``'s bytes and ``outs`` equal ``ref_outs`` in the ``live`` rows."""
+    def same_step(c, ref, outs, ref_outs, lens, what):
+        """``c`` holds ``ref``'s bytes, ``outs`` equal ``ref_outs`` in the rows of sequences
+        of ``lens`` > 0 and are 0 in the idle slots (FORMAT.md: a row that sees no key)."""
+        live = lens > 0
         for layer in range(LAYERS):
             for w in "kv":
                 for a, b in zip(c.pools(layer, w) + list(c.tails(layer, w)),
@@ -648,6 +650,7 @@ if CUDA:
             o, r = outs[layer][live], ref_outs[layer][live]
             assert torch.isfinite(o).all() and torch.equal(o, r), \
                 (what, "output", layer, (o - r).abs().max())
+            assert not outs[layer][~live].any(), (what, "idle slot output", layer)
 
     for layer in range(LAYERS):  # loads the function, reserves its scratch (slot 3: 0 keys)
         paged.decode(q_in[layer], graphed, layer, table, lens + ntok)
@@ -674,14 +677,13 @@ if CUDA:
         k_in.copy_(ks), v_in.copy_(vs), q_in.copy_(qs)
         graph.replay()
         outs_e = step(eager, ks, vs, qs, table, lens, ntok)
-        live = (lens + ntok > 0).nonzero().flatten()
         lens += ntok
         torch.cuda.synchronize()
-        same_step(graphed, eager, outs_g, outs_e, live, ("join/leave graph", s))
-        checked += LAYERS * len(live)
+        same_step(graphed, eager, outs_g, outs_e, lens, ("join/leave graph", s))
+        checked += LAYERS * int((lens > 0).sum())
     graphed.check_errors()
     print(f"cuda: 8 replays of a {LAYERS}-layer step while slots leave and join equal eager "
-          f"calls ({checked} live rows checked)")
+          f"calls ({checked} live rows checked, idle slots 0)")
 
     # torch.compile: the same step traced whole (fullgraph=True: append and decode are one
     # custom op each), through aot_eager and inductor, against eager calls bit for bit over
@@ -702,10 +704,9 @@ if CUDA:
                 ks, vs, qs = step_inputs()
                 outs_c = f(graphed, ks, vs, qs, table, lens, ntok)
                 outs_e = step(eager, ks, vs, qs, table, lens, ntok)
-                live = (lens + ntok > 0).nonzero().flatten()
                 lens += ntok
                 torch.cuda.synchronize()
-                same_step(graphed, eager, outs_c, outs_e, live, ("torch.compile", backend, s))
+                same_step(graphed, eager, outs_c, outs_e, lens, ("torch.compile", backend, s))
             graphed.check_errors()
             print(f"cuda: torch.compile(fullgraph=True, backend={backend!r}) of a {LAYERS}-layer "
                   "append + decode step equals eager calls")
