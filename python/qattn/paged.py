@@ -57,7 +57,7 @@ runs it on the current CUDA stream (CPU: synchronously, the reference lowering).
 serves every batch, length, pool and table width. A machine without ``qattn-compile`` uses an
 artifact of the same text carried over in the cache folder (``precompile`` writes them).
 
-Past their checks, ``append`` and ``decode`` are one custom op each (``qattn::paged_append``,
+Past their argument checks, ``append`` and ``decode`` are one custom op each (``qattn::paged_append``,
 which mutates the layer's pools, tails and error flags, and ``qattn::paged_decode``): while
 ``torch.compile`` traces (``fullgraph=True`` works) they go into the graph as those ops; eager
 calls run the ops' Python bodies directly, without the dispatcher's cost. With PyTorch before
@@ -641,17 +641,10 @@ class PagedKVCache:
         id outside ``[0, num_pages)`` where a page fills.
         """
         self._sides(layer)
-        b, t = self._tokens(k, v)
+        b, _ = self._tokens(k, v)
         table = self._table(block_table, b)
         lens = self._int32("seq_lens", seq_lens, (b,))
         given = None if num_tokens is None else self._int32("num_tokens", num_tokens, (b,))
-        if self.checks:  # host reads: CPU, or debug
-            n = given
-            if n is None:
-                n = torch.full((b,), t, dtype=torch.int32, device=self.device)
-            self._check_lengths(lens, n, t, table)
-            self._check_pages(_Plan(lens, n, t, table, self.page_size, self.num_pages,
-                                    self.headroom))
         (_append_op if _tracing() else _append)(self._id, layer, k, v, table, lens, given,
                                                  self._state(layer))
 
@@ -755,20 +748,30 @@ def _rebound(side, tensors):
 def _append(cache_id: str, layer: int, k: torch.Tensor, v: torch.Tensor,
             table: torch.Tensor, lens: torch.Tensor, num_tokens: Optional[torch.Tensor],
             state: List[torch.Tensor]) -> None:
-    """``PagedKVCache.append`` past its checks; writes ``state`` (``PagedKVCache._state``)."""
+    """``PagedKVCache.append`` past its argument checks: the host checks of the lengths and page
+    ids where the cache asks for them (CPU, or debug; before anything is written), then the
+    writes into ``state`` (``PagedKVCache._state``)."""
     cache = _caches[cache_id]
     k_side, v_side = cache._layers[layer]
     nk, nv = len(k_side.storage) + 3, len(v_side.storage) + 3
     sides = (_rebound(k_side, state[:nk]), _rebound(v_side, state[nk:nk + nv]))
     errors = state[-1][layer:layer + 1]
-    if paged_append.available(k.device):
+    fast = paged_append.available(k.device)
+    plan = None
+    if cache.checks or not fast:  # the torch form's plan, which the checks read too
+        b, _, t, _ = k.shape
+        n = num_tokens
+        if n is None:
+            n = torch.full((b,), t, dtype=torch.int32, device=k.device)
+        if cache.checks:
+            cache._check_lengths(lens, n, t, table)
+        plan = _Plan(lens, n, t, table, cache.page_size, cache.num_pages, cache.headroom)
+        if cache.checks:
+            cache._check_pages(plan)
+    if fast:
         for side, x in zip(sides, (k, v)):
             paged_append.append(side, x, lens, num_tokens, table, cache.headroom, errors)
         return
-    b, _, t, _ = k.shape
-    if num_tokens is None:
-        num_tokens = torch.full((b,), t, dtype=torch.int32, device=k.device)
-    plan = _Plan(lens, num_tokens, t, table, cache.page_size, cache.num_pages, cache.headroom)
     for side, x in zip(sides, (k, v)):
         side.append(x, plan)
     errors.bitwise_or_(plan.flags)
@@ -784,12 +787,20 @@ def _append_fake(cache_id, layer, k, v, table, lens, num_tokens, state):
 
 def _decode(cache_id: str, causal: bool, scale: Optional[float],
             operands: List[torch.Tensor], workspace: Optional[torch.Tensor]) -> torch.Tensor:
-    """``decode`` past its checks: ``operands`` as the compiled function takes them, the
-    queries ``[B, Hq, Nq, d]`` first; the result has their shape and dtype."""
+    """``decode`` past its argument checks: the host checks of the lengths and read page ids
+    where the cache asks for them (CPU, or debug), then the compiled function on ``operands``
+    (as it takes them, the queries ``[B, Hq, Nq, d]`` first, the lengths and the table last);
+    the result has the queries' shape and dtype."""
     cache = _caches[cache_id]
+    if cache.checks:
+        _check_decode(cache, operands[-2], operands[-1])
+    return _decoder(cache, operands, causal, scale)(operands, cache.device, workspace)
+
+
+def _decoder(cache, operands, causal, scale):
+    """The ``_Decoder`` of ``cache`` for the decode ``operands`` (queries first)."""
     _, hq, nq, _ = operands[0].shape
-    fn = cache._function(hq, nq, _Q_DTYPES[operands[0].dtype], causal, scale)
-    return fn(operands, cache.device, workspace)
+    return cache._function(hq, nq, _Q_DTYPES[operands[0].dtype], causal, scale)
 
 
 _decode_op = torch_ops._custom_op("qattn::paged_decode")(_decode)
@@ -849,14 +860,20 @@ class _Decoder:
         return out
 
 
-def _workspace(t, device):
-    """``(pointer, bytes)`` of a caller's workspace tensor; the runtime refuses one that is
-    short or misaligned for the call (QAttnRuntimeError naming the bytes it needs)."""
+def _check_workspace(t, device):
+    """Raises for a caller's workspace that is no tensor, on another device or not contiguous
+    (no pointer read: it holds for torch.compile's fake tensors too)."""
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"workspace: expected a torch.Tensor, got {type(t).__name__}")
     if t.device != device or not t.is_contiguous():
         raise ValueError(f"workspace: expected a contiguous tensor on {device}, got one on "
                          f"{t.device}{'' if t.is_contiguous() else ', not contiguous'}")
+
+
+def _workspace(t, device):
+    """``(pointer, bytes)`` of a caller's workspace tensor; the runtime refuses one that is
+    short or misaligned for the call (QAttnRuntimeError naming the bytes it needs)."""
+    _check_workspace(t, device)
     return t.data_ptr(), t.numel() * t.element_size()
 
 
@@ -889,9 +906,8 @@ def workspace_bytes(q, cache, block_table, *, causal=True, scale=None):
     """The bytes of the ``workspace`` that ``decode`` needs for queries shaped like ``q`` and a
     table shaped like ``block_table`` (any values; 0 on CPU). Compiles the function if needed."""
     operands, causal, scale = _decode_call(q, cache, 0, block_table, None, causal, scale)
-    _, hq, nq, _ = operands[0].shape
-    fn = cache._function(hq, nq, _Q_DTYPES[q.dtype], causal, scale)
-    return fn.fn.workspace_bytes(*[tuple(t.shape) for t in operands])
+    fn = _decoder(cache, operands, causal, scale).fn
+    return fn.workspace_bytes(*[tuple(t.shape) for t in operands])
 
 
 def decode(q, cache, layer, block_table, seq_lens, *, causal=True, scale=None, workspace=None):
@@ -914,15 +930,18 @@ def decode(q, cache, layer, block_table, seq_lens, *, causal=True, scale=None, w
     ``[0, num_pages)``.
     """
     operands, causal, scale = _decode_call(q, cache, layer, block_table, seq_lens, causal, scale)
-    if workspace is not None:
-        _workspace(workspace, cache.device)  # its type, device and layout, before the op's schema
-    out = (_decode_op if _tracing() else _decode)(cache._id, causal, scale, operands, workspace)
+    if _tracing():
+        if workspace is not None:  # the op's schema would refuse it less clearly
+            _check_workspace(workspace, cache.device)
+        out = _decode_op(cache._id, causal, scale, operands, workspace)
+    else:
+        out = _decode(cache._id, causal, scale, operands, workspace)
     return out.squeeze(2) if q.dim() == 3 else out.transpose(1, 2).contiguous()
 
 
 def _decode_call(q, cache, layer, block_table, seq_lens, causal, scale):
-    """The checked operands of a decode call and the compiled function's causality and scale
-    (``seq_lens`` None: a stand-in of the batch's shape, for sizing)."""
+    """The argument-checked operands of a decode call and the compiled function's causality
+    and scale (``seq_lens`` None: a stand-in of the batch's shape, for sizing)."""
     if not isinstance(cache, PagedKVCache):
         raise TypeError(f"cache: expected a qattn.paged.PagedKVCache, got {type(cache).__name__}")
     k, v = cache._sides(layer)
@@ -946,8 +965,6 @@ def _decode_call(q, cache, layer, block_table, seq_lens, causal, scale):
         lens = torch.zeros((b,), dtype=torch.int32, device=cache.device)
     else:
         lens = cache._int32("seq_lens", seq_lens, (b,))
-        if cache.checks:
-            _check_decode(cache, lens, table)
     operands = [q4.contiguous(), *k.pools, *v.pools, k.tail[:b], k.tail_scale[:b], v.tail[:b],
                 v.tail_scale[:b], lens, table]
     return (operands, *_decode_key(nq, causal, scale))

@@ -100,8 +100,6 @@ def main(argv=None):
 
     if a.cache_dir:
         os.environ["QATTN_CACHE_DIR"] = a.cache_dir
-    import torch
-
     from qattn import compiler, paged
 
     def fail(message):
@@ -122,7 +120,7 @@ def main(argv=None):
     except (TypeError, ValueError) as e:
         return fail(str(e))
 
-    dtypes = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+    dtypes = {name: dtype for dtype, name in paged._Q_DTYPES.items()}
     jobs = [(nq, dt) for nq in a.num_queries for dt in a.dtype]
     status = 0
     for i, (nq, dt) in enumerate(jobs, 1):
