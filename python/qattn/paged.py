@@ -57,8 +57,9 @@ runs it on the current CUDA stream (CPU: synchronously, the reference lowering).
 serves every batch, length, pool and table width. A machine without ``qattn-compile`` uses an
 artifact of the same text carried over in the cache folder (``precompile`` writes them).
 
-Past their argument checks, ``append`` and ``decode`` are one custom op each (``qattn::paged_append``,
-which mutates the layer's pools, tails and error flags, and ``qattn::paged_decode``): while
+Past their argument checks, ``append`` and ``decode`` are one custom op each
+(``qattn::paged_append``, which mutates the layer's pools, tails and error flags, and
+``qattn::paged_decode``; the host checks of lengths and page ids run inside them): while
 ``torch.compile`` traces (``fullgraph=True`` works) they go into the graph as those ops; eager
 calls run the ops' Python bodies directly, without the dispatcher's cost. With PyTorch before
 2.4 they are plain functions.
