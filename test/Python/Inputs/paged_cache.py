@@ -12,8 +12,9 @@ on the MLIR machine): appends bit-exact against the same model, decode within se
 bound for the tile kernels (they round Q and P to f16), plus an append and a decode captured in
 a CUDA graph and replayed against eager calls, a two-layer step replayed while batch slots
 leave and join, the same step under torch.compile (fullgraph; aot_eager and inductor) against
-eager calls, an append under torch.cuda.set_sync_debug_mode ("error"), the debug checks, and a bad page id without debug dropped, not written, and
-recorded in the cache's error flags (as the torch-ops form records it on CPU).
+eager calls, an append under torch.cuda.set_sync_debug_mode ("error"), the debug checks, and
+a bad page id without debug dropped, not written, and recorded in the cache's error flags (as
+the torch-ops form records it on CPU).
 
 usage: paged_cache.py OUT_DIR [--seed N] [--device cpu|cuda] [--precompile]"""
 
