@@ -2,13 +2,14 @@
 
 // Per-head code widths (K 4/2 bits, V 2/4 bits over two KV heads): the grid
 // kernel lowers its body once per distinct (K, V) width pair, in an
-// scf.index_switch on the CTA's KV head (grid y), after a shared prologue.
+// scf.index_switch on the CTA's KV head (grid x mod 2), after a shared prologue.
 // Each copy reads its head's codes at the byte after the widths of the heads
 // before it (K: head 1 at 4 x 64 / 8 = 32, V: head 1 at 2 x 64 / 8 = 16), a
 // lane's K codes 16 channels wide (2-bit: 4 bytes, 4-bit: 8), and runs the
 // whole key loop with its own dequantization.
 // CHECK-LABEL: gpu.func @heads_decode_tiles
-// CHECK: %[[HK:.*]] = gpu.block_id  y
+// CHECK: %[[BX:.*]] = gpu.block_id  x
+// CHECK: %[[HK:.*]] = arith.remui %[[BX]], %c2
 // CHECK: %[[IS1:.*]] = arith.cmpi eq, %[[HK]], %c1
 // CHECK: %[[CLASS:.*]] = arith.select %[[IS1]], %c1, %c0
 // CHECK: scf.index_switch %[[CLASS]]

@@ -5,7 +5,7 @@
 // then a second for the terms against it (the SAS exponential: the integer
 // part's LUT, the fraction's polynomial, 0 below the threshold) and P.V.
 // CHECK-LABEL: func.func @sas
-// CHECK: gpu.launch_func @qattn_kernels::@sas_decode_tiles blocks in (%c1, %c2, %{{.*}})
+// CHECK: gpu.launch_func @qattn_kernels::@sas_decode_tiles blocks in (%c2, %c1, %{{.*}})
 // CHECK-LABEL: gpu.func @sas_decode_tiles
 // CHECK: scf.for
 // CHECK-COUNT-4: nvgpu.mma.sync

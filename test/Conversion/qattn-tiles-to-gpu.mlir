@@ -8,8 +8,8 @@
 // at the end.
 
 // A paged decode with the int8 tail page, on the tile layer, as two kernels:
-// one warp per grid point (x: row tile and split, y: KV head, z: batch
-// entry), the tensors passed as flat views with their dynamic sizes as i32,
+// one warp per grid point (x: split and KV head, the heads of a split side
+// by side; y: row tile; z: batch entry), the tensors passed as flat views with their dynamic sizes as i32,
 // and the split combine. The split count, computed on the host from the
 // batch and the page table's width (qattn-tile), sizes the partial rows'
 // dimension 3, which both kernels take as an i32, and grid x.
@@ -21,7 +21,8 @@
 // CHECK: %[[ACC:.*]] = memref.alloc(%[[B]], %[[NS]]) : memref<?x2x1x?x16x64xf32>
 // CHECK: memref.reinterpret_cast %[[ACC]]
 // CHECK: %[[NS32:.*]] = arith.index_cast %[[NS]] : index to i32
-// CHECK: gpu.launch_func @qattn_kernels::@paged_decode_decode_tiles blocks in (%[[NS]], %c2, %[[B]]) threads in (%c32, %c1, %c1)
+// CHECK: %[[NSX:.*]] = arith.muli %[[NS]], %c2 : index
+// CHECK: gpu.launch_func @qattn_kernels::@paged_decode_decode_tiles blocks in (%[[NSX]], %c1, %[[B]]) threads in (%c32, %c1, %c1)
 // CHECK-SAME: %[[NS32]] : i32)
 // CHECK: %[[ROWS:.*]] = arith.muli %[[B]], %c16 : index
 // CHECK: gpu.launch_func @qattn_kernels::@paged_decode_combine_tiles blocks in (%[[ROWS]], %c1, %c1) threads in (%c32, %c1, %c1)
@@ -40,8 +41,8 @@
 // rows.
 // Here K and V read the same tensors: their streams still have regions of
 // their own (2 slots of 32 lanes x 52 bytes for K, x 36 for V).
-// The split count is the last partial's dimension 3: grid x divides by it
-// (the row tile, the split) and so does each split's share of the keys.
+// The split count is the last partial's dimension 3: each split's share of
+// the keys divides by it; grid x by the 2 KV heads (the split, the head).
 // 16-key tiles of 4 rows: 128 registers, 16 warps per SM.
 // CHECK-LABEL: gpu.func @paged_decode_decode_tiles
 // CHECK-SAME: %[[NSA:[a-z0-9]+]]: i32) workgroup(%[[RING:.*]] : memref<896xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 32, 1, 1>, nvvm.minctasm = 16 : i32}
@@ -49,8 +50,8 @@
 // CHECK: %[[BX:.*]] = gpu.block_id x
 // CHECK-DAG: gpu.block_id z
 // CHECK-DAG: gpu.block_id y
-// CHECK: arith.divui %[[BX]], %[[NSI]] : index
-// CHECK: arith.remui %[[BX]], %[[NSI]] : index
+// CHECK: arith.divui %[[BX]], %c2 : index
+// CHECK: arith.remui %[[BX]], %c2 : index
 // CHECK: arith.divui %{{.*}}, %[[NSI]] : index
 // CHECK: vector.load %{{.*}} : memref<1099511627776xf16>, vector<16xf16>
 // K's codes (8 bytes a key) ask L2 for whole lines; its constants' rows

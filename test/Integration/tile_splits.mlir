@@ -38,12 +38,12 @@
 // B40: splits_b40: all checks passed
 // B1: splits_b1: all checks passed
 // PLAN3: size S0 = max(min(div(1584, B*2), ceil_div(MP*64+64, 128), max(ceil_div(MP*64+64, 256), 64)), 1) = 33
-// PLAN3: launch paged_int4_decode_tiles grid [33, 2, 3]
+// PLAN3: launch paged_int4_decode_tiles grid [66, 1, 3]
 // PLAN40: size S0 = {{.*}} = 19
-// PLAN40: launch paged_int4_decode_tiles grid [19, 2, 40]
+// PLAN40: launch paged_int4_decode_tiles grid [38, 1, 40]
 // PLAN1: size S0 = {{.*}} = 161
 // PLAN1: buffer scratch2: f32 [1, 2, 1, 161, 16, 64]
-// PLAN1: launch paged_int4_decode_tiles grid [161, 2, 1]
+// PLAN1: launch paged_int4_decode_tiles grid [322, 1, 1]
 
 func.func @paged_int4(
     %q: tensor<?x8x1x64xf32> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},

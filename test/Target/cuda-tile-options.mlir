@@ -2,6 +2,8 @@
 // RUN: qattn-run %t/default --plan-only --function paged --dim B=8 --dim NP=600 --dim MP=64 | FileCheck %s --check-prefix=DEFAULT
 // RUN: qattn-compile %s -o %t/five --target=cuda --no-cubin --tile-options="splits=5" > /dev/null
 // RUN: qattn-run %t/five --plan-only --function paged --dim B=8 --dim NP=600 --dim MP=64 | FileCheck %s --check-prefix=FIVE
+// RUN: qattn-compile %s -o %t/splitfast --target=cuda --no-cubin --tile-options="splits=5 heads-fastest=false" > /dev/null
+// RUN: qattn-run %t/splitfast --plan-only --function paged --dim B=8 --dim NP=600 --dim MP=64 | FileCheck %s --check-prefix=SPLITFAST
 // RUN: not qattn-compile %s -o %t/bad --target=cuda --no-cubin --tile-options="bogus=1" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: test ! -e %t/bad
 // RUN: not qattn-compile %s -o %t/cpu --tile-options="splits=2" 2>&1 | FileCheck %s --check-prefix=CPU
@@ -13,10 +15,12 @@
 
 // qattn-compile --tile-options passes more options to qattn-tile, for
 // experiments with its heuristics: the decode grid's key splits from the
-// batch at launch (S0) by default, 5 with splits=5; a bad option is an error
+// batch at launch (S0) by default, 5 with splits=5 (the KV heads of a split
+// side by side on grid x); a bad option is an error
 // before anything is written, and so is the option for the cpu target.
-// DEFAULT: launch paged_decode_tiles grid [{{[0-9]+}}, 2, 8] = [S0, 2, B]
-// FIVE: launch paged_decode_tiles grid [5, 2, 8] = [5, 2, B]
+// DEFAULT: launch paged_decode_tiles grid [{{[0-9]+}}, 1, 8] = [S0*2, 1, B]
+// FIVE: launch paged_decode_tiles grid [10, 1, 8] = [10, 1, B]
+// SPLITFAST: launch paged_decode_tiles grid [5, 2, 8] = [5, 2, B]
 // BAD: no such option bogus
 // BAD: qattn-compile: error: --tile-options='bogus=1' are not options of qattn-tile (qattn-opt --help lists them)
 // CPU: qattn-compile: error: --tile-options is for --target=cuda

@@ -3,6 +3,7 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile=tile-layer=true --canonicalize | FileCheck %s --check-prefix=LAYER
 // RUN: qattn-opt %s -split-input-file --qattn-tile=tile-keys=16 --canonicalize | FileCheck %s --check-prefix=NARROW
 // RUN: qattn-opt %s -split-input-file --qattn-tile=num-sms=4 --canonicalize | FileCheck %s --check-prefix=SMS
+// RUN: qattn-opt %s -split-input-file --qattn-tile=heads-fastest=false --canonicalize | FileCheck %s --check-prefix=SPLITFAST
 // RUN: qattn-opt %s -split-input-file --qattn-tile=lazy-max=0 --canonicalize | FileCheck %s --check-prefix=EAGER
 // RUN: qattn-opt %s -split-input-file --qattn-tile=lazy-max=2.5 --canonicalize | FileCheck %s --check-prefix=LAZY
 
@@ -65,7 +66,10 @@
 // CHECK: } {qattn.key_loop}
 // CHECK: scf.forall.in_parallel
 // CHECK: tensor.parallel_insert_slice {{.*}} into {{.*}}[%[[BI]], %[[HK]], {{.*}}, %[[S]], 0, 0] [1, 1, 1, 1, 16, 64]
-// CHECK: } {mapping = [#gpu.block<linear_dim_3>, #gpu.block<linear_dim_2>, #gpu.block<linear_dim_1>, #gpu.block<linear_dim_0>]}
+// The KV heads of a split are neighbouring CTAs (linear_dim_0 fastest);
+// heads-fastest=false puts a head's splits there instead.
+// CHECK: } {mapping = [#gpu.block<linear_dim_3>, #gpu.block<linear_dim_0>, #gpu.block<linear_dim_2>, #gpu.block<linear_dim_1>]}
+// SPLITFAST: } {mapping = [#gpu.block<linear_dim_3>, #gpu.block<linear_dim_2>, #gpu.block<linear_dim_1>, #gpu.block<linear_dim_0>]}
 // CHECK: qattn.combine_splits %[[GRID]]#2, %[[GRID]]#0, %[[GRID]]#1 {group = 4 : i64} : tensor<?x2x1x?x16x64xf32>, tensor<?x2x1x?x16xf32>, tensor<?x2x1x?x16xf32> -> tensor<?x8x1x64xf16>
 // CHECK-NOT: qattn.attention
 // The splits option forces a constant.

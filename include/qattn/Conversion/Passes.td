@@ -52,7 +52,8 @@ def QAttnConvertToGPU : Pass<"qattn-convert-to-gpu", "mlir::ModuleOp"> {
 
     A decode grid of the tile layer (the `scf.forall` qattn-tile writes for
     the serving form, or with `tile-layer`) becomes a kernel of one warp per
-    grid point (grid x: row tile and split, y: KV head, z: batch entry) and
+    grid point (the forall's mapping: linear block dims 0 (fastest) and 1
+    on grid x, 2 on y, 3 on z; a dynamic fastest dim must be the split) and
     its `qattn.combine_splits` a combine kernel of one warp per output row.
     The tensors pass as flat views (`memref.reinterpret_cast`, 2^40
     elements) with each dynamic size as an i32, so one artifact serves every

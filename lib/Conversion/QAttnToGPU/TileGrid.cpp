@@ -3,9 +3,9 @@
 // Part of the qattn project.
 //
 // The scf.forall that qattn-tile writes over (batch, KV head, row tile, key
-// split) becomes a kernel of one warp per grid point (grid x: row tile and
-// split, y: KV head, z: batch entry), and the qattn.combine_splits of its
-// results a second kernel. The host passes every tensor as a flat buffer and
+// split) becomes a kernel of one warp per grid point (its mapping's linear
+// block dims 0 and 1 on grid x, 2 on y, 3 on z), and the
+// qattn.combine_splits of its results a second kernel. The host passes every tensor as a flat buffer and
 // each dynamic size as an i32; the kernel's body is the grid body, rewritten
 // op by op: index arithmetic is cloned, tensor.extract reads the buffer, the
 // key loops become loops over the lanes' registers (Regs), and each tile op
@@ -402,6 +402,32 @@ static LogicalResult lowerPrograms(WarpProgram &w, scf::ForallOp grid) {
   return success();
 }
 
+/// Which induction variable of `grid` each linear block dimension of its
+/// mapping (#gpu.block<linear_dim_k>, k = 0 fastest) is. The fastest one
+/// must have a bound the kernel knows: a constant or the split count.
+static FailureOr<std::array<int64_t, 4>> linearBlockDims(scf::ForallOp grid) {
+  std::array<int64_t, 4> dimOf = {-1, -1, -1, -1};
+  std::optional<ArrayAttr> mapping = grid.getMapping();
+  ArrayRef<Attribute> dims =
+      mapping ? mapping->getValue() : ArrayRef<Attribute>();
+  for (auto [i, attr] : llvm::enumerate(dims)) {
+    auto block = dyn_cast<gpu::GPUBlockMappingAttr>(attr);
+    if (!block || !block.isLinearMapping())
+      break;
+    int64_t linear = block.getRelativeIndex();
+    if (linear < 4 && dimOf[linear] < 0)
+      dimOf[linear] = i;
+  }
+  if (llvm::is_contained(dimOf, -1))
+    return grid.emitOpError("needs a mapping of its four dimensions to "
+                            "#gpu.block<linear_dim_0> .. <linear_dim_3>");
+  OpFoldResult fast = grid.getMixedUpperBound()[dimOf[0]];
+  if (!getConstantIntValue(fast) && dimOf[0] != 3)
+    return grid.emitOpError("maps a dimension of dynamic size other than the "
+                            "split to linear_dim_0");
+  return dimOf;
+}
+
 static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
                                StringRef prefix, const ChipInfo &chip) {
   CombineSplitsOp combine = combineOf(grid);
@@ -416,6 +442,10 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
   Value splitBound = dyn_cast<Value>(grid.getMixedUpperBound()[3]);
   if (failed(checkLowerable(grid)))
     return failure();
+  FailureOr<std::array<int64_t, 4>> blockDims = linearBlockDims(grid);
+  if (failed(blockDims))
+    return failure();
+  const std::array<int64_t, 4> &dimOf = *blockDims;
   LoadQueryTileOp queryLoad =
       *grid.getBody()->getOps<LoadQueryTileOp>().begin();
   auto queryType = cast<RankedTensorType>(queryLoad.getQ().getType());
@@ -494,18 +524,32 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
     Value splits = flat.back().sizes[3];
     if (splitBound)
       w.scalars.map(splitBound, splits);
+    // Linear dims 0 (fastest) and 1 share grid x, 2 is y, 3 is z.
     Value x = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-    ValueRange ivs = grid.getInductionVars();
-    w.scalars.map(ivs[0], gpu::BlockIdOp::create(b, gpu::Dimension::z));
-    w.scalars.map(ivs[1], gpu::BlockIdOp::create(b, gpu::Dimension::y));
-    w.scalars.map(ivs[2], arith::DivUIOp::create(b, x, splits));
-    w.scalars.map(ivs[3], arith::RemUIOp::create(b, x, splits));
+    auto fastBound = [&](int64_t linear) -> Value {
+      OpFoldResult ub = grid.getMixedUpperBound()[dimOf[linear]];
+      if (std::optional<int64_t> c = getConstantIntValue(ub))
+        return w.idx(*c);
+      return splits;
+    };
+    // (A copy: the forall returns its induction variables by value.)
+    SmallVector<Value> ivs = grid.getInductionVars();
+    Value z = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+    Value y = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+    Value major = arith::DivUIOp::create(b, x, fastBound(0));
+    Value minor = arith::RemUIOp::create(b, x, fastBound(0));
+    w.scalars.map(ivs[dimOf[3]], z);
+    w.scalars.map(ivs[dimOf[2]], y);
+    w.scalars.map(ivs[dimOf[1]], major);
+    w.scalars.map(ivs[dimOf[0]], minor);
     if (failed(lowerPrograms(w, grid)))
       return failure();
   }
   SmallVector<Value> ub = getValueOrCreateConstantIndexOp(
       hb, hb.getLoc(), grid.getMixedUpperBound());
-  launch(hb, kernel, {arith::MulIOp::create(hb, ub[2], ub[3]), ub[1], ub[0]},
+  launch(hb, kernel,
+         {arith::MulIOp::create(hb, ub[dimOf[1]], ub[dimOf[0]]), ub[dimOf[2]],
+          ub[dimOf[3]]},
          args);
 
   // The combine: combineWarpsPerRow warps per output row.

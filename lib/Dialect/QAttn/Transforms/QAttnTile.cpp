@@ -218,7 +218,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       DecodeSplits rule{splits, chipInfo, sms, decodeMinKeysPerSplit};
       if (rule.fixed <= 0)
         rule.fixed = op.isShapeGeneric() ? 0 : chooseDecodeSplits(op);
-      tileDecodeAttention(op, rule, {tileKeys, lazyMax});
+      tileDecodeAttention(op, rule, {tileKeys, lazyMax, headsFastest});
     }
     WalkResult result = getOperation()->walk([&](AttentionOp op) {
       if (op.getGpuTilingAttr())

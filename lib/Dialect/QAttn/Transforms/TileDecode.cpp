@@ -85,7 +85,8 @@ public:
               const TileProgramShape &shape)
       : op(op), b(op.getLoc(), op), rule(rule),
         tileKeys(shape.tileKeys ? shape.tileKeys : chooseTileKeys(op)),
-        lazyMax(shape.lazyMax < 0 ? chooseLazyMax(op) : shape.lazyMax) {}
+        lazyMax(shape.lazyMax < 0 ? chooseLazyMax(op) : shape.lazyMax),
+        headsFastest(shape.headsFastest) {}
 
   Value materialize();
 
@@ -132,6 +133,7 @@ private:
   DecodeSplits rule;
   int64_t tileKeys;
   double lazyMax;
+  bool headsFastest;
   KVSources k, v;
 };
 } // namespace
@@ -334,14 +336,20 @@ Value DecodeTiler::materialize() {
   auto dim = [&](gpu::MappingId id) {
     return gpu::GPUBlockMappingAttr::get(ctx, id);
   };
-  ArrayAttr mapping = b.getArrayAttr(
-      {dim(gpu::MappingId::LinearDim3), dim(gpu::MappingId::LinearDim2),
-       dim(gpu::MappingId::LinearDim1), dim(gpu::MappingId::LinearDim0)});
+  using gpu::MappingId;
+  ArrayAttr mapping =
+      headsFastest
+          ? b.getArrayAttr(
+                {dim(MappingId::LinearDim3), dim(MappingId::LinearDim0),
+                 dim(MappingId::LinearDim2), dim(MappingId::LinearDim1)})
+          : b.getArrayAttr(
+                {dim(MappingId::LinearDim3), dim(MappingId::LinearDim2),
+                 dim(MappingId::LinearDim1), dim(MappingId::LinearDim0)});
   auto grid = scf::ForallOp::create(b, ubs, outs, mapping);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(grid.getBody());
-    ValueRange ivs = grid.getInductionVars();
+    SmallVector<Value> ivs = grid.getInductionVars();
     Value bi = ivs[0], hk = ivs[1], rt = ivs[2], s = ivs[3];
     // The sequence's keys: kv_lens[b], else the whole cache and buffer; the
     // last L mod Nb of them in the buffer.

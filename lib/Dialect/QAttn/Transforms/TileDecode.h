@@ -33,6 +33,9 @@ struct TileProgramShape {
   /// The online softmax's lazy_max (natural-log units; 0: the exact running
   /// max at every tile); negative picks (see chooseLazyMax in TileDecode.cpp).
   double lazyMax = -1.0;
+  /// The grid's fastest-varying CTA index walks the KV heads of a key split
+  /// (which read the same code rows) instead of a head's splits.
+  bool headsFastest = true;
 };
 
 /// Why the tile layer cannot express `op` yet, or an empty string.
