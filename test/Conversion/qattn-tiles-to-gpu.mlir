@@ -75,7 +75,6 @@
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, index, index)
 // CHECK: cp.async.commit_group;
 // CHECK: cp.async.wait_group 2;
-// CHECK: vector.load %[[RING]][%{{.*}}] {alignment = 8 : i64} : memref<896xi32, #gpu.address_space<workgroup>>, vector<2xi32>
 // The K tile's group constants, converted once per warp: half the lanes
 // (16 units) convert two pairs each from their runs (half a word at 4 bits,
 // shifted down), store them to K's staging area after the slots, and each
@@ -88,8 +87,15 @@
 // CHECK: vector.store %{{.*}}, %[[RING]][%{{.*}}] {alignment = 8 : i64} : memref<896xi32, #gpu.address_space<workgroup>>, vector<2xi32>
 // CHECK-NEXT: {{^ *}}}{{$}}
 // CHECK-NEXT: nvvm.bar.warp.sync
+// Each A fragment is made at the mma that takes it: the codes of its keys
+// read from the slot at the first (8 bytes a key), its constants' pairs,
+// then the mma; the next fragment's dequantization follows it.
+// CHECK: vector.load %[[RING]][%{{.*}}] {alignment = 8 : i64} : memref<896xi32, #gpu.address_space<workgroup>>, vector<2xi32>
 // CHECK: vector.load %[[RING]][%{{.*}}] {alignment = 16 : i64} : memref<896xi32, #gpu.address_space<workgroup>>, vector<4xi32>
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK-NEXT: vector.extract
+// CHECK: lop3.b32
+// CHECK: nvgpu.mma.sync
 // V's: one 16-bit code chunk's 4 channels per unit, stored as 4 words.
 // CHECK: nvvm.bar.warp.sync
 // CHECK: vector.store %{{.*}}, %[[RING]][%{{.*}}] {alignment = 16 : i64} : memref<896xi32, #gpu.address_space<workgroup>>, vector<4xi32>

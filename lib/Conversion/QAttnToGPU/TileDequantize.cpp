@@ -8,7 +8,9 @@
 // channel order of their packing (LaneChannels); int8 tiles (the decode
 // buffer, stage-1 caches) pick their bytes in that same order with one prmt
 // per pair, so that one query fragment serves the cache and the buffer. The
-// stage-1 scale rides along: the scores and P^T apply it.
+// stage-1 scale rides along: the scores and P^T apply it. Each fragment is
+// made where its mma takes it (WarpProgram::reg): made all at once, a tile's
+// fragments held 64 registers at d = 128 and pushed ptxas to spill.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,8 +50,8 @@ public:
       staged.emplace(w, keys, group);
       return;
     }
-    scales = w.regs(op.getParts()[1])[group];
-    zeros = w.regs(op.getParts()[2])[group];
+    scales = w.reg(op.getParts()[1], group);
+    zeros = w.reg(op.getParts()[2], group);
     made.resize(keys ? w.channels.keyPairs.size()
                      : w.channels.valueChannels.size());
   }
@@ -57,7 +59,7 @@ public:
   std::pair<Value, Value> operator[](int64_t u) {
     if (staged)
       return (*staged)[u];
-    if (!made[u]) {
+    if (!made[u] || !w.usableHere(made[u]->first)) {
       int64_t bits = w.codeBits(keys);
       auto [lo, hi] = keys ? w.channels.keyPairs[u]
                            : std::pair(w.channels.valueChannels[u],
@@ -77,10 +79,11 @@ private:
   SmallVector<std::optional<std::pair<Value, Value>>> made;
 };
 
-/// K as the A fragments of S^T = K Q^T: per 16-channel chunk j, lane t's
-/// pairs 2j and 2j + 1 of keys g and g + 8 (`codes`, one key block).
-static Regs keyFragments(WarpProgram &w, DequantizeTileOp op,
-                         ArrayRef<Value> codes, GroupConstants &consts) {
+/// K's A fragment of S^T = K Q^T for 16-channel chunk j: lane t's pairs 2j
+/// and 2j + 1 of keys g and g + 8 (`codes`, the key block's two words).
+static Value keyFragment(WarpProgram &w, DequantizeTileOp op,
+                         ArrayRef<Value> codes, GroupConstants &consts,
+                         int64_t j) {
   ImplicitLocOpBuilder &b = w.b;
   Stage2Attr s2 = op.getStage2Attr();
   auto pairOf = [&](int64_t p, int64_t key) -> Value {
@@ -93,19 +96,17 @@ static Regs keyFragments(WarpProgram &w, DequantizeTileOp op,
     auto [s, z] = consts[p];
     return dequantPair(b, word, p % perWord * bits, bits, s, z, s2.getAnchor());
   };
-  Regs frags;
-  for (int64_t j = 0; j < w.headDim / 16; ++j)
-    frags.push_back(fragment(b, {pairOf(2 * j, 0), pairOf(2 * j, 1),
-                                 pairOf(2 * j + 1, 0), pairOf(2 * j + 1, 1)}));
-  return frags;
+  return fragment(b, {pairOf(2 * j, 0), pairOf(2 * j, 1), pairOf(2 * j + 1, 0),
+                      pairOf(2 * j + 1, 1)});
 }
 
-/// V^T as the A fragments of O^T += V^T P^T: per 16-channel m tile i, lane
-/// g's channels 2i (row g) and 2i + 1 (row g + 8) of keys (2t, 2t + 1) and
-/// (2t + 8, 2t + 9) (`codes`, one key block), each pair one channel of two
-/// keys.
-static Regs valueFragments(WarpProgram &w, DequantizeTileOp op,
-                           ArrayRef<Value> codes, GroupConstants &consts) {
+/// V^T's A fragment of O^T += V^T P^T for 16-channel m tile i: lane g's
+/// channels 2i (row g) and 2i + 1 (row g + 8) of keys (2t, 2t + 1) and
+/// (2t + 8, 2t + 9) (`codes`, the key block's four words), each pair one
+/// channel of two keys.
+static Value valueFragment(WarpProgram &w, DequantizeTileOp op,
+                           ArrayRef<Value> codes, GroupConstants &consts,
+                           int64_t i) {
   ImplicitLocOpBuilder &b = w.b;
   Stage2Attr s2 = op.getStage2Attr();
   // The pairs of channel u for keys (2t, 2t + 1) and (2t + 8, 2t + 9).
@@ -135,36 +136,38 @@ static Regs valueFragments(WarpProgram &w, DequantizeTileOp op,
     }
     return out;
   };
-  Regs frags;
-  for (int64_t i = 0; i < w.headDim / 16; ++i) {
-    std::array<Value, 2> lo = pairsOf(2 * i), hi = pairsOf(2 * i + 1);
-    frags.push_back(fragment(b, {lo[0], hi[0], lo[1], hi[1]}));
-  }
-  return frags;
+  std::array<Value, 2> lo = pairsOf(2 * i), hi = pairsOf(2 * i + 1);
+  return fragment(b, {lo[0], hi[0], lo[1], hi[1]});
 }
 
 void mlir::qattn::tiles::lowerDequantizeTile(WarpProgram &w,
                                              DequantizeTileOp op) {
   bool keys = *op.getLayout() == FragmentLayout::mma_keys_a;
-  Regs codes = w.regs(op.getParts()[0]);
   // Codes of 2 (K) or 4 (V) keys per key block; a set of constants per
   // stage-2 group of the tile (one where the group is the tile or longer).
-  int64_t perBlock = keys ? 2 : 4;
+  int64_t perBlock = keys ? 2 : 4, chunks = w.headDim / 16;
+  Value codes = op.getParts()[0];
+  int64_t blocks = w.numRegs(codes) / perBlock;
   Stage2Attr s2 = op.getStage2Attr();
   bool staged = s2 && stageGroupConstants(w, op, keys);
   int64_t groups = s2 ? tileGroups(op.getParts()[1]) : 1;
-  SmallVector<GroupConstants> consts;
+  auto consts = std::make_shared<SmallVector<GroupConstants>>();
   for (int64_t group = 0; group < groups; ++group)
-    consts.emplace_back(w, op, keys, staged, group);
-  Regs regs;
-  for (size_t at = 0; at < codes.size(); at += perBlock) {
-    int64_t kb = at / perBlock;
+    consts->emplace_back(w, op, keys, staged, group);
+  // Fragment kb * chunks + j is made at its first use; the scale follows.
+  Value scale = w.reg(op.getParts().back(), 0);
+  WarpProgram *program = &w;
+  w.setLazy(op.getValues(), blocks * chunks + 1, [=](int64_t at) -> Value {
+    if (at == blocks * chunks)
+      return scale;
+    WarpProgram &w = *program;
+    int64_t kb = at / chunks, j = at % chunks;
     GroupConstants &blockConsts =
-        consts[s2 ? kb * kKeyBlock / s2.getGroup() : 0];
-    ArrayRef<Value> block = ArrayRef<Value>(codes).slice(at, perBlock);
-    llvm::append_range(regs, keys ? keyFragments(w, op, block, blockConsts)
-                                  : valueFragments(w, op, block, blockConsts));
-  }
-  regs.push_back(w.regs(op.getParts().back())[0]);
-  w.tiles[op.getValues()] = regs;
+        (*consts)[s2 ? kb * kKeyBlock / s2.getGroup() : 0];
+    SmallVector<Value> block;
+    for (int64_t key = 0; key < perBlock; ++key)
+      block.push_back(w.reg(codes, kb * perBlock + key));
+    return keys ? keyFragment(w, op, block, blockConsts, j)
+                : valueFragment(w, op, block, blockConsts, j);
+  });
 }

@@ -50,6 +50,42 @@ WarpProgram::WarpProgram(ImplicitLocOpBuilder &b, int64_t headDim,
 
 Value WarpProgram::idx(int64_t v) { return indexConst(b, v); }
 
+bool WarpProgram::usableHere(Value v) const {
+  Block *def = v.getParentBlock();
+  for (Block *at = b.getInsertionBlock(); at;) {
+    if (at == def)
+      return true;
+    Operation *parent = at->getParentOp();
+    at = parent ? parent->getBlock() : nullptr;
+  }
+  return false;
+}
+
+Value WarpProgram::reg(Value tile, int64_t i) {
+  auto it = lazy.find(tile);
+  if (it == lazy.end())
+    return regs(tile)[i];
+  // Hold the tile: make() may make other lazy tiles' registers.
+  std::shared_ptr<LazyRegs> l = it->second;
+  if (!l->made[i] || !usableHere(l->made[i]))
+    l->made[i] = l->make(i);
+  return l->made[i];
+}
+
+int64_t WarpProgram::numRegs(Value tile) const {
+  auto it = lazy.find(tile);
+  return it == lazy.end() ? int64_t(regs(tile).size())
+                          : int64_t(it->second->made.size());
+}
+
+void WarpProgram::setLazy(Value tile, int64_t count,
+                          std::function<Value(int64_t)> make) {
+  auto l = std::make_shared<LazyRegs>();
+  l->make = std::move(make);
+  l->made.resize(count);
+  lazy[tile] = std::move(l);
+}
+
 Value WarpProgram::accRow(int64_t nb, int64_t c) {
   return add(b, mul(b, t, 2), idx(8 * nb + c));
 }

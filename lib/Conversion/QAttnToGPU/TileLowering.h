@@ -45,6 +45,9 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <functional>
+#include <memory>
+
 namespace mlir::qattn::tiles {
 
 using Regs = SmallVector<Value>;
@@ -112,6 +115,16 @@ struct RingRead {
   SmallVector<RingTile::Piece> pieces;
 };
 
+/// A tile whose registers are made where they are first used: a
+/// dequantized K or V tile makes each A fragment at the mma that takes it
+/// (and reads its codes from the ring there), so that a tile's fragments are
+/// never all live at once. `made` memoizes (`make` fills it); a register made
+/// inside a region that does not enclose a later use is made again there.
+struct LazyRegs {
+  std::function<Value(int64_t)> make;
+  SmallVector<Value> made;
+};
+
 /// One warp's program: the values of the grid body it has lowered.
 class WarpProgram {
 public:
@@ -133,6 +146,8 @@ public:
   IRMapping scalars;
   DenseMap<Value, FlatTensor> tensors;
   DenseMap<Value, Regs> tiles;
+  /// The lazy tiles (held by pointer: a make() may insert others).
+  DenseMap<Value, std::shared_ptr<LazyRegs>> lazy;
   /// The row sums among `tiles` (per lane until stored).
   DenseSet<Value> sums;
   /// The shared-memory ring (memref<? x i32, workgroup>; null without one),
@@ -160,6 +175,15 @@ public:
   Value scalar(Value v) const { return scalars.lookupOrNull(v); }
   const FlatTensor &tensor(Value v) const { return tensors.find(v)->second; }
   const Regs &regs(Value tile) const { return tiles.find(tile)->second; }
+  /// Register `i` of `tile`, made here if the tile is lazy.
+  Value reg(Value tile, int64_t i);
+  /// The registers of `tile` (a lazy tile's count).
+  int64_t numRegs(Value tile) const;
+  /// Makes `tile` lazy: `count` registers, register i made by `make(i)`.
+  void setLazy(Value tile, int64_t count, std::function<Value(int64_t)> make);
+  /// Whether `v`, made earlier, may be used at the insertion point: it was
+  /// made in the insertion block or in one enclosing it.
+  bool usableHere(Value v) const;
   /// Index constant.
   Value idx(int64_t v);
   int64_t codeBits(bool keys) const { return keys ? keyBits : valueBits; }

@@ -239,11 +239,18 @@ void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
     }
     Value slot = w.regs(in).front();
     RingTile tile = ring->second; // a copy: inserting may move the map
-    Regs ready;
-    for (const RingTile::Piece &piece : tile.pieces) {
-      // A warp's row is read where it is used (TileConstants.cpp).
-      if (piece.rowBytes)
-        continue;
+    // A lane's pieces are read from the slot at their first use (the codes
+    // at their fragments' dequantization); a warp's row is read where it is
+    // used (TileConstants.cpp).
+    SmallVector<RingTile::Piece> pieces;
+    for (const RingTile::Piece &piece : tile.pieces)
+      if (!piece.rowBytes)
+        pieces.push_back(piece);
+    WarpProgram *program = &w;
+    w.setLazy(out, pieces.size(), [=](int64_t i) -> Value {
+      WarpProgram &w = *program;
+      ImplicitLocOpBuilder &b = w.b;
+      const RingTile::Piece &piece = pieces[i];
       Value words = div(b, ringLaneByte(w, slot, piece, w.lane), 4);
       Value v = vector::LoadOp::create(
           b, VectorType::get({piece.bytes / 4}, b.getI32Type()), w.ring,
@@ -253,9 +260,8 @@ void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
         v = arith::BitcastOp::create(
             b, b.getF32Type(),
             vector::ExtractOp::create(b, v, ArrayRef<int64_t>{0}));
-      ready.push_back(v);
-    }
-    w.tiles[out] = std::move(ready);
+      return v;
+    });
     bool rows = llvm::all_of(
         tile.pieces, [](const RingTile::Piece &p) { return p.rowBytes != 0; });
     if (tile.pieces.size() == 1 || rows)

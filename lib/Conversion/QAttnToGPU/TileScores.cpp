@@ -26,11 +26,13 @@ void mlir::qattn::tiles::lowerTileScores(WarpProgram &w, TileScoresOp op) {
   int64_t chunks = w.headDim / 16, group = op.getGroup();
   int64_t queries = op.getQueries(), pairs = group * queries;
   const Regs &q = w.regs(op.getQueriesTile());
-  const Regs &k = w.regs(op.getKeysTile());
+  Value k = op.getKeysTile();
+  int64_t kScale = w.numRegs(k) - 1;
   Value first = w.scalar(op.getFirst()), bound = w.scalar(op.getBound());
   Value length = w.scalar(op.getLength());
   Value factor = arith::MulFOp::create(
-      b, f32Const(b, op.getScale().convertToFloat() * M_LOG2E), k.back());
+      b, f32Const(b, op.getScale().convertToFloat() * M_LOG2E),
+      w.reg(k, kScale));
   Value rowTile = mul(b, w.scalar(op.getRowTile()), kTileRows);
   Value minusInf = f32Const(b, -INFINITY);
   auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
@@ -42,9 +44,9 @@ void mlir::qattn::tiles::lowerTileScores(WarpProgram &w, TileScoresOp op) {
     for (int64_t nb = 0; nb < w.rowBlocks; ++nb) {
       Value acc = zeros(b, VectorType::get({2, 2}, b.getF32Type()));
       for (int64_t j = 0; j < chunks; ++j)
-        acc =
-            nvgpu::MmaSyncOp::create(b, k[kb * chunks + j], q[nb * chunks + j],
-                                     acc, ArrayRef<int64_t>{16, 8, 16});
+        acc = nvgpu::MmaSyncOp::create(b, w.reg(k, kb * chunks + j),
+                                       q[nb * chunks + j], acc,
+                                       ArrayRef<int64_t>{16, 8, 16});
       for (int64_t c = 0; c < 2; ++c) {
         Value row = add(b, rowTile, w.accRow(nb, c));
         Value rowSees = cmp(arith::CmpIPredicate::ult, row, w.idx(pairs));

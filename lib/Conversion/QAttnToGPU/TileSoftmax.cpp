@@ -121,7 +121,8 @@ void mlir::qattn::tiles::lowerSoftmaxUpdate(WarpProgram &w,
   ImplicitLocOpBuilder &b = w.b;
   int64_t chunks = w.headDim / 16, rows = 2 * w.rowBlocks;
   int64_t blocks = keyBlocks(op.getScores());
-  const Regs &s = w.regs(op.getScores()), &v = w.regs(op.getValues());
+  const Regs &s = w.regs(op.getScores());
+  Value v = op.getValues();
   Regs max = w.regs(op.getMax()), sum = w.regs(op.getSum());
   Regs acc = w.regs(op.getAcc());
   // The terms sit where their scores do.
@@ -165,7 +166,7 @@ void mlir::qattn::tiles::lowerSoftmaxUpdate(WarpProgram &w,
     rescale(w, corr, acc);
   // P^T as B fragments: the accumulators hold (key g (+8), rows 2t, 2t+1);
   // the operand wants (keys 2t, 2t+1 (+8), row g).
-  Value vScale = v.back();
+  Value vScale = w.reg(v, w.numRegs(v) - 1);
   for (int64_t kb = 0; kb < blocks; ++kb)
     for (int64_t nb = 0; nb < w.rowBlocks; ++nb) {
       SmallVector<Value> regs;
@@ -182,7 +183,7 @@ void mlir::qattn::tiles::lowerSoftmaxUpdate(WarpProgram &w,
       Value pT = fragment(b, regs);
       for (int64_t i = 0; i < chunks; ++i)
         acc[nb * chunks + i] = nvgpu::MmaSyncOp::create(
-            b, v[kb * chunks + i], pT, acc[nb * chunks + i],
+            b, w.reg(v, kb * chunks + i), pT, acc[nb * chunks + i],
             ArrayRef<int64_t>{16, 8, 16});
     }
   w.tiles[op.getNewMax()] = max;
