@@ -1,7 +1,8 @@
 // RUN: qattn-opt %s --qattn-tile --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s
+// RUN: qattn-opt %s --qattn-tile=grid-warps-per-sm=16 --qattn-pipeline --qattn-convert-to-gpu | FileCheck %s --check-prefix=WARPS16
 // RUN: qattn-opt %s --qattn-tile | sed -e 's/mapping = \[#gpu.block<linear_dim_3>, #gpu.block<linear_dim_0>/mapping = [#gpu.block<linear_dim_0>, #gpu.block<linear_dim_3>/' \
 // RUN:   | not qattn-opt --qattn-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=DYNAMIC
-// RUN: qattn-opt %s --qattn-tile | sed -e 's/ {mapping = \[#gpu.block<linear_dim_3>.*\]}$//' \
+// RUN: qattn-opt %s --qattn-tile | sed -e 's/{mapping = \[[^]]*\], /{/' \
 // RUN:   | not qattn-opt --qattn-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=NONE
 
 // The decode grid's kernel follows the forall's mapping: linear dims 0
@@ -12,7 +13,11 @@
 // CHECK: %[[NS:.*]] = arith.maxui %{{.*}}, %c1 : index
 // CHECK: %[[X:.*]] = arith.muli %[[NS]], %c2 : index
 // CHECK: gpu.launch_func @qattn_kernels::@grid_decode_tiles blocks in (%[[X]], %c1, %{{.*}})
+// The kernel keeps the warps per SM the grid records resident: 12 for
+// 32-key tiles (168 registers), or what qattn-tile was told.
 // CHECK-LABEL: gpu.func @grid_decode_tiles
+// CHECK-SAME: nvvm.minctasm = 12 : i32
+// WARPS16: gpu.func @grid_decode_tiles{{.*}}nvvm.minctasm = 16 : i32
 // CHECK: %[[BX:.*]] = gpu.block_id  x
 // CHECK: %[[BZ:.*]] = gpu.block_id  z
 // CHECK: %[[S:.*]] = arith.divui %[[BX]], %c2 : index

@@ -4,6 +4,8 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile=tile-keys=16 --canonicalize | FileCheck %s --check-prefix=NARROW
 // RUN: qattn-opt %s -split-input-file --qattn-tile=num-sms=4 --canonicalize | FileCheck %s --check-prefix=SMS
 // RUN: qattn-opt %s -split-input-file --qattn-tile=heads-fastest=false --canonicalize | FileCheck %s --check-prefix=SPLITFAST
+// RUN: qattn-opt %s -split-input-file --qattn-tile=grid-warps-per-sm=16 --canonicalize | FileCheck %s --check-prefix=WARPS16
+// RUN: not qattn-opt %s -split-input-file --qattn-tile=grid-warps-per-sm=40 2>&1 | FileCheck %s --check-prefix=BADWARPS
 // RUN: qattn-opt %s -split-input-file --qattn-tile=lazy-max=0 --canonicalize | FileCheck %s --check-prefix=EAGER
 // RUN: qattn-opt %s -split-input-file --qattn-tile=lazy-max=2.5 --canonicalize | FileCheck %s --check-prefix=LAZY
 
@@ -68,8 +70,15 @@
 // CHECK: tensor.parallel_insert_slice {{.*}} into {{.*}}[%[[BI]], %[[HK]], {{.*}}, %[[S]], 0, 0] [1, 1, 1, 1, 16, 64]
 // The KV heads of a split are neighbouring CTAs (linear_dim_0 fastest);
 // heads-fastest=false puts a head's splits there instead.
-// CHECK: } {mapping = [#gpu.block<linear_dim_3>, #gpu.block<linear_dim_0>, #gpu.block<linear_dim_2>, #gpu.block<linear_dim_1>]}
-// SPLITFAST: } {mapping = [#gpu.block<linear_dim_3>, #gpu.block<linear_dim_2>, #gpu.block<linear_dim_1>, #gpu.block<linear_dim_0>]}
+// The grid records the warps per SM its split count filled, for the GPU
+// lowering's register budget: 12 here; grid-warps-per-sm sets them (16:
+// 2112 slots, 128 registers); past 32 it is an error.
+// CHECK: } {mapping = [#gpu.block<linear_dim_3>, #gpu.block<linear_dim_0>, #gpu.block<linear_dim_2>, #gpu.block<linear_dim_1>], qattn.grid_warps_per_sm = 12 : i64}
+// SPLITFAST: } {mapping = [#gpu.block<linear_dim_3>, #gpu.block<linear_dim_2>, #gpu.block<linear_dim_1>, #gpu.block<linear_dim_0>], qattn.grid_warps_per_sm = 12 : i64}
+// WARPS16-LABEL: func.func @paged_decode
+// WARPS16: arith.divui %c2112, %{{.*}} : index
+// WARPS16: qattn.grid_warps_per_sm = 16 : i64
+// BADWARPS: qattn-tile: grid-warps-per-sm must be in [0, 32], got 40
 // CHECK: qattn.combine_splits %[[GRID]]#2, %[[GRID]]#0, %[[GRID]]#1 {group = 4 : i64} : tensor<?x2x1x?x16x64xf32>, tensor<?x2x1x?x16xf32>, tensor<?x2x1x?x16xf32> -> tensor<?x8x1x64xf16>
 // CHECK-NOT: qattn.attention
 // The splits option forces a constant.

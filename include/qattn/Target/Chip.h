@@ -88,6 +88,11 @@ tileGridWarpsPerSM(const ChipInfo &chip, int64_t tileKeys, int64_t rowBlocks) {
          (kTileGridWarpThreads * tileGridRegisters(tileKeys, rowBlocks));
 }
 
+/// The attribute on a decode grid of the tile layer (i64) naming the warps
+/// per SM its kernel is built for (qattn-tile's split count fills them; the
+/// GPU lowering's register budget keeps them resident).
+inline constexpr const char kGridWarpsPerSMAttr[] = "qattn.grid_warps_per_sm";
+
 /// The row blocks of 8 (query, head) pairs the grid kernel's warp covers
 /// for `pairs` pairs of a KV head (at most 16 per row tile).
 inline constexpr int64_t tileGridRowBlocks(int64_t pairs) {

@@ -521,10 +521,13 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
 
   gpu::GPUFuncOp kernel = createKernel(kernels, grid.getLoc(),
                                        (prefix + "_decode_tiles").str(), args);
-  // The occupancy qattn-tile sized the splits by (qattn/Target/Chip.h).
+  // The occupancy qattn-tile sized the splits by: the grid's, else the
+  // budget's (qattn/Target/Chip.h).
+  int64_t warpsPerSM = tileGridWarpsPerSM(chip, kvLoad.getKeys(), rowBlocks);
+  if (auto attr = grid->getAttrOfType<IntegerAttr>(kGridWarpsPerSMAttr))
+    warpsPerSM = attr.getInt();
   kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                  hb.getI32IntegerAttr(
-                      tileGridWarpsPerSM(chip, kvLoad.getKeys(), rowBlocks)));
+                  hb.getI32IntegerAttr(warpsPerSM));
   {
     OpBuilder kb = OpBuilder::atBlockBegin(&kernel.front());
     ImplicitLocOpBuilder b(grid.getLoc(), kb);

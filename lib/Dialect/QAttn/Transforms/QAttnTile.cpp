@@ -183,6 +183,12 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
           << int64_t(tileKeys);
       return signalPassFailure();
     }
+    if (gridWarpsPerSM < 0 || gridWarpsPerSM > 32) {
+      emitError(getOperation().getLoc())
+          << "qattn-tile: grid-warps-per-sm must be in [0, 32], got "
+          << int64_t(gridWarpsPerSM);
+      return signalPassFailure();
+    }
     if (!(lazyMax == -1.0 || (lazyMax >= 0.0 && lazyMax <= 10.0))) {
       emitError(getOperation().getLoc())
           << "qattn-tile: lazy-max must be -1 or in [0, 10], got " << lazyMax;
@@ -218,7 +224,8 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       DecodeSplits rule{splits, chipInfo, sms, decodeMinKeysPerSplit};
       if (rule.fixed <= 0)
         rule.fixed = op.isShapeGeneric() ? 0 : chooseDecodeSplits(op);
-      tileDecodeAttention(op, rule, {tileKeys, lazyMax, headsFastest});
+      tileDecodeAttention(op, rule,
+                          {tileKeys, lazyMax, headsFastest, gridWarpsPerSM});
     }
     WalkResult result = getOperation()->walk([&](AttentionOp op) {
       if (op.getGpuTilingAttr())

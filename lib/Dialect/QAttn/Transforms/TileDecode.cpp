@@ -86,7 +86,12 @@ public:
       : op(op), b(op.getLoc(), op), rule(rule),
         tileKeys(shape.tileKeys ? shape.tileKeys : chooseTileKeys(op)),
         lazyMax(shape.lazyMax < 0 ? chooseLazyMax(op) : shape.lazyMax),
-        headsFastest(shape.headsFastest) {}
+        headsFastest(shape.headsFastest),
+        warpsPerSM(shape.warpsPerSM
+                       ? shape.warpsPerSM
+                       : tileGridWarpsPerSM(
+                             rule.chip, tileKeys,
+                             tileGridRowBlocks(group() * op.getNumQueries()))) {}
 
   Value materialize();
 
@@ -134,6 +139,7 @@ private:
   int64_t tileKeys;
   double lazyMax;
   bool headsFastest;
+  int64_t warpsPerSM;
   KVSources k, v;
 };
 } // namespace
@@ -160,8 +166,8 @@ Value DecodeTiler::capacityKeys() {
 ///                  max(64, ceil(capacity / 256))))
 ///
 /// One grid point is one warp, and `slots` the warps the grid kernel keeps
-/// resident on the machine (sms * tileGridWarpsPerSM: 132 x 12 = 1584 on the
-/// H200 at 168 registers): the most splits that still run in one wave. A
+/// resident on the machine (sms * warpsPerSM: 132 x 12 = 1584 on the H200
+/// at 168 registers): the most splits that still run in one wave. A
 /// second, partial wave costs more than the parallelism it adds: on the H200
 /// at B8 Hq32 Hkv8 d128 32K keys, 4-bit, S = 24 (1536 warps, 0.97 waves)
 /// took 142 us, S = 33 (1.33 waves) 161 us, S = 48 (1.94 waves) 170 us.
@@ -177,8 +183,7 @@ Value DecodeTiler::capacityKeys() {
 /// at once. A batch too large for one wave at one split per sequence takes
 /// one.
 Value DecodeTiler::shapeGenericSplits(Value batch) {
-  int64_t rowBlocks = tileGridRowBlocks(group() * op.getNumQueries());
-  int64_t slots = rule.sms * tileGridWarpsPerSM(rule.chip, tileKeys, rowBlocks);
+  int64_t slots = rule.sms * warpsPerSM;
   Value tasks = b.createOrFold<arith::MulIOp>(
       batch, idx(op.getNumKVHeads() * rowTiles()));
   Value wave = b.createOrFold<arith::DivUIOp>(idx(slots), tasks);
@@ -346,6 +351,7 @@ Value DecodeTiler::materialize() {
                 {dim(MappingId::LinearDim3), dim(MappingId::LinearDim2),
                  dim(MappingId::LinearDim1), dim(MappingId::LinearDim0)});
   auto grid = scf::ForallOp::create(b, ubs, outs, mapping);
+  grid->setAttr(kGridWarpsPerSMAttr, b.getI64IntegerAttr(warpsPerSM));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(grid.getBody());

@@ -36,6 +36,9 @@ struct TileProgramShape {
   /// The grid's fastest-varying CTA index walks the KV heads of a key split
   /// (which read the same code rows) instead of a head's splits.
   bool headsFastest = true;
+  /// Warps per SM of the grid kernel (its register budget); 0 takes
+  /// tileGridWarpsPerSM's.
+  int64_t warpsPerSM = 0;
 };
 
 /// Why the tile layer cannot express `op` yet, or an empty string.

@@ -99,6 +99,11 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            "Order a decode grid's CTAs KV head fastest (the heads of one key "
            "split, which read the same code rows, side by side), else key "
            "split fastest (default true)">,
+    Option<"gridWarpsPerSM", "grid-warps-per-sm", "int64_t", /*default=*/"0",
+           "Warps per SM of the tile layer's decode grid kernel, 1 to 32: "
+           "its register budget (65536 / (32 x this)) and the warps the "
+           "split count fills; 0: 16 (128 registers) for 16-key tiles of "
+           "one row block, else 12 (168) (default 0)">,
     Option<"tileLayer", "tile-layer", "bool", /*default=*/"false",
            "Materialize every attention the tile layer can express as tile "
            "programs, static shapes too (those it cannot express keep the "
