@@ -356,6 +356,8 @@ class Function:
         sizes: the call's scratch buffers live there instead of in the function's own (nothing
         is allocated; calls with distinct workspaces may run on two streams at once)."""
         arrays = self._shape_arrays
+        if len(arrays) >= 4096:  # before the call: its own arrays stay alive through it
+            arrays.clear()
 
         def convert(items, kind):
             tensors = []
@@ -365,9 +367,7 @@ class Function:
                 shape = tuple(shape)
                 shp = arrays.get(shape)
                 if shp is None:
-                    shp = (ctypes.c_int64 * max(1, len(shape)))(*shape)
-                    if len(arrays) < 4096:
-                        arrays[shape] = shp
+                    shp = arrays[shape] = (ctypes.c_int64 * max(1, len(shape)))(*shape)
                 tensors.append(_Tensor(int(ptr), DTYPES[dtype][0], len(shape), shp))
             return (_Tensor * max(1, len(tensors)))(*tensors), len(tensors)
 

@@ -211,7 +211,7 @@ mlir::qattn::tiles::StagedConstants::operator[](int64_t u) {
   // loaded 16 bytes at a time on first use.
   auto wordOf = [&](int64_t which) {
     Value &chunk = chunks[which][u / 4];
-    if (!chunk) {
+    if (!chunk || !w.usableHere(chunk)) {
       int64_t area =
           (keys ? w.keyConstants : w.valueConstants) + group * 4 * w.headDim;
       Value byte =

@@ -156,11 +156,9 @@ void mlir::qattn::tiles::lowerDequantizeTile(WarpProgram &w,
     consts->emplace_back(w, op, keys, staged, group);
   // Fragment kb * chunks + j is made at its first use; the scale follows.
   Value scale = w.reg(op.getParts().back(), 0);
-  WarpProgram *program = &w;
-  w.setLazy(op.getValues(), blocks * chunks + 1, [=](int64_t at) -> Value {
+  w.setLazy(op.getValues(), blocks * chunks + 1, [=, &w](int64_t at) -> Value {
     if (at == blocks * chunks)
       return scale;
-    WarpProgram &w = *program;
     int64_t kb = at / chunks, j = at % chunks;
     GroupConstants &blockConsts =
         (*consts)[s2 ? kb * kKeyBlock / s2.getGroup() : 0];

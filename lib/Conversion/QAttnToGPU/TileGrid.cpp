@@ -5,11 +5,12 @@
 // The scf.forall that qattn-tile writes over (batch, KV head, row tile, key
 // split) becomes a kernel of one warp per grid point (its mapping's linear
 // block dims 0 and 1 on grid x, 2 on y, 3 on z), and the
-// qattn.combine_splits of its results a second kernel. The host passes every tensor as a flat buffer and
-// each dynamic size as an i32; the kernel's body is the grid body, rewritten
-// op by op: index arithmetic is cloned, tensor.extract reads the buffer, the
-// key loops become loops over the lanes' registers (Regs), and each tile op
-// goes to its lowering (TileLowering.h).
+// qattn.combine_splits of its results a second kernel. The host passes every
+// tensor as a flat buffer and each dynamic size as an i32; the kernel's body
+// is the grid body, rewritten op by op: index arithmetic is cloned,
+// tensor.extract reads the buffer, the key loops become loops over the
+// lanes' registers (Regs), and each tile op goes to its lowering
+// (TileLowering.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -565,18 +566,16 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
       w.scalars.map(splitBound, splits);
     // Linear dims 0 (fastest) and 1 share grid x, 2 is y, 3 is z.
     Value x = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-    auto fastBound = [&](int64_t linear) -> Value {
-      OpFoldResult ub = grid.getMixedUpperBound()[dimOf[linear]];
-      if (std::optional<int64_t> c = getConstantIntValue(ub))
-        return w.idx(*c);
-      return splits;
-    };
+    // The fastest dim's size: a constant, or the split count.
+    std::optional<int64_t> fastSize =
+        getConstantIntValue(grid.getMixedUpperBound()[dimOf[0]]);
+    Value fast = fastSize ? w.idx(*fastSize) : splits;
     // (A copy: the forall returns its induction variables by value.)
     SmallVector<Value> ivs = grid.getInductionVars();
     Value z = gpu::BlockIdOp::create(b, gpu::Dimension::z);
     Value y = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-    Value major = arith::DivUIOp::create(b, x, fastBound(0));
-    Value minor = arith::RemUIOp::create(b, x, fastBound(0));
+    Value major = arith::DivUIOp::create(b, x, fast);
+    Value minor = arith::RemUIOp::create(b, x, fast);
     w.scalars.map(ivs[dimOf[3]], z);
     w.scalars.map(ivs[dimOf[2]], y);
     w.scalars.map(ivs[dimOf[1]], major);

@@ -246,9 +246,7 @@ void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
     for (const RingTile::Piece &piece : tile.pieces)
       if (!piece.rowBytes)
         pieces.push_back(piece);
-    WarpProgram *program = &w;
-    w.setLazy(out, pieces.size(), [=](int64_t i) -> Value {
-      WarpProgram &w = *program;
+    w.setLazy(out, pieces.size(), [=, &w](int64_t i) -> Value {
       ImplicitLocOpBuilder &b = w.b;
       const RingTile::Piece &piece = pieces[i];
       Value words = div(b, ringLaneByte(w, slot, piece, w.lane), 4);

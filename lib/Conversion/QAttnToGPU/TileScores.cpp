@@ -27,12 +27,11 @@ void mlir::qattn::tiles::lowerTileScores(WarpProgram &w, TileScoresOp op) {
   int64_t queries = op.getQueries(), pairs = group * queries;
   const Regs &q = w.regs(op.getQueriesTile());
   Value k = op.getKeysTile();
-  int64_t kScale = w.numRegs(k) - 1;
   Value first = w.scalar(op.getFirst()), bound = w.scalar(op.getBound());
   Value length = w.scalar(op.getLength());
   Value factor = arith::MulFOp::create(
       b, f32Const(b, op.getScale().convertToFloat() * M_LOG2E),
-      w.reg(k, kScale));
+      w.reg(k, w.numRegs(k) - 1));
   Value rowTile = mul(b, w.scalar(op.getRowTile()), kTileRows);
   Value minusInf = f32Const(b, -INFINITY);
   auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
