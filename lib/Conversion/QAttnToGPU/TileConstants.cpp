@@ -70,10 +70,6 @@ static Value rowByte(WarpProgram &w, const RingRead &from, int64_t group) {
   return add(w.b, from.slot, w.idx(from.pieces[group].offset));
 }
 
-static void warpSync(WarpProgram &w) {
-  NVVM::SyncWarpOp::create(w.b, i32Const(w.b, -1));
-}
-
 /// K: unit (word wd, half, t), t fastest, converts pairs wd * pairs + half
 /// * perUnit + j (j < perUnit) of lane t. Pair j of either half has the
 /// shift of pair j of the word, less a byte (the halves lie 8 bits apart):

@@ -261,7 +261,8 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
   if (s1)
     idx.push_back(div(b, head.row, s1.getBlock()));
   pieces.back().push_back({&scales, scales.linearize(b, idx),
-                           bytes.back().front(), b.getF32Type()});
+                           bytes.back().front(), b.getF32Type(), Value(),
+                           /*once=*/true});
 
   if (w.ringLoads.contains(op)) {
     copyToRing(w, op, pieces);

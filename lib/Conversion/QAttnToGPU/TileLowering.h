@@ -79,13 +79,16 @@ struct FlatTensor {
 /// `tensor`'s buffer, read as `type` (vector<bytes/4 x i32>, or f32 for the
 /// tile's scale, of the buffer's float type). A stage-2 tile's group
 /// constants are a row of the warp's (d bytes at element `row`), of which
-/// the lane's are a part: the ring copies the row once per warp.
+/// the lane's are a part: the ring copies the row once per warp. A piece
+/// that is the same for every lane (`once`: the tile's scale) the ring
+/// copies once and every lane reads from one place.
 struct TilePiece {
   const FlatTensor *tensor;
   Value at;
   int64_t bytes;
   Type type;
   Value row = Value();
+  bool once = false;
 };
 
 /// A ring stream's region of the shared-memory ring (TileRing.cpp): its
@@ -97,12 +100,14 @@ struct RingStream {
 /// A tile in flight in the ring: its registers are the byte of its slot;
 /// its pieces, where they lie in it (the byte of the warp's piece; each
 /// lane's `bytes` follow in lane order, or the piece is a row of the warp,
-/// `rowBytes` once) and what they are read as.
+/// `rowBytes` once, or `once` the lanes' common `bytes`) and what they are
+/// read as.
 struct RingTile {
   struct Piece {
     int64_t offset, bytes;
     Type type;
     int64_t rowBytes = 0;
+    bool once = false;
   };
   SmallVector<Piece> pieces;
 };
@@ -220,6 +225,9 @@ int64_t planRing(WarpProgram &w, scf::ForallOp grid);
 /// The byte of `lane`'s part of `piece` in the ring slot at `slot`.
 Value ringLaneByte(WarpProgram &w, Value slot, const RingTile::Piece &piece,
                    Value lane);
+/// A barrier of the warp's lanes (bar.warp.sync), which also orders their
+/// shared-memory accesses.
+void warpSync(WarpProgram &w);
 /// Copies `pieces` (per result of `op`) into their ring slot.
 void copyToRing(WarpProgram &w, LoadKVTileOp op,
                 ArrayRef<SmallVector<TilePiece>> pieces);

@@ -13,7 +13,12 @@
 // reads only what it copied itself, so no barrier is needed; but a stage-2
 // tile's group constants, which 8 (K) or 4 (V) lanes would each copy, are
 // copied once per warp as rows, and read after a warp barrier where the warp
-// converts them (TileConstants.cpp).
+// converts them (TileConstants.cpp); and the tile's stage-1 scale, the same
+// 4 bytes for all lanes, is copied by lane 0 alone (32 copies of one word
+// took 32 shared-memory wavefronts each: on the H200, B8 N32K d128, 38% of
+// the kernel's cp.async wavefronts) and read by all after a warp barrier
+// that follows the wait; another barrier before the copies into a slot
+// keeps them after every lane's reads of the tile that was there.
 //
 // A ring stream is one loop's loads of a cache operand (its prologue's and
 // its look-ahead loads, of one first source and layout): a region
@@ -62,6 +67,13 @@ mlir::qattn::tiles::tilePieceBytes(LoadKVTileOp op, int64_t headDim,
   return bytes;
 }
 
+/// The ring bytes of a piece copied once per warp: 16-byte aligned.
+static int64_t onceBytes(int64_t bytes) { return llvm::alignTo(bytes, 16); }
+
+void mlir::qattn::tiles::warpSync(WarpProgram &w) {
+  NVVM::SyncWarpOp::create(w.b, i32Const(w.b, -1));
+}
+
 /// Bytes of a ring slot for a tile of `op` at code width `bits`: each
 /// lane's pieces and, for a stage-2 tile, its group constants' two rows (s2,
 /// z2) of `headDim` bytes per group once; or 0 where a lane's piece is not a
@@ -71,11 +83,19 @@ static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim, int64_t bits) {
   SmallVector<SmallVector<int64_t>> pieces = tilePieceBytes(op, headDim, bits);
   bool rows = static_cast<bool>(op.getStage2Attr());
   int64_t sum = rows ? 2 * headDim * static_cast<int64_t>(pieces[1].size()) : 0;
-  for (auto [i, result] : llvm::enumerate(pieces)) {
+  auto copied = [](int64_t bytes) {
+    return bytes == 4 || bytes == 8 || bytes % 16 == 0;
+  };
+  // The scale, the last piece, once (16 bytes keep the slots aligned).
+  int64_t scale = pieces.back().front();
+  if (!copied(scale))
+    return 0;
+  sum += onceBytes(scale);
+  for (auto [i, result] : llvm::enumerate(ArrayRef(pieces).drop_back())) {
     if (rows && (i == 1 || i == 2))
       continue;
     for (int64_t bytes : result) {
-      if (bytes != 4 && bytes != 8 && bytes % 16)
+      if (!copied(bytes))
         return 0;
       sum += kThreadsPerWarp * bytes;
     }
@@ -163,6 +183,8 @@ static int64_t elementBytes(Value buffer) {
 Value mlir::qattn::tiles::ringLaneByte(WarpProgram &w, Value slot,
                                        const RingTile::Piece &piece,
                                        Value lane) {
+  if (piece.once)
+    return add(w.b, slot, w.idx(piece.offset));
   return add(w.b, slot,
              add(w.b, w.idx(piece.offset), mul(w.b, lane, piece.bytes)));
 }
@@ -175,10 +197,32 @@ void mlir::qattn::tiles::copyToRing(WarpProgram &w, LoadKVTileOp op,
   Value tileIndex = div(b, first, op.getKeys());
   Value slot = add(b, w.idx(stream.offset),
                    mul(b, rem(b, tileIndex, stream.depth), stream.slotBytes));
+  // Every lane is done reading the lanes' common pieces of the slot's last
+  // tile before lane 0 overwrites them.
+  if (llvm::any_of(pieces, [](ArrayRef<TilePiece> result) {
+        return llvm::any_of(result, [](const TilePiece &p) { return p.once; });
+      }))
+    warpSync(w);
   int64_t offset = 0;
   for (auto [result, resultPieces] : llvm::zip(op.getTile(), pieces)) {
     RingTile tile;
     for (const TilePiece &piece : resultPieces) {
+      if (piece.once) {
+        Value to = byteAddress(b, w.ring, add(b, slot, w.idx(offset)),
+                               b.getI32Type());
+        Value from = byteAddress(
+            b, piece.tensor->buffer,
+            mul(b, piece.at, elementBytes(piece.tensor->buffer)),
+            b.getI64Type());
+        spreadOver(b, w.lane, kThreadsPerWarp, 1, [&](Value) {
+          copyAsync(b, to, from, piece.bytes, /*l2Line=*/false,
+                    /*ordered=*/true);
+        });
+        tile.pieces.push_back(
+            {offset, piece.bytes, piece.type, 0, /*once=*/true});
+        offset += onceBytes(piece.bytes);
+        continue;
+      }
       if (piece.row) {
         // The warp's row, 16 bytes per lane.
         Value base = add(b, slot, w.idx(offset));
@@ -235,6 +279,14 @@ void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
                 "cp.async.wait_group " +
                     std::to_string(op.getPending() * perStep) + ";",
                 "~{memory}");
+      // Lane 0's copies of the lanes' common pieces, visible to all.
+      if (llvm::any_of(op.getTiles(), [&](Value tile) {
+            auto it = w.inRing.find(tile);
+            return it != w.inRing.end() &&
+                   llvm::any_of(it->second.pieces,
+                                [](const RingTile::Piece &p) { return p.once; });
+          }))
+        warpSync(w);
       waited = true;
     }
     Value slot = w.regs(in).front();
