@@ -54,13 +54,16 @@
 // CHECK: arith.remui %[[BX]], %c2 : index
 // CHECK: arith.divui %{{.*}}, %[[NSI]] : index
 // CHECK: vector.load %{{.*}} : memref<1099511627776xf16>, vector<16xf16>
-// K's codes (8 bytes a key) ask L2 for whole lines; its constants' rows
-// (s2, z2: 64 bytes each) are copied once per warp, 16 bytes by each of 4
-// lanes, and do not; then the tile's scale, by lane 0 alone. The same for
-// V (codes 4 bytes). A warp barrier before the copies into a slot: every
-// lane has read the scale of the tile that was there.
+// K's codes (a lane's 8 bytes a key) are copied as the tile's rows (32
+// bytes a key) in key order, 16 bytes a lane, swizzled, and ask L2 for
+// whole lines; its constants' rows (s2, z2: 64 bytes each) are copied once
+// per warp, 16 bytes by each of 4 lanes, and do not; then the tile's scale,
+// by lane 0 alone. The same for V (a lane's codes 4 bytes a key). A warp
+// barrier before the copies into a slot: every lane has read what the
+// others copied of the tile that was there.
 // CHECK: nvvm.bar.warp.sync
-// CHECK: cp.async.ca.shared.global.L2::128B [$0], [g], 8;
+// CHECK: arith.xori
+// CHECK: cp.async.cg.shared.global.L2::128B [$0], [g], 16;
 // CHECK: %[[ROWLANE:.*]] = arith.cmpi ult, %{{.*}}, %c4 : index
 // CHECK: scf.if %[[ROWLANE]] {
 // CHECK: cp.async.cg.shared.global [$0], [g], 16;
@@ -70,7 +73,8 @@
 // CHECK: scf.if %[[LANE0]] {
 // CHECK-NEXT: cp.async.ca.shared.global [$0], [g], 4;
 // CHECK: cp.async.commit_group;
-// CHECK: cp.async.ca.shared.global.L2::128B [$0], [g], 4;
+// CHECK: arith.xori
+// CHECK: cp.async.cg.shared.global.L2::128B [$0], [g], 16;
 // CHECK: scf.if
 // CHECK: cp.async.cg.shared.global [$0], [g], 16;
 // CHECK: scf.if
@@ -80,7 +84,7 @@
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, index, index)
 // CHECK: cp.async.commit_group;
 // CHECK: cp.async.wait_group 2;
-// Lane 0's scales, visible to every lane.
+// The rows and scales other lanes copied, visible to every lane.
 // CHECK-NEXT: nvvm.bar.warp.sync
 // The K tile's group constants, converted once per warp: half the lanes
 // (16 units) convert two pairs each from their runs (half a word at 4 bits,
@@ -176,16 +180,17 @@
 // CHECK: arith.truncf {{.*}} : f32 to f16
 // CHECK: memref.store
 // 32-key tiles of two stage-2 groups of 16: 168 registers, 12 warps per SM.
-// A slot holds the codes of 4 (K) or 8 (V) keys a lane (1024 bytes), two
-// rows of constants per group (256) and the scale (128); after the 2 x 2
-// slots, K's and V's staging areas, 4d bytes per group (1024): 6656 bytes.
-// Each tile copies its 4 constant rows (s2 and z2 of each group), 16 bytes
-// by each of 4 lanes, and the warp converts both groups between one pair
-// of barriers, each into its own area.
+// A slot holds the codes of 32 keys (1024 bytes, copied as rows: two
+// 16-byte copies a lane), two rows of constants per group (256) and the
+// scale (16); after the 2 x 2 slots, K's and V's staging areas, 4d bytes
+// per group (1024): 6208 bytes. Each tile copies its 4 constant rows (s2
+// and z2 of each group), 16 bytes by each of 4 lanes, and the warp
+// converts both groups between one pair of barriers, each into its own
+// area.
 // WIDE: arith.divui %c1584, %{{.*}} : index
 // WIDE-LABEL: gpu.func @paged_decode_decode_tiles
 // WIDE-SAME: workgroup(%[[RING:.*]] : memref<1552xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 32, 1, 1>, nvvm.minctasm = 12 : i32}
-// WIDE-COUNT-4: cp.async.ca.shared.global.L2::128B [$0], [g], 8;
+// WIDE-COUNT-2: cp.async.cg.shared.global.L2::128B [$0], [g], 16;
 // WIDE-COUNT-4: cp.async.cg.shared.global [$0], [g], 16;
 // WIDE: cp.async.ca.shared.global [$0], [g], 4;
 // WIDE: scf.for {{.*}} step %c32

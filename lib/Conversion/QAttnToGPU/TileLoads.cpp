@@ -111,23 +111,23 @@ Value loadBytes(WarpProgram &w, const FlatTensor &t, Value at, int64_t bytes) {
 /// fragment holds, key block by key block.
 SmallVector<Value> laneKeys(WarpProgram &w, FragmentLayout layout,
                             int64_t tileKeys) {
-  ImplicitLocOpBuilder &b = w.b;
-  SmallVector<Value> offsets;
-  if (layout == FragmentLayout::mma_keys_a) {
-    offsets = {w.g, add(b, w.g, w.idx(8))};
-  } else {
-    Value twoT = mul(b, w.t, 2);
-    for (int64_t dj : {0, 1, 8, 9})
-      offsets.push_back(add(b, twoT, w.idx(dj)));
-  }
+  int64_t perBlock = layout == FragmentLayout::mma_keys_a ? 2 : 4;
   SmallVector<Value> keys;
-  for (int64_t kb = 0; kb < tileKeys; kb += kKeyBlock)
-    for (Value o : offsets)
-      keys.push_back(add(b, o, w.idx(kb)));
+  for (int64_t i = 0, e = perBlock * tileKeys / kKeyBlock; i < e; ++i)
+    keys.push_back(laneKeyOf(w, layout, i));
   return keys;
 }
 
 } // namespace
+
+Value mlir::qattn::tiles::laneKeyOf(WarpProgram &w, FragmentLayout layout,
+                                    int64_t i) {
+  ImplicitLocOpBuilder &b = w.b;
+  if (layout == FragmentLayout::mma_keys_a)
+    return add(b, w.g, w.idx(kKeyBlock * (i / 2) + 8 * (i % 2)));
+  static constexpr int64_t kValueKeys[] = {0, 1, 8, 9};
+  return add(b, mul(b, w.t, 2), w.idx(kKeyBlock * (i / 4) + kValueKeys[i % 4]));
+}
 
 void mlir::qattn::tiles::lowerLoadQueryTile(WarpProgram &w,
                                             LoadQueryTileOp op) {
@@ -221,24 +221,40 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
   auto words = [&](int64_t bytes) {
     return VectorType::get({std::max<int64_t>(bytes / 4, 1)}, b.getI32Type());
   };
+  // Key k's codes of this head, for the ring's copies of whole rows.
+  auto keyRow = [&w, head, first, bound, wholeTiles](const FlatTensor *t,
+                                                       ValueRange before,
+                                                       Value channel) {
+    return [&w, head, first, bound, wholeTiles, t,
+            before = SmallVector<Value>(before), channel](Value k) {
+      KeyPlace at = keyOfTile(w, head, first, k, bound, wholeTiles);
+      SmallVector<Value> idx = {at.entry};
+      idx.append(before);
+      idx.append({at.row, channel});
+      return t->linearize(w.b, idx);
+    };
+  };
   if (!s2) {
     const FlatTensor &data = w.tensor(sources[0]);
     for (Value dk : laneKeys(w, layout, op.getKeys())) {
       KeyPlace at = keyOfTile(w, head, first, dk, bound, wholeTiles);
       pieces[0].push_back({&data,
                            data.linearize(b, {at.entry, hk, at.row, channel0}),
-                           codeBytes, words(codeBytes)});
+                           codeBytes, words(codeBytes), Value(), false,
+                           keyRow(&data, hk, w.idx(0)), d});
     }
   } else {
     // Stage 2: codes [entries, P, R], constants [entries, Hkv, P/g, d].
     const FlatTensor &codes = w.tensor(sources[0]);
-    Value headByte =
-        add(b, headCodeByte(w, s2, hk), mul(b, keys ? w.t : w.g, codeBytes));
+    Value headStart = headCodeByte(w, s2, hk);
+    Value headByte = add(b, headStart, mul(b, keys ? w.t : w.g, codeBytes));
     for (Value dk : laneKeys(w, layout, op.getKeys())) {
       KeyPlace at = keyOfTile(w, head, first, dk, bound, wholeTiles);
       pieces[0].push_back({&codes,
                            codes.linearize(b, {at.entry, at.row, headByte}),
-                           codeBytes, words(codeBytes)});
+                           codeBytes, words(codeBytes), Value(), false,
+                           keyRow(&codes, {}, headStart),
+                           d * w.codeBits(keys) / 8});
     }
     // The constants of each stage-2 group of the tile (groups of 16 keys
     // in tiles of 32: two).

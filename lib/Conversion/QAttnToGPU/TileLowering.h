@@ -89,6 +89,10 @@ struct TilePiece {
   Type type;
   Value row = Value();
   bool once = false;
+  /// For a code piece: the element of key k's codes of this KV head (its
+  /// row of `keyRowBytes`), for copies of the tile's rows in order.
+  std::function<Value(Value)> keyRow = nullptr;
+  int64_t keyRowBytes = 0;
 };
 
 /// A ring stream's region of the shared-memory ring (TileRing.cpp): its
@@ -100,14 +104,17 @@ struct RingStream {
 /// A tile in flight in the ring: its registers are the byte of its slot;
 /// its pieces, where they lie in it (the byte of the warp's piece; each
 /// lane's `bytes` follow in lane order, or the piece is a row of the warp,
-/// `rowBytes` once, or `once` the lanes' common `bytes`) and what they are
-/// read as.
+/// `rowBytes` once, or `once` the lanes' common `bytes`, or the tile's code
+/// rows lie in key order, `keyRowBytes` each, and the piece is the lane's
+/// part of its `index`-th key (laneKeyOf)) and what they are read as.
 struct RingTile {
   struct Piece {
     int64_t offset, bytes;
     Type type;
     int64_t rowBytes = 0;
     bool once = false;
+    int64_t keyRowBytes = 0, index = 0;
+    FragmentLayout layout = FragmentLayout::mma_keys_a;
   };
   SmallVector<Piece> pieces;
 };
@@ -213,6 +220,10 @@ LogicalResult checkLowerable(scf::ForallOp grid);
 LaneChannels laneChannelsOf(scf::ForallOp grid, int64_t headDim,
                             int64_t keyBits, int64_t valueBits);
 
+/// The key (from the tile's first) of the `i`-th code piece a lane holds
+/// of a K (`mma_keys_a`: g, g + 8) or V (2t, 2t + 1, 2t + 8, 2t + 9) tile,
+/// key block by key block.
+Value laneKeyOf(WarpProgram &w, FragmentLayout layout, int64_t i);
 /// The bytes of the pieces a lane loads of each result of `op` (codes,
 /// then group scales and zeros for stage 2, then the scale), its stage-2
 /// codes `bits` wide.

@@ -27,7 +27,11 @@
 // distinct slots and a copy only reuses the slot of a tile already read.
 // Within a slot, the pieces lie in order, piece p of each lane at (the bytes
 // of the pieces before it) + lane * (its bytes): a warp's accesses to one
-// piece are contiguous, free of bank conflicts; a row takes d bytes. Loops run
+// piece are contiguous, free of bank conflicts; a row takes d bytes. Where a
+// lane's codes of a key are fewer than the 16 bytes a copy moves at its best
+// (V at 4 and 8 bytes, K at 8), the tile's code rows lie in key order
+// instead, swizzled, copied 16 bytes a lane, and each lane reads its keys'
+// pieces from them after the wait's warp barrier. Loops run
 // one after the other, so their streams share the ring's bytes: a loop drains
 // its copies when it ends.
 //
@@ -180,11 +184,40 @@ static int64_t elementBytes(Value buffer) {
   return cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() / 8;
 }
 
+/// Where byte `rel` of a tile's code rows sits in the ring: the 32-byte
+/// quarters of each 128-byte line xor'ed with the line's index mod 4, so
+/// that the lanes' reads of keys 2t + dj (V) or g (K) from rows 32 or 64
+/// bytes long fall in distinct banks.
+static Value swizzleRows(ImplicitLocOpBuilder &b, Value rel) {
+  Value line = rem(b, div(b, rel, 128), 4);
+  return arith::XOrIOp::create(b, rel, mul(b, line, 32));
+}
+
+/// Whether a lane reads bytes that other lanes copied.
+static bool readsOthers(const RingTile::Piece &piece) {
+  return piece.once || piece.keyRowBytes;
+}
+
+/// Whether the code pieces `pieces` are copied as the tile's rows in key
+/// order: a lane's piece is narrower than a 16-byte copy, which a row
+/// holds whole.
+static bool copiedAsRows(ArrayRef<TilePiece> pieces) {
+  const TilePiece &p = pieces.front();
+  return p.keyRow && p.bytes < 16 && p.keyRowBytes % 16 == 0;
+}
+
 Value mlir::qattn::tiles::ringLaneByte(WarpProgram &w, Value slot,
                                        const RingTile::Piece &piece,
                                        Value lane) {
   if (piece.once)
     return add(w.b, slot, w.idx(piece.offset));
+  if (piece.keyRowBytes) {
+    bool keys = piece.layout == FragmentLayout::mma_keys_a;
+    Value rel = add(
+        w.b, mul(w.b, laneKeyOf(w, piece.layout, piece.index), piece.keyRowBytes),
+        mul(w.b, keys ? w.t : w.g, piece.bytes));
+    return add(w.b, slot, add(w.b, w.idx(piece.offset), swizzleRows(w.b, rel)));
+  }
   return add(w.b, slot,
              add(w.b, w.idx(piece.offset), mul(w.b, lane, piece.bytes)));
 }
@@ -197,15 +230,46 @@ void mlir::qattn::tiles::copyToRing(WarpProgram &w, LoadKVTileOp op,
   Value tileIndex = div(b, first, op.getKeys());
   Value slot = add(b, w.idx(stream.offset),
                    mul(b, rem(b, tileIndex, stream.depth), stream.slotBytes));
-  // Every lane is done reading the lanes' common pieces of the slot's last
-  // tile before lane 0 overwrites them.
-  if (llvm::any_of(pieces, [](ArrayRef<TilePiece> result) {
+  // Every lane is done reading what other lanes copied into the slot for
+  // its last tile before they overwrite it.
+  if (copiedAsRows(pieces.front()) ||
+      llvm::any_of(pieces, [](ArrayRef<TilePiece> result) {
         return llvm::any_of(result, [](const TilePiece &p) { return p.once; });
       }))
     warpSync(w);
   int64_t offset = 0;
   for (auto [result, resultPieces] : llvm::zip(op.getTile(), pieces)) {
     RingTile tile;
+    if (result == op.getTile()[0] && copiedAsRows(resultPieces)) {
+      // The tile's code rows in key order, 16 bytes a lane at a time (a
+      // lane's 4 or 8 bytes a key cost as many shared-memory wavefronts as
+      // 16: on the H200, B8 N32K d128 V at 8 bytes, 8 per copy where 2 would
+      // do); each lane reads its pieces from the rows after the wait.
+      const TilePiece &first = resultPieces.front();
+      int64_t rowBytes = first.keyRowBytes, perRow = rowBytes / 16;
+      Value base = add(b, slot, w.idx(offset));
+      spreadOver(b, w.lane, kThreadsPerWarp, op.getKeys() * perRow,
+                 [&](Value c) {
+                   Value src =
+                       add(b,
+                           mul(b, first.keyRow(div(b, c, perRow)),
+                               elementBytes(first.tensor->buffer)),
+                           mul(b, rem(b, c, perRow), 16));
+                   Value dst = add(b, base, swizzleRows(b, mul(b, c, 16)));
+                   copyAsync(b, byteAddress(b, w.ring, dst, b.getI32Type()),
+                             byteAddress(b, first.tensor->buffer, src,
+                                         b.getI64Type()),
+                             16, /*l2Line=*/true, /*ordered=*/true);
+                 });
+      for (auto [i, piece] : llvm::enumerate(resultPieces))
+        tile.pieces.push_back({offset, piece.bytes, piece.type, 0, false,
+                               rowBytes, static_cast<int64_t>(i),
+                               *op.getLayout()});
+      offset += op.getKeys() * rowBytes;
+      w.tiles[result] = {slot};
+      w.inRing[result] = std::move(tile);
+      continue;
+    }
     for (const TilePiece &piece : resultPieces) {
       if (piece.once) {
         Value to = byteAddress(b, w.ring, add(b, slot, w.idx(offset)),
@@ -279,12 +343,11 @@ void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
                 "cp.async.wait_group " +
                     std::to_string(op.getPending() * perStep) + ";",
                 "~{memory}");
-      // Lane 0's copies of the lanes' common pieces, visible to all.
+      // Other lanes' copies, visible to all.
       if (llvm::any_of(op.getTiles(), [&](Value tile) {
             auto it = w.inRing.find(tile);
             return it != w.inRing.end() &&
-                   llvm::any_of(it->second.pieces,
-                                [](const RingTile::Piece &p) { return p.once; });
+                   llvm::any_of(it->second.pieces, readsOthers);
           }))
         warpSync(w);
       waited = true;
