@@ -215,13 +215,12 @@ func.func @sas(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x?x64xi8>, %ks: tensor<?x
 
 // -----
 
-// The lazy max: 8 ln 2 by default at d <= 64 only (at d = 128 its branch
-// spills); lazy-max=0 turns it off, another value sets it at any d. SAS's
-// passes know each row's final max and take none.
+// The lazy max: 8 ln 2 by default at every head dim; lazy-max=0 turns it
+// off, another value sets it. SAS's passes know each row's final max and
+// take none.
 // CHECK-LABEL: func.func @lazy_max_by_head_dim
 // CHECK: qattn.softmax_update {{.*}} {lazy_max = 5.54517746 : f32} : {{.*}}tensor<16x64xf32>
-// CHECK-NOT: lazy_max
-// CHECK: qattn.softmax_update {{.*}} : {{.*}}tensor<16x128xf32>
+// CHECK: qattn.softmax_update {{.*}} {lazy_max = 5.54517746 : f32} : {{.*}}tensor<16x128xf32>
 // CHECK-LABEL: func.func @sas_no_lazy_max
 // CHECK-NOT: lazy_max
 // CHECK: qattn.softmax_update {{.*}} {fixed_max, softmax

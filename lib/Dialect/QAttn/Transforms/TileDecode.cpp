@@ -62,14 +62,11 @@ int64_t chooseTileKeys(AttentionOp op) {
 }
 
 /// The lazy row max's bar, 8 ln 2 (terms at most 2^8, the static decode
-/// kernel's), where the tile's registers leave room for the branch that
-/// moves it: at d <= 64. At d = 128 the branch spills (32-88 bytes) and, on
-/// the H200 at Hq32 Hkv8 4-bit, cost more than the shuffles it skips (B1
-/// N32K 33.5 -> 37.2 us) where d = 64 gained (B8 N32K 99.8 -> 96.8 us;
-/// docs/PERF.md).
-static double chooseLazyMax(AttentionOp op) {
-  return op.getHeadDim() <= 64 ? 8.0 * M_LN2 : 0.0;
-}
+/// kernel's). At d = 128 its branch spills (24-132 bytes at 168 registers)
+/// and lost while the ring's copies held the kernel back; once they no
+/// longer did it gained on the H200 (Nq 4 causal 168.4 -> 151.7 us, B8 N32K
+/// 2/4-bit 1-3%; B1 N32K 1% slower; docs/PERF.md).
+static double chooseLazyMax(AttentionOp) { return 8.0 * M_LN2; }
 
 /// The K or V operands of the op, by role.
 struct KVSources {

@@ -86,12 +86,13 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            "stage-2 group too, or 16 with one 8-row block of (query, head) "
            "rows, else 16 (default 0)">,
     // -1: 8 ln 2 (terms at most 2^8, the static decode kernel's bar) at
-    // d <= 64, where it gains; at d = 128 the branch spills (docs/PERF.md).
+    // every head dim (docs/PERF.md: at d = 128 since the ring's copies
+    // stopped holding the kernel back).
     Option<"lazyMax", "lazy-max", "double", /*default=*/"-1",
            "The tile layer's online softmax moves a row's reference max only "
            "when a score passes it by more than this (natural-log units, at "
-           "most 10; 0: the running max at every tile; -1: 8 ln 2 at head "
-           "dim 64 or less, else 0) (default -1)">,
+           "most 10; 0: the running max at every tile; -1: 8 ln 2) "
+           "(default -1)">,
     // true: on the H200, one call, two rounds, against split fastest: mixed
     // 2/4-bit B8 N32K 137.4 -> 131.8 us (the widths' CTAs interleave), B8
     // N4K 31.6 -> 30.6, the other rows 0-1% faster, Nq 4 causal 0.8% slower.
