@@ -11,10 +11,20 @@ the positions match its table) and over all positions.
 
 On CPU tensors (the default) the decode is the cpu artifact, the reference lowering: the
 executable specification of the serving path. The GPU lowering takes head dims 64 and 128 only,
-and stories260K's is 8, so this model's decode does not run on the GPU.
+and stories260K's is 8: ``--pad-head-dim D`` (default on CUDA: 64) stores D channels, the
+model's and D - 8 zero channels after them, in K, V and the queries, decodes with the model's
+softmax scale (1 / sqrt(8)) and keeps the model's channels of the output. The zero channels
+change nothing: a stage-1 scale is a block's absolute max, a zero channel's stage-2 group
+decodes to exact zeros, and a zero query channel adds nothing to a score (the CPU run with
+``--pad-head-dim 64`` prints the unpadded run's numbers, test/Accuracy/serving-path.test).
 
 usage: bench/accuracy/serving_path.py [--tokens N] [--seqs B] [--seed S] [--page P] [--prompt N]
-       [--schemes default,int8,...] [--expect NAME.top1>=X]...
+       [--schemes default,int8,...] [--device cpu|cuda] [--pad-head-dim D]
+       [--expect NAME.top1>=X]... [--precompile]
+
+``--precompile`` (on the machine with qattn-compile) compiles the CUDA decode functions that
+``--device cuda`` with the same options runs into ``--cache-dir`` and exits; carry that folder
+to the GPU machine and pass it there as ``--cache-dir``.
 """
 
 import argparse
@@ -27,7 +37,7 @@ import torch
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "python"))
-from qattn import ir, llama2c, paged  # noqa: E402
+from qattn import compiler, ir, llama2c, paged  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from stories260k import check_expectations  # noqa: E402
@@ -44,15 +54,18 @@ SCHEMES = {
 }
 
 
-def run(model, tokens, scheme, page, prompt, device):
+def run(model, tokens, scheme, page, prompt, device, store_dim):
     """Logits [B, N, vocab]: the first ``prompt`` tokens in one ``append`` (a prefill; their
     own attention is float attention, a prefill kernel's job, and not scored), then one token
-    per step, attended with ``paged.decode`` at the new length."""
+    per step, attended with ``paged.decode`` at the new length. The cache holds ``store_dim``
+    channels a head (the model's, then zeros)."""
     cfg = model.cfg
     b, n = tokens.shape
+    d = cfg.head_dim
     pages = -(-n // page)
     cache = paged.PagedKVCache(scheme, cfg.n_layers, b * pages, page, cfg.n_kv_heads,
-                               cfg.head_dim, max_batch=b, device=device)
+                               store_dim, max_batch=b, device=device)
+    pad = lambda x: np.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, store_dim - d)])  # noqa: E731
     gen = torch.Generator().manual_seed(1)
     table = torch.randperm(b * pages, generator=gen).to(torch.int32).reshape(b, pages).to(device)
     dev = lambda x: torch.from_numpy(np.ascontiguousarray(x)).to(device)  # noqa: E731
@@ -63,11 +76,12 @@ def run(model, tokens, scheme, page, prompt, device):
 
         def attend(layer, q, k, v):
             lens = torch.full((b,), t, dtype=torch.int32, device=device)
-            cache.append(layer, dev(k), dev(v), table, lens)
+            cache.append(layer, dev(pad(k)), dev(pad(v)), table, lens)
             if m > 1:
                 return llama2c.float_attention(q, k, v)
-            return paged.decode(dev(q[:, :, 0]), cache, layer, table, lens + 1).cpu().numpy()[
-                :, :, None]
+            out = paged.decode(dev(pad(q[:, :, 0])), cache, layer, table, lens + 1,
+                               scale=1.0 / np.sqrt(d))
+            return out.cpu().numpy()[:, :, None, :d]
 
         logits[:, t:t + m] = model.forward(tokens[:, t:t + m], attend=attend, start=t)
         t += m
@@ -95,7 +109,14 @@ def main():
     ap.add_argument("--skip", type=int, default=32, help="first scored position")
     ap.add_argument("--schemes", default="default,int8")
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--pad-head-dim", type=int,
+                    help="channels a head in the cache, the model's then zeros (default: the "
+                    "model's on CPU; on CUDA, whose kernels take 64 and 128, the least of those "
+                    "that holds it)")
     ap.add_argument("--cache-dir", help="compiled functions' folder (default $QATTN_CACHE_DIR)")
+    ap.add_argument("--precompile", action="store_true",
+                    help="compile the CUDA decode functions of --device cuda into --cache-dir "
+                    "and exit (no GPU needed)")
     ap.add_argument("--expect", action="append", default=[],
                     help="NAME.METRIC OP NUMBER|NAME.METRIC (top1, kl; >=, <=, >, <), as "
                     "stories260k.py takes it; exit 1 when one fails")
@@ -103,12 +124,39 @@ def main():
     if a.cache_dir:
         os.environ["QATTN_CACHE_DIR"] = a.cache_dir
     model = llama2c.load(os.path.join(a.data, "stories260K.bin"))
+    d = model.cfg.head_dim
+    store = a.pad_head_dim
+    gpu = a.device != "cpu" or a.precompile
+    if store is None:
+        store = d if not gpu or d in (64, 128) else min(
+            (x for x in (64, 128) if x >= d), default=d)
+    if store < d or store % 8:
+        sys.exit(f"serving_path: --pad-head-dim must be a multiple of 8 of at least the "
+                 f"model's head dim {d}, got {store}")
+    if a.precompile:
+        cfg, failed = model.cfg, False
+        for name in a.schemes.split(","):
+            if name not in SCHEMES:
+                sys.exit(f"serving_path: unknown scheme {name!r} (known: {', '.join(SCHEMES)})")
+            cache = paged.PagedKVCache(SCHEMES[name][0](a.page), 1, 1, a.page, cfg.n_kv_heads,
+                                       store, max_batch=1, device="cpu")
+            try:
+                folder = paged.precompile(cache, cfg.n_heads, scale=1.0 / np.sqrt(d),
+                                          target="cuda")
+            except compiler.CompileError as e:
+                failed = True
+                why = next((ln for ln in str(e).splitlines() if "error:" in ln), str(e))
+                print(f"{name}: not compiled: {why.split('error: ', 1)[-1]}", file=sys.stderr)
+                continue
+            print(f"{name}: {folder}")
+        return 1 if failed else 0
     rng = np.random.default_rng(a.seed)
     tokens = np.array([model.generate(a.tokens - 1, a.temperature, rng) for _ in range(a.seqs)])
     ref_logp = llama2c.log_softmax(model.forward(tokens))
     print(f"stories260K, {a.seqs} x {a.tokens} tokens (seed {a.seed}, temperature "
-          f"{a.temperature}), a {a.prompt}-token prompt, pages of {a.page}, {a.device}; top-1 / "
-          "KL against the float model")
+          f"{a.temperature}), a {a.prompt}-token prompt, pages of {a.page}, {a.device}"
+          + (f", head dim {d} stored as {store}" if store != d else "")
+          + "; top-1 / KL against the float model")
     print(f"| scheme | what | top-1 (from {a.skip}) | KL (from {a.skip}) | top-1 (all) | KL (all) |")
     print("| --- | --- | --- | --- | --- | --- |")
     results = {}
@@ -117,7 +165,8 @@ def main():
             sys.exit(f"serving_path: unknown scheme {name!r} (known: {', '.join(SCHEMES)})")
         make, what = SCHEMES[name]
         start = time.time()
-        logits = run(model, tokens, make(a.page), a.page, a.prompt, torch.device(a.device))
+        logits = run(model, tokens, make(a.page), a.page, a.prompt, torch.device(a.device),
+                     store)
         (t1, kl), (t1a, kla) = metrics(logits, ref_logp, a.skip), metrics(logits, ref_logp, 0)
         results[name] = dict(top1=t1, kl=kl)
         print(f"| {name} | {what} | {t1:.1%} | {kl:.4f} | {t1a:.1%} | {kla:.4f} |"
