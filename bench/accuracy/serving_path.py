@@ -24,7 +24,11 @@ usage: bench/accuracy/serving_path.py [--tokens N] [--seqs B] [--seed S] [--page
 
 ``--precompile`` (on the machine with qattn-compile) compiles the CUDA decode functions that
 ``--device cuda`` with the same options runs into ``--cache-dir`` and exits; carry that folder
-to the GPU machine and pass it there as ``--cache-dir``.
+to the GPU machine and pass it there as ``--cache-dir``. ``--against-cpu`` also runs each scheme
+on CPU tensors (the executable specification, unpadded) and reports the largest difference of
+the logits and the agreement of their top-1 tokens over the scored positions (metrics
+``cpu_diff`` and ``cpu_top1`` for ``--expect``); with ``--precompile`` it compiles the CPU
+functions too.
 """
 
 import argparse
@@ -114,6 +118,9 @@ def main():
                     "model's on CPU; on CUDA, whose kernels take 64 and 128, the least of those "
                     "that holds it)")
     ap.add_argument("--cache-dir", help="compiled functions' folder (default $QATTN_CACHE_DIR)")
+    ap.add_argument("--against-cpu", action="store_true",
+                    help="also run each scheme on CPU tensors (the specification) and compare "
+                    "the logits")
     ap.add_argument("--precompile", action="store_true",
                     help="compile the CUDA decode functions of --device cuda into --cache-dir "
                     "and exit (no GPU needed)")
@@ -138,17 +145,20 @@ def main():
         for name in a.schemes.split(","):
             if name not in SCHEMES:
                 sys.exit(f"serving_path: unknown scheme {name!r} (known: {', '.join(SCHEMES)})")
-            cache = paged.PagedKVCache(SCHEMES[name][0](a.page), 1, 1, a.page, cfg.n_kv_heads,
-                                       store, max_batch=1, device="cpu")
-            try:
-                folder = paged.precompile(cache, cfg.n_heads, scale=1.0 / np.sqrt(d),
-                                          target="cuda")
-            except compiler.CompileError as e:
-                failed = True
-                why = next((ln for ln in str(e).splitlines() if "error:" in ln), str(e))
-                print(f"{name}: not compiled: {why.split('error: ', 1)[-1]}", file=sys.stderr)
-                continue
-            print(f"{name}: {folder}")
+            targets = [("cuda", store)] + ([("cpu", d)] if a.against_cpu else [])
+            for target, dim in targets:
+                cache = paged.PagedKVCache(SCHEMES[name][0](a.page), 1, 1, a.page,
+                                           cfg.n_kv_heads, dim, max_batch=1, device="cpu")
+                try:
+                    scale = 1.0 / np.sqrt(d) if dim != d else None
+                    folder = paged.precompile(cache, cfg.n_heads, scale=scale, target=target)
+                except compiler.CompileError as e:
+                    failed = True
+                    why = next((ln for ln in str(e).splitlines() if "error:" in ln), str(e))
+                    print(f"{name}: not compiled: {why.split('error: ', 1)[-1]}",
+                          file=sys.stderr)
+                    break
+                print(f"{name}: {folder}" + (f" ({target})" if a.against_cpu else ""))
         return 1 if failed else 0
     rng = np.random.default_rng(a.seed)
     tokens = np.array([model.generate(a.tokens - 1, a.temperature, rng) for _ in range(a.seqs)])
@@ -171,6 +181,14 @@ def main():
         results[name] = dict(top1=t1, kl=kl)
         print(f"| {name} | {what} | {t1:.1%} | {kl:.4f} | {t1a:.1%} | {kla:.4f} |"
               f"  ({time.time() - start:.0f} s)", flush=True)
+        if a.against_cpu:
+            spec = run(model, tokens, make(a.page), a.page, a.prompt, torch.device("cpu"), d)
+            diff = float(np.max(np.abs(logits[:, a.skip:] - spec[:, a.skip:])))
+            agree = float(np.mean(np.argmax(logits[:, a.skip:], -1)
+                                  == np.argmax(spec[:, a.skip:], -1)))
+            results[name].update(cpu_diff=diff, cpu_top1=agree)
+            print(f"  {name} against the CPU specification (from {a.skip}): largest logit "
+                  f"difference {diff:.3g}, top-1 agreement {agree:.1%}", flush=True)
     failed = check_expectations(a.expect, results, "serving_path")
     if failed:
         sys.stdout.flush()

@@ -630,7 +630,9 @@ class Harness:
 
 
 def parse_expect(s):
-    m = re.fullmatch(r"\s*([\w.@-]+)\.(top1|kl|sqnr)\s*(>=|<=|>|<)\s*([\w.@+-]+?)(?:\.(top1|kl|sqnr))?\s*", s)
+    metric = r"(top1|kl|sqnr|cpu_top1|cpu_diff)"
+    m = re.fullmatch(r"\s*([\w.@-]+)\." + metric + r"\s*(>=|<=|>|<)\s*([\w.@+-]+?)(?:\." + metric
+                     + r")?\s*", s)
     if not m:
         sys.exit(f"stories260k: bad --expect {s!r} (NAME.METRIC OP NUMBER|NAME.METRIC)")
     return m.groups()
