@@ -6,6 +6,9 @@
 #   DIR/torch-check    scripts/torch-check/prepare.py's (torch op tests, the decode loop)
 #   DIR/gate           bench/decode_gate.py prepare (every row; --only/--tile-options pass on)
 #   DIR/e2e            bench/e2e_decode.py prepare
+#   DIR/accuracy       stories260K (copied from $QATTN_DATA, default ../shared/data beside the
+#                      checkout; skipped without it) and bench/accuracy/serving_path.py
+#                      --precompile --against-cpu's functions, pages of 32 and 64
 # Usage: prepare-all.sh DIR [decode_gate.py prepare options...]. About 1 MB a part, tens of
 # seconds in all; exit 1 if a part failed (the others are still written).
 set -uo pipefail
@@ -27,11 +30,24 @@ part() { # name command...
   fi
 }
 mkdir -p "$out"
+# The serving-path accuracy schemes that have a GPU lowering (not 3-bit).
+ACCURACY_SCHEMES=default,bpq4,int8
 part serving qattn-compile "$root/scripts/gpu-check/serving/decode.mlir" --target=cuda \
   -o "$out/serving/cuda"
 part paged "$py" "$root/test/Python/Inputs/paged_cache.py" "$out/paged" --precompile
 part torch-check "$py" "$root/scripts/torch-check/prepare.py" "$out/torch-check"
 part gate "$py" "$root/bench/decode_gate.py" prepare "$out/gate" "$@"
 part e2e "$py" "$root/bench/e2e_decode.py" prepare "$out/e2e"
+data="${QATTN_DATA:-$root/../shared/data}/stories260K"
+if [ -f "$data/stories260K.bin" ]; then
+  mkdir -p "$out/accuracy/stories260K" && cp "$data/stories260K.bin" "$out/accuracy/stories260K/"
+  for page in 32 64; do
+    part "accuracy-p$page" "$py" "$root/bench/accuracy/serving_path.py" --data "$data" \
+      --page "$page" --schemes "$ACCURACY_SCHEMES" --precompile --against-cpu \
+      --cache-dir "$out/accuracy/cache"
+  done
+else
+  echo "prepare-all: accuracy skipped (no $data/stories260K.bin)"
+fi
 echo "prepare-all: $(du -sh "$out" | cut -f1) in $out, exit $status"
 exit $status

@@ -10,6 +10,9 @@
 #   torch       scripts/torch-check.sh (op tests, the decode loop)
 #   gate        bench/decode_gate.py run (the speed gate against the static kernel)
 #   e2e         bench/e2e_decode.py run --only B8,B32 --contexts 4096,32768
+#   accuracy    bench/accuracy/serving_path.py --device cuda --against-cpu, pages of 32 and 64
+#               (stories260K through the serving API on the GPU, against the float model and
+#               the CPU specification; needs prepare-all's DIR/accuracy)
 # Usage: run-all.sh DIR [--sanitize] [PART...] (default: all parts, in that order). The whole
 # run keeps within RUN_ALL_SECONDS (default 540, under the device tool's 10 minutes a command):
 # a part is cut at what is left of it, and none starts with less than a minute left. serving,
@@ -25,7 +28,7 @@ shift
 parts=("$@")
 sanitize=--no-sanitize
 if [ "${parts[0]:-}" = --sanitize ]; then sanitize=; parts=("${parts[@]:1}"); fi
-all=(serving paged append torch gate e2e)
+all=(serving paged append torch gate e2e accuracy)
 [ ${#parts[@]} -gt 0 ] || parts=("${all[@]}")
 for p in "${parts[@]}"; do
   [[ " ${all[*]} " == *" $p "* ]] || {
@@ -65,6 +68,10 @@ for p in "${parts[@]}"; do
     gate) part gate 500 python3 bench/decode_gate.py run "$art/gate" "$run" /tmp/run-all-gate ;;
     e2e) part e2e 500 python3 bench/e2e_decode.py run "$art/e2e" --only B8,B32 \
            --contexts 4096,32768 --json "$logs/e2e.json" ;;
+    accuracy) part accuracy 300 bash -c 'for page in 32 64; do
+           python3 bench/accuracy/serving_path.py --data "$1/accuracy/stories260K" \
+             --device cuda --page $page --schemes default,bpq4,int8 --against-cpu \
+             --cache-dir "$1/accuracy/cache" || exit 1; done' accuracy "$art" ;;
   esac
 done
 [ -f /tmp/run-all-gate/gate.json ] && cp /tmp/run-all-gate/gate.json "$logs/gate.json"
