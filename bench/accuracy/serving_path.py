@@ -58,6 +58,12 @@ SCHEMES = {
 }
 
 
+def model_scale(d, store_dim):
+    """The decode's ``scale``: the model's 1 / sqrt(d) where the cache stores more channels
+    than it has, else None (``decode``'s default, the same value)."""
+    return None if store_dim == d else 1.0 / np.sqrt(d)
+
+
 def run(model, tokens, scheme, page, prompt, device, store_dim):
     """Logits [B, N, vocab]: the first ``prompt`` tokens in one ``append`` (a prefill; their
     own attention is float attention, a prefill kernel's job, and not scored), then one token
@@ -84,7 +90,7 @@ def run(model, tokens, scheme, page, prompt, device, store_dim):
             if m > 1:
                 return llama2c.float_attention(q, k, v)
             out = paged.decode(dev(pad(q[:, :, 0])), cache, layer, table, lens + 1,
-                               scale=1.0 / np.sqrt(d))
+                               scale=model_scale(d, store_dim))
             return out.cpu().numpy()[:, :, None, :d]
 
         logits[:, t:t + m] = model.forward(tokens[:, t:t + m], attend=attend, start=t)
@@ -140,18 +146,20 @@ def main():
     if store < d or store % 8:
         sys.exit(f"serving_path: --pad-head-dim must be a multiple of 8 of at least the "
                  f"model's head dim {d}, got {store}")
+    names = a.schemes.split(",")
+    for name in names:
+        if name not in SCHEMES:
+            sys.exit(f"serving_path: unknown scheme {name!r} (known: {', '.join(SCHEMES)})")
     if a.precompile:
         cfg, failed = model.cfg, False
-        for name in a.schemes.split(","):
-            if name not in SCHEMES:
-                sys.exit(f"serving_path: unknown scheme {name!r} (known: {', '.join(SCHEMES)})")
+        for name in names:
             targets = [("cuda", store)] + ([("cpu", d)] if a.against_cpu else [])
             for target, dim in targets:
                 cache = paged.PagedKVCache(SCHEMES[name][0](a.page), 1, 1, a.page,
                                            cfg.n_kv_heads, dim, max_batch=1, device="cpu")
                 try:
-                    scale = 1.0 / np.sqrt(d) if dim != d else None
-                    folder = paged.precompile(cache, cfg.n_heads, scale=scale, target=target)
+                    folder = paged.precompile(cache, cfg.n_heads, scale=model_scale(d, dim),
+                                              target=target)
                 except compiler.CompileError as e:
                     failed = True
                     why = next((ln for ln in str(e).splitlines() if "error:" in ln), str(e))
@@ -170,9 +178,7 @@ def main():
     print(f"| scheme | what | top-1 (from {a.skip}) | KL (from {a.skip}) | top-1 (all) | KL (all) |")
     print("| --- | --- | --- | --- | --- | --- |")
     results = {}
-    for name in a.schemes.split(","):
-        if name not in SCHEMES:
-            sys.exit(f"serving_path: unknown scheme {name!r} (known: {', '.join(SCHEMES)})")
+    for name in names:
         make, what = SCHEMES[name]
         start = time.time()
         logits = run(model, tokens, make(a.page), a.page, a.prompt, torch.device(a.device),

@@ -221,41 +221,28 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
   auto words = [&](int64_t bytes) {
     return VectorType::get({std::max<int64_t>(bytes / 4, 1)}, b.getI32Type());
   };
-  // Key k's codes of this head, for the ring's copies of whole rows.
-  auto keyRow = [&w, head, first, bound, wholeTiles](const FlatTensor *t,
-                                                       ValueRange before,
-                                                       Value channel) {
-    return [&w, head, first, bound, wholeTiles, t,
-            before = SmallVector<Value>(before), channel](Value k) {
-      KeyPlace at = keyOfTile(w, head, first, k, bound, wholeTiles);
-      SmallVector<Value> idx = {at.entry};
-      idx.append(before);
-      idx.append({at.row, channel});
-      return t->linearize(w.b, idx);
-    };
+  // Byte `channel` of key k's codes (k from the tile's first key): stage
+  // 1's data [entries, Hkv, P, d], stage 2's codes [entries, P, R] (the
+  // head's bytes from headStart). A lane's pieces start at its channels; the
+  // ring's copies of whole rows (TileRing.cpp) at the head's first byte.
+  const FlatTensor &codes = w.tensor(sources[0]);
+  Value headStart = s2 ? headCodeByte(w, s2, hk) : w.idx(0);
+  Value laneStart =
+      s2 ? add(b, headStart, mul(b, keys ? w.t : w.g, codeBytes)) : channel0;
+  auto codeAt = [&w, &codes, head, first, bound, wholeTiles, hk,
+                 stage2 = static_cast<bool>(s2)](Value k, Value channel) {
+    KeyPlace at = keyOfTile(w, head, first, k, bound, wholeTiles);
+    return stage2 ? codes.linearize(w.b, {at.entry, at.row, channel})
+                  : codes.linearize(w.b, {at.entry, hk, at.row, channel});
   };
-  if (!s2) {
-    const FlatTensor &data = w.tensor(sources[0]);
-    for (Value dk : laneKeys(w, layout, op.getKeys())) {
-      KeyPlace at = keyOfTile(w, head, first, dk, bound, wholeTiles);
-      pieces[0].push_back({&data,
-                           data.linearize(b, {at.entry, hk, at.row, channel0}),
-                           codeBytes, words(codeBytes), Value(), false,
-                           keyRow(&data, hk, w.idx(0)), d});
-    }
-  } else {
-    // Stage 2: codes [entries, P, R], constants [entries, Hkv, P/g, d].
-    const FlatTensor &codes = w.tensor(sources[0]);
-    Value headStart = headCodeByte(w, s2, hk);
-    Value headByte = add(b, headStart, mul(b, keys ? w.t : w.g, codeBytes));
-    for (Value dk : laneKeys(w, layout, op.getKeys())) {
-      KeyPlace at = keyOfTile(w, head, first, dk, bound, wholeTiles);
-      pieces[0].push_back({&codes,
-                           codes.linearize(b, {at.entry, at.row, headByte}),
-                           codeBytes, words(codeBytes), Value(), false,
-                           keyRow(&codes, {}, headStart),
-                           d * w.codeBits(keys) / 8});
-    }
+  std::function<Value(Value)> keyRow = [codeAt, headStart](Value k) {
+    return codeAt(k, headStart);
+  };
+  int64_t rowBytes = s2 ? d * w.codeBits(keys) / 8 : d;
+  for (Value dk : laneKeys(w, layout, op.getKeys()))
+    pieces[0].push_back({&codes, codeAt(dk, laneStart), codeBytes,
+                         words(codeBytes), Value(), false, keyRow, rowBytes});
+  if (s2) {
     // The constants of each stage-2 group of the tile (groups of 16 keys
     // in tiles of 32: two).
     Value groupRow = div(b, head.row, s2.getGroup());

@@ -193,11 +193,6 @@ static Value swizzleRows(ImplicitLocOpBuilder &b, Value rel) {
   return arith::XOrIOp::create(b, rel, mul(b, line, 32));
 }
 
-/// Whether a lane reads bytes that other lanes copied.
-static bool readsOthers(const RingTile::Piece &piece) {
-  return piece.once || piece.keyRowBytes;
-}
-
 /// Whether the code pieces `pieces` are copied as the tile's rows in key
 /// order: a lane's piece is narrower than a 16-byte copy, which a row
 /// holds whole.
@@ -214,12 +209,93 @@ Value mlir::qattn::tiles::ringLaneByte(WarpProgram &w, Value slot,
   if (piece.keyRowBytes) {
     bool keys = piece.layout == FragmentLayout::mma_keys_a;
     Value rel = add(
-        w.b, mul(w.b, laneKeyOf(w, piece.layout, piece.index), piece.keyRowBytes),
+        w.b,
+        mul(w.b, laneKeyOf(w, piece.layout, piece.index), piece.keyRowBytes),
         mul(w.b, keys ? w.t : w.g, piece.bytes));
     return add(w.b, slot, add(w.b, w.idx(piece.offset), swizzleRows(w.b, rel)));
   }
   return add(w.b, slot,
              add(w.b, w.idx(piece.offset), mul(w.b, lane, piece.bytes)));
+}
+
+/// Copies the tile's code rows (`pieces`, the lanes' code pieces of `op`)
+/// in key order, 16 bytes a lane at a time, to byte `offset` of `slot`: a
+/// lane's 4 or 8 bytes a key cost as many shared-memory wavefronts as 16
+/// (on the H200, B8 N32K d128 V at 8 bytes, 8 per copy where 2 would do).
+/// Adds the pieces, which each lane reads from the rows after the wait, to
+/// `tile`; returns the offset past the rows.
+static int64_t copyCodeRows(WarpProgram &w, LoadKVTileOp op, Value slot,
+                            int64_t offset, ArrayRef<TilePiece> pieces,
+                            RingTile &tile) {
+  ImplicitLocOpBuilder &b = w.b;
+  const TilePiece &first = pieces.front();
+  int64_t rowBytes = first.keyRowBytes, perRow = rowBytes / 16;
+  Value base = add(b, slot, w.idx(offset));
+  spreadOver(b, w.lane, kThreadsPerWarp, op.getKeys() * perRow, [&](Value c) {
+    Value src = add(b,
+                    mul(b, first.keyRow(div(b, c, perRow)),
+                        elementBytes(first.tensor->buffer)),
+                    mul(b, rem(b, c, perRow), 16));
+    Value dst = add(b, base, swizzleRows(b, mul(b, c, 16)));
+    copyAsync(b, byteAddress(b, w.ring, dst, b.getI32Type()),
+              byteAddress(b, first.tensor->buffer, src, b.getI64Type()), 16,
+              /*l2Line=*/true, /*ordered=*/true);
+  });
+  for (auto [i, piece] : llvm::enumerate(pieces))
+    tile.pieces.push_back({offset, piece.bytes, piece.type, 0, false, rowBytes,
+                           static_cast<int64_t>(i), *op.getLayout()});
+  return offset + op.getKeys() * rowBytes;
+}
+
+/// Copies `piece` to byte `offset` of `slot` (lane 0 alone where it is
+/// `once`, 16 bytes a lane where it is the warp's row, else each lane its
+/// own, in lane order; `codes` asks L2 for whole lines) and adds it to
+/// `tile`; returns the offset past it.
+static int64_t copyPiece(WarpProgram &w, Value slot, int64_t offset,
+                         const TilePiece &piece, bool codes, RingTile &tile) {
+  ImplicitLocOpBuilder &b = w.b;
+  if (piece.once) {
+    Value to =
+        byteAddress(b, w.ring, add(b, slot, w.idx(offset)), b.getI32Type());
+    Value from = byteAddress(
+        b, piece.tensor->buffer,
+        mul(b, piece.at, elementBytes(piece.tensor->buffer)), b.getI64Type());
+    spreadOver(b, w.lane, kThreadsPerWarp, 1, [&](Value) {
+      copyAsync(b, to, from, piece.bytes, /*l2Line=*/false,
+                /*ordered=*/true);
+    });
+    tile.pieces.push_back({offset, piece.bytes, piece.type, 0, /*once=*/true});
+    return offset + onceBytes(piece.bytes);
+  }
+  if (piece.row) {
+    // The warp's row, 16 bytes per lane.
+    Value base = add(b, slot, w.idx(offset));
+    spreadOver(b, w.lane, kThreadsPerWarp, w.headDim / 16, [&](Value c) {
+      Value at = mul(b, c, 16);
+      Value src =
+          add(b, mul(b, piece.row, elementBytes(piece.tensor->buffer)), at);
+      copyAsync(b, byteAddress(b, w.ring, add(b, base, at), b.getI32Type()),
+                byteAddress(b, piece.tensor->buffer, src, b.getI64Type()), 16,
+                /*l2Line=*/false, /*ordered=*/true);
+    });
+    tile.pieces.push_back({offset, piece.bytes, piece.type, w.headDim});
+    return offset + w.headDim;
+  }
+  Value dst = ringLaneByte(w, slot, {offset, piece.bytes, Type()}, w.lane);
+  for (int64_t part = 0; part < piece.bytes; part += 16) {
+    // The codes' rows ask L2 for their whole 128-byte line, whose other
+    // half (the next head's codes) another warp reads about now, as the
+    // decode kernel's ring does (H200, B8 N32K d128 4-bit: 142.7 ->
+    // 135.6 us).
+    Value src = add(b, mul(b, piece.at, elementBytes(piece.tensor->buffer)),
+                    w.idx(part));
+    Value to = byteAddress(b, w.ring, add(b, dst, w.idx(part)), b.getI32Type());
+    Value from = byteAddress(b, piece.tensor->buffer, src, b.getI64Type());
+    copyAsync(b, to, from, std::min<int64_t>(piece.bytes - part, 16),
+              /*l2Line=*/codes, /*ordered=*/true);
+  }
+  tile.pieces.push_back({offset, piece.bytes, piece.type});
+  return offset + kThreadsPerWarp * piece.bytes;
 }
 
 void mlir::qattn::tiles::copyToRing(WarpProgram &w, LoadKVTileOp op,
@@ -231,93 +307,18 @@ void mlir::qattn::tiles::copyToRing(WarpProgram &w, LoadKVTileOp op,
   Value slot = add(b, w.idx(stream.offset),
                    mul(b, rem(b, tileIndex, stream.depth), stream.slotBytes));
   // Every lane is done reading what other lanes copied into the slot for
-  // its last tile before they overwrite it.
-  if (copiedAsRows(pieces.front()) ||
-      llvm::any_of(pieces, [](ArrayRef<TilePiece> result) {
-        return llvm::any_of(result, [](const TilePiece &p) { return p.once; });
-      }))
-    warpSync(w);
+  // its last tile (its scale, at least) before they overwrite it.
+  assert(pieces.back().front().once && "a ring tile's scale is copied once");
+  warpSync(w);
   int64_t offset = 0;
   for (auto [result, resultPieces] : llvm::zip(op.getTile(), pieces)) {
     RingTile tile;
     if (result == op.getTile()[0] && copiedAsRows(resultPieces)) {
-      // The tile's code rows in key order, 16 bytes a lane at a time (a
-      // lane's 4 or 8 bytes a key cost as many shared-memory wavefronts as
-      // 16: on the H200, B8 N32K d128 V at 8 bytes, 8 per copy where 2 would
-      // do); each lane reads its pieces from the rows after the wait.
-      const TilePiece &first = resultPieces.front();
-      int64_t rowBytes = first.keyRowBytes, perRow = rowBytes / 16;
-      Value base = add(b, slot, w.idx(offset));
-      spreadOver(b, w.lane, kThreadsPerWarp, op.getKeys() * perRow,
-                 [&](Value c) {
-                   Value src =
-                       add(b,
-                           mul(b, first.keyRow(div(b, c, perRow)),
-                               elementBytes(first.tensor->buffer)),
-                           mul(b, rem(b, c, perRow), 16));
-                   Value dst = add(b, base, swizzleRows(b, mul(b, c, 16)));
-                   copyAsync(b, byteAddress(b, w.ring, dst, b.getI32Type()),
-                             byteAddress(b, first.tensor->buffer, src,
-                                         b.getI64Type()),
-                             16, /*l2Line=*/true, /*ordered=*/true);
-                 });
-      for (auto [i, piece] : llvm::enumerate(resultPieces))
-        tile.pieces.push_back({offset, piece.bytes, piece.type, 0, false,
-                               rowBytes, static_cast<int64_t>(i),
-                               *op.getLayout()});
-      offset += op.getKeys() * rowBytes;
-      w.tiles[result] = {slot};
-      w.inRing[result] = std::move(tile);
-      continue;
-    }
-    for (const TilePiece &piece : resultPieces) {
-      if (piece.once) {
-        Value to = byteAddress(b, w.ring, add(b, slot, w.idx(offset)),
-                               b.getI32Type());
-        Value from = byteAddress(
-            b, piece.tensor->buffer,
-            mul(b, piece.at, elementBytes(piece.tensor->buffer)),
-            b.getI64Type());
-        spreadOver(b, w.lane, kThreadsPerWarp, 1, [&](Value) {
-          copyAsync(b, to, from, piece.bytes, /*l2Line=*/false,
-                    /*ordered=*/true);
-        });
-        tile.pieces.push_back(
-            {offset, piece.bytes, piece.type, 0, /*once=*/true});
-        offset += onceBytes(piece.bytes);
-        continue;
-      }
-      if (piece.row) {
-        // The warp's row, 16 bytes per lane.
-        Value base = add(b, slot, w.idx(offset));
-        spreadOver(b, w.lane, kThreadsPerWarp, w.headDim / 16, [&](Value c) {
-          Value at = mul(b, c, 16);
-          Value src =
-              add(b, mul(b, piece.row, elementBytes(piece.tensor->buffer)), at);
-          copyAsync(b, byteAddress(b, w.ring, add(b, base, at), b.getI32Type()),
-                    byteAddress(b, piece.tensor->buffer, src, b.getI64Type()),
-                    16, /*l2Line=*/false, /*ordered=*/true);
-        });
-        tile.pieces.push_back({offset, piece.bytes, piece.type, w.headDim});
-        offset += w.headDim;
-        continue;
-      }
-      Value dst = ringLaneByte(w, slot, {offset, piece.bytes, Type()}, w.lane);
-      for (int64_t part = 0; part < piece.bytes; part += 16) {
-        // The codes' rows ask L2 for their whole 128-byte line, whose other
-        // half (the next head's codes) another warp reads about now, as the
-        // decode kernel's ring does (H200, B8 N32K d128 4-bit: 142.7 ->
-        // 135.6 us).
-        Value src = add(b, mul(b, piece.at, elementBytes(piece.tensor->buffer)),
-                        w.idx(part));
-        Value to =
-            byteAddress(b, w.ring, add(b, dst, w.idx(part)), b.getI32Type());
-        Value from = byteAddress(b, piece.tensor->buffer, src, b.getI64Type());
-        copyAsync(b, to, from, std::min<int64_t>(piece.bytes - part, 16),
-                  /*l2Line=*/result == op.getTile()[0], /*ordered=*/true);
-      }
-      tile.pieces.push_back({offset, piece.bytes, piece.type});
-      offset += kThreadsPerWarp * piece.bytes;
+      offset = copyCodeRows(w, op, slot, offset, resultPieces, tile);
+    } else {
+      for (const TilePiece &piece : resultPieces)
+        offset = copyPiece(w, slot, offset, piece,
+                           /*codes=*/result == op.getTile()[0], tile);
     }
     w.tiles[result] = {slot};
     w.inRing[result] = std::move(tile);
@@ -343,13 +344,9 @@ void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
                 "cp.async.wait_group " +
                     std::to_string(op.getPending() * perStep) + ";",
                 "~{memory}");
-      // Other lanes' copies, visible to all.
-      if (llvm::any_of(op.getTiles(), [&](Value tile) {
-            auto it = w.inRing.find(tile);
-            return it != w.inRing.end() &&
-                   llvm::any_of(it->second.pieces, readsOthers);
-          }))
-        warpSync(w);
+      // Other lanes' copies (every ring tile's scale, at least), visible
+      // to all.
+      warpSync(w);
       waited = true;
     }
     Value slot = w.regs(in).front();
