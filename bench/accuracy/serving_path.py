@@ -27,8 +27,12 @@ usage: bench/accuracy/serving_path.py [--tokens N] [--seqs B] [--seed S] [--page
 to the GPU machine and pass it there as ``--cache-dir``. ``--against-cpu`` also runs each scheme
 on CPU tensors (the executable specification, unpadded) and reports the largest difference of
 the logits and the agreement of their top-1 tokens over the scored positions (metrics
-``cpu_diff`` and ``cpu_top1`` for ``--expect``); with ``--precompile`` it compiles the CPU
-functions too.
+``cpu_diff`` and ``cpu_top1`` for ``--expect``), and repeats every decode call on the CPU over
+a copy of the same cache (the queries, table and lengths too): the largest difference of the
+attention outputs relative to their largest magnitude (``attn_diff``). The logits compound each
+layer's difference through the later layers' K/V, where a quantized code at a rounding boundary
+may round the other way; the lockstep comparison sees one kernel call at a time. With
+``--precompile`` it compiles the CPU functions too.
 """
 
 import argparse
@@ -64,11 +68,43 @@ def model_scale(d, store_dim):
     return None if store_dim == d else 1.0 / np.sqrt(d)
 
 
-def run(model, tokens, scheme, page, prompt, device, store_dim):
+class Lockstep:
+    """Every decode of a run repeated by the CPU specification on the same operands: after each
+    append the cache's pools and tails are copied into a CPU cache of the same layout, which
+    ``paged.decode`` then reads with the same queries, table and lengths. Unlike the logits,
+    which compound the layers' differences through every later layer's K/V (a 4-bit code at a
+    rounding boundary can round the other way), this compares one kernel call at a time: the
+    largest |o - o_spec| over every call, and that over the largest |o_spec|."""
+
+    def __init__(self):
+        self.cache, self.diff, self.peak = None, 0.0, 0.0
+
+    def check(self, cache, layer, q, table, lens, out, scale):
+        if self.cache is None:
+            self.cache = paged.PagedKVCache(
+                cache.scheme, cache.num_layers, cache.num_pages, cache.page_size,
+                cache.num_kv_heads, cache.head_dim, max_batch=cache.max_batch,
+                v_scheme=cache.v_scheme, headroom=cache.headroom, device="cpu")
+        for which in "kv":
+            for dst, src in zip(self.cache.pools(layer, which) + list(
+                    self.cache.tails(layer, which)),
+                    cache.pools(layer, which) + list(cache.tails(layer, which))):
+                dst.copy_(src)
+        spec = paged.decode(q.cpu(), self.cache, layer, table.cpu(), lens.cpu(), scale=scale)
+        self.diff = max(self.diff, float((out.cpu() - spec).abs().max()))
+        self.peak = max(self.peak, float(spec.abs().max()))
+
+    @property
+    def relative(self):
+        return self.diff / self.peak if self.peak else 0.0
+
+
+def run(model, tokens, scheme, page, prompt, device, store_dim, lockstep=None):
     """Logits [B, N, vocab]: the first ``prompt`` tokens in one ``append`` (a prefill; their
     own attention is float attention, a prefill kernel's job, and not scored), then one token
     per step, attended with ``paged.decode`` at the new length. The cache holds ``store_dim``
-    channels a head (the model's, then zeros)."""
+    channels a head (the model's, then zeros). ``lockstep``: a Lockstep that repeats each
+    decode on the CPU."""
     cfg = model.cfg
     b, n = tokens.shape
     d = cfg.head_dim
@@ -89,8 +125,10 @@ def run(model, tokens, scheme, page, prompt, device, store_dim):
             cache.append(layer, dev(pad(k)), dev(pad(v)), table, lens)
             if m > 1:
                 return llama2c.float_attention(q, k, v)
-            out = paged.decode(dev(pad(q[:, :, 0])), cache, layer, table, lens + 1,
-                               scale=model_scale(d, store_dim))
+            query, scale = dev(pad(q[:, :, 0])), model_scale(d, store_dim)
+            out = paged.decode(query, cache, layer, table, lens + 1, scale=scale)
+            if lockstep:
+                lockstep.check(cache, layer, query, table, lens + 1, out, scale)
             return out.cpu().numpy()[:, :, None, :d]
 
         logits[:, t:t + m] = model.forward(tokens[:, t:t + m], attend=attend, start=t)
@@ -153,7 +191,11 @@ def main():
     if a.precompile:
         cfg, failed = model.cfg, False
         for name in names:
-            targets = [("cuda", store)] + ([("cpu", d)] if a.against_cpu else [])
+            # --against-cpu: the unpadded specification, and the padded one that repeats
+            # each decode on a copy of the cache (Lockstep).
+            targets = [("cuda", store)]
+            if a.against_cpu:
+                targets += [("cpu", dim) for dim in dict.fromkeys((d, store))]
             for target, dim in targets:
                 cache = paged.PagedKVCache(SCHEMES[name][0](a.page), 1, 1, a.page,
                                            cfg.n_kv_heads, dim, max_batch=1, device="cpu")
@@ -181,8 +223,9 @@ def main():
     for name in names:
         make, what = SCHEMES[name]
         start = time.time()
+        lockstep = Lockstep() if a.against_cpu else None
         logits = run(model, tokens, make(a.page), a.page, a.prompt, torch.device(a.device),
-                     store)
+                     store, lockstep)
         (t1, kl), (t1a, kla) = metrics(logits, ref_logp, a.skip), metrics(logits, ref_logp, 0)
         results[name] = dict(top1=t1, kl=kl)
         print(f"| {name} | {what} | {t1:.1%} | {kl:.4f} | {t1a:.1%} | {kla:.4f} |"
@@ -192,9 +235,12 @@ def main():
             diff = float(np.max(np.abs(logits[:, a.skip:] - spec[:, a.skip:])))
             agree = float(np.mean(np.argmax(logits[:, a.skip:], -1)
                                   == np.argmax(spec[:, a.skip:], -1)))
-            results[name].update(cpu_diff=diff, cpu_top1=agree)
+            results[name].update(cpu_diff=diff, cpu_top1=agree, attn_diff=lockstep.relative)
             print(f"  {name} against the CPU specification (from {a.skip}): largest logit "
-                  f"difference {diff:.3g}, top-1 agreement {agree:.1%}", flush=True)
+                  f"difference {diff:.3g}, top-1 agreement {agree:.1%}; each decode on the "
+                  f"same cache: largest |o - o_spec| {lockstep.diff:.3g} "
+                  f"({lockstep.relative:.2g} of the largest |o_spec|, {lockstep.peak:.3g})",
+                  flush=True)
     failed = check_expectations(a.expect, results, "serving_path")
     if failed:
         sys.stdout.flush()

@@ -630,7 +630,7 @@ class Harness:
 
 
 def parse_expect(s):
-    metric = r"(top1|kl|sqnr|cpu_top1|cpu_diff)"
+    metric = r"(top1|kl|sqnr|cpu_top1|cpu_diff|attn_diff)"
     m = re.fullmatch(r"\s*([\w.@-]+)\." + metric + r"\s*(>=|<=|>|<)\s*([\w.@+-]+?)(?:\." + metric
                      + r")?\s*", s)
     if not m:

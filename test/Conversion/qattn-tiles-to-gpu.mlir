@@ -159,19 +159,36 @@
 // sums and channels), as many as the accumulators' dimension 3 says.
 // CHECK-LABEL: gpu.func @paged_decode_combine_tiles
 // CHECK-SAME: (%{{[^:]*}}: memref<1099511627776xf32>, %{{[^:]*}}: i32, %[[CS:[^:]*]]: i32,
+// CHECK-SAME: nvvm.minctasm = 1 : i32
 // CHECK: %[[CSI:.*]] = arith.index_cast %[[CS]] : i32 to index
 // Two warps per row (32 channels each, d = 64, so 16 per batch entry above);
-// split s to lane s mod 32: the row's max over the lanes, then each lane's
-// weighted sum of its splits' 32 channels (16-byte loads), then the lanes'
-// partial rows reduced and scattered in five shuffle steps (16 values sent
-// at the first, 1 at the last) so that lane l holds channel l.
+// split s to lane s mod 32: the row's max over the lanes, 8 of a lane's
+// splits a step (indices clamped to the last split, those past it -inf),
+// all 8 loads before the maxima; then each lane's weighted sum of its
+// splits' 32 channels (16-byte loads), 2 splits a step, all their loads
+// first (those past the end weigh 0); then the lanes' partial rows reduced
+// and scattered in five shuffle steps (16 values sent at the first, 1 at the
+// last) so that lane l holds channel l. One CTA per SM asked for (ptxas then
+// keeps a step's loads in flight).
 // CHECK: %[[LANE:.*]] = gpu.thread_id x
-// CHECK: scf.for %{{.*}} = %[[LANE]] to %[[CSI]] step %c32 iter_args(%{{.*}}) -> (f32) {
-// CHECK: arith.maximumf
+// CHECK: scf.for %[[S:.*]] = %[[LANE]] to %[[CSI]] step %c256 iter_args(%{{.*}}) -> (f32) {
+// CHECK: %[[LAST:.*]] = arith.subi %[[CSI]], %c1 : index
+// CHECK: arith.minui %[[S]], %[[LAST]] : index
+// CHECK-COUNT-8: memref.load
+// CHECK-NOT: memref.load
+// CHECK-COUNT-8: arith.maximumf
+// CHECK: scf.yield
 // CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32 : f32
-// CHECK: scf.for %{{.*}} = %[[LANE]] to %[[CSI]] step %c32 iter_args({{.*}}) -> (f32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
+// CHECK: scf.for %{{.*}} = %[[LANE]] to %[[CSI]] step %c64 iter_args({{.*}}) -> (f32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
+// CHECK-COUNT-4: vector.load %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf32>, vector<4xf32>
+// CHECK-NOT: ex2.approx
+// CHECK-COUNT-12: vector.load
+// CHECK-NOT: vector.load
 // CHECK: ex2.approx.ftz.f32
 // CHECK-COUNT-8: vector.fma
+// CHECK: ex2.approx.ftz.f32
+// CHECK-COUNT-8: vector.fma
+// CHECK: scf.yield
 // CHECK-COUNT-5: gpu.shuffle  xor %{{.*}}, %c{{16|8|4|2|1}}_i32
 // CHECK-COUNT-16: gpu.shuffle  xor %{{.*}}, %c16_i32
 // CHECK-COUNT-8: gpu.shuffle  xor %{{.*}}, %c8_i32

@@ -11,7 +11,15 @@
 // a lane holds at each of five shuffle steps, so that lane l ends with
 // channel l. A warp per row walking the splits in turn waited for each
 // split's loads (H200, B8 Hq32 d128, 33 splits: 8.7 us) and could not take
-// the hundreds of splits a short batch wants. A row no split saw a key of
+// the hundreds of splits a short batch wants. Each lane's loop takes several
+// of its splits a step, all their loads first, so that a lane waits once per
+// step, not once per split (a short batch gives each lane 4 to 7 splits);
+// the kernel asks for one CTA per SM (TileGrid.cpp), or ptxas would keep the
+// registers low by issuing the next split's loads after this one's sums.
+// H200, B1 Hkv8 N128K d64, whole decode: 56.8 us one split a step, 54.5
+// with 4 a step at ptxas' registers, 52.5 with 2 a step and one CTA per SM
+// (docs/PERF.md); 4 a step at one CTA per SM (207 registers) gains 1-2% more
+// there but loses 1-2.5% at B32 N8K and B8 N2K. A row no split saw a key of
 // (M = -inf) is 0.
 //
 //===----------------------------------------------------------------------===//
@@ -31,19 +39,35 @@ using namespace mlir::qattn;
 using namespace mlir::qattn::kernels;
 using namespace mlir::qattn::tiles;
 
-/// A loop over this lane's splits (lane, lane + 32, ... below `splits`)
-/// carrying `init`; `body` maps the split and what it carries in to what it
-/// carries out.
-static SmallVector<Value>
-overLaneSplits(ImplicitLocOpBuilder &b, Value splits, Value lane,
-               ValueRange init,
-               function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-  auto loop =
-      scf::ForOp::create(b, lane, splits, indexConst(b, kThreadsPerWarp), init);
+/// Splits a lane's loop takes a step in the pass over the maxima and in the
+/// pass over the partial rows (32 channels each).
+static constexpr int64_t kMaxSplitsPerStep = 8, kRowSplitsPerStep = 2;
+
+/// A loop over this lane's splits (lane, lane + 32, ... below `splits`),
+/// `perStep` of them a step, carrying `init`. `body` maps the step's splits
+/// (clamped to the last split, so that every load is in bounds), whether each
+/// is real, and what the loop carries in to what it carries out; it takes
+/// them in order, so the sums are the one-split-a-step loop's.
+static SmallVector<Value> overLaneSplits(
+    ImplicitLocOpBuilder &b, Value splits, Value lane, int64_t perStep,
+    ValueRange init,
+    function_ref<SmallVector<Value>(ArrayRef<Value>, ArrayRef<Value>,
+                                    ValueRange)>
+        body) {
+  auto loop = scf::ForOp::create(
+      b, lane, splits, indexConst(b, perStep * kThreadsPerWarp), init);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  scf::YieldOp::create(b,
-                       body(loop.getInductionVar(), loop.getRegionIterArgs()));
+  Value last = arith::SubIOp::create(b, splits, indexConst(b, 1));
+  SmallVector<Value> at, real;
+  for (int64_t u = 0; u < perStep; ++u) {
+    Value s = add(b, loop.getInductionVar(),
+                  indexConst(b, u * kThreadsPerWarp));
+    real.push_back(
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, s, splits));
+    at.push_back(minIdx(b, s, last));
+  }
+  scf::YieldOp::create(b, body(at, real, loop.getRegionIterArgs()));
   return SmallVector<Value>(loop.getResults());
 }
 
@@ -81,33 +105,61 @@ void mlir::qattn::tiles::emitCombineKernel(ImplicitLocOpBuilder &b,
   };
   Value minusInf = f32Const(b, -INFINITY);
   Value laneMax =
-      overLaneSplits(b, splits, lane, minusInf, [&](Value s, ValueRange m) {
-        return SmallVector<Value>{
-            arith::MaximumFOp::create(b, m[0], rowAt(maxT, s))};
-      }).front();
+      overLaneSplits(b, splits, lane, kMaxSplitsPerStep, minusInf,
+                     [&](ArrayRef<Value> at, ArrayRef<Value> real,
+                         ValueRange m) {
+                       SmallVector<Value> maxima;
+                       for (Value s : at)
+                         maxima.push_back(rowAt(maxT, s));
+                       Value top = m[0];
+                       for (auto [ms, isReal] : llvm::zip(maxima, real))
+                         top = arith::MaximumFOp::create(
+                             b, top,
+                             arith::SelectOp::create(b, isReal, ms, minusInf));
+                       return SmallVector<Value>{top};
+                     })
+          .front();
   Value top = overLanes<arith::MaximumFOp>(b, laneMax, {16, 8, 4, 2, 1});
   Value ref = finiteRef(b, top);
   // Carried: the lane's share of the sum, then of the warp's 32 channels.
   auto quad = VectorType::get({4}, b.getF32Type());
   SmallVector<Value> init = {f32Const(b, 0)};
   init.append(kThreadsPerWarp / 4, zeros(b, quad));
-  SmallVector<Value> part =
-      overLaneSplits(b, splits, lane, init, [&](Value s, ValueRange carried) {
-        // An empty split (m_s = -inf) weighs 0.
-        Value weight =
-            exp2Ftz(b, arith::MulFOp::create(
-                           b, arith::SubFOp::create(b, rowAt(maxT, s), ref),
-                           f32Const(b, M_LOG2E)));
-        SmallVector<Value> next = {arith::AddFOp::create(
-            b, carried[0], arith::MulFOp::create(b, weight, rowAt(sumT, s)))};
-        Value weights = vector::BroadcastOp::create(b, quad, weight);
-        for (int64_t q = 0; q < kThreadsPerWarp / 4; ++q) {
-          Value at = acc.linearize(
-              b, {bi, hk, rt, s, r, add(b, c0, indexConst(b, 4 * q))});
-          Value a =
-              vector::LoadOp::create(b, quad, acc.buffer, ValueRange{at},
-                                     /*nontemporal=*/false, llvm::Align(16));
-          next.push_back(vector::FMAOp::create(b, weights, a, carried[1 + q]));
+  SmallVector<Value> part = overLaneSplits(
+      b, splits, lane, kRowSplitsPerStep, init,
+      [&](ArrayRef<Value> at, ArrayRef<Value> real, ValueRange carried) {
+        struct Split {
+          Value max, sum;
+          SmallVector<Value> quads;
+        };
+        SmallVector<Split> loaded;
+        for (Value s : at) {
+          Split &split = loaded.emplace_back();
+          split.max = rowAt(maxT, s);
+          split.sum = rowAt(sumT, s);
+          for (int64_t q = 0; q < kThreadsPerWarp / 4; ++q) {
+            Value i = acc.linearize(
+                b, {bi, hk, rt, s, r, add(b, c0, indexConst(b, 4 * q))});
+            split.quads.push_back(
+                vector::LoadOp::create(b, quad, acc.buffer, ValueRange{i},
+                                       /*nontemporal=*/false, llvm::Align(16)));
+          }
+        }
+        SmallVector<Value> next(carried);
+        for (auto [split, isReal] : llvm::zip(loaded, real)) {
+          // An empty split (m_s = -inf) weighs 0, and so does one past the
+          // end (a clamped copy of the last).
+          Value weight = arith::SelectOp::create(
+              b, isReal,
+              exp2Ftz(b, arith::MulFOp::create(
+                             b, arith::SubFOp::create(b, split.max, ref),
+                             f32Const(b, M_LOG2E))),
+              f32Const(b, 0));
+          next[0] = arith::AddFOp::create(
+              b, next[0], arith::MulFOp::create(b, weight, split.sum));
+          Value weights = vector::BroadcastOp::create(b, quad, weight);
+          for (auto [q, a] : llvm::enumerate(split.quads))
+            next[1 + q] = vector::FMAOp::create(b, weights, a, next[1 + q]);
         }
         return next;
       });

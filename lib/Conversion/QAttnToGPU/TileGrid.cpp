@@ -608,6 +608,11 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
   gpu::GPUFuncOp combineKernel =
       createKernel(kernels, combine.getLoc(), (prefix + "_combine_tiles").str(),
                    combineArgs);
+  // One CTA per SM is all it asks for: ptxas otherwise sizes the registers
+  // for the most 32-thread CTAs an SM takes (86 at d128) and issues a
+  // split's loads only after the last split's sums (see TileCombine.cpp).
+  combineKernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                         hb.getI32IntegerAttr(1));
   {
     OpBuilder kb = OpBuilder::atBlockBegin(&combineKernel.front());
     ImplicitLocOpBuilder b(combine.getLoc(), kb);
