@@ -3,8 +3,8 @@
 // Part of the qattn project.
 //
 // The operand views, shapes and in-register dequantization shared by the
-// warp-per-row kernel (QAttnToGPU.cpp) and the tensor-core kernel
-// (MmaKernel.cpp).
+// warp-per-row kernel (RowsKernel.cpp) and the tensor-core kernels
+// (MmaKernel.cpp, DecodeKernel.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -414,6 +414,16 @@ inline bool overlapsTiles(const AttentionShape &shape) {
   return shape.wgmma && (shape.warps == 4 || shape.producer) &&
          shape.stages >= 3;
 }
+
+/// Emits the warp kernel's body (RowsKernel.cpp); `outputs` is {out} or,
+/// with several key splits, {partialAcc, partialMaxSum}.
+void emitRowsAttention(ImplicitLocOpBuilder &b, const AttentionShape &shape,
+                       const AttentionView &view, Type outType,
+                       SoftmaxAttr softmax, ValueRange outputs);
+/// Emits the body of the warp kernel's combine over `kernel`'s arguments
+/// (partialAcc, partialMaxSum, out).
+void emitRowsCombine(ImplicitLocOpBuilder &b, const AttentionShape &shape,
+                     Type outType, SoftmaxAttr softmax, gpu::GPUFuncOp kernel);
 
 /// Emits the tensor-core decode kernel's body (see DecodeKernel.cpp);
 /// `outputs` is {out} or, with several key splits, {partialAcc,

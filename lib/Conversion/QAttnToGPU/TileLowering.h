@@ -7,7 +7,8 @@
 // scf.forall qattn-tile writes) is one warp; its body is rewritten op by op
 // into what the warp's lanes compute, every tile-layer value becoming the
 // registers one lane holds of it (`Regs`). TileGrid.cpp outlines the grid
-// into a kernel and walks its body; one file per concern lowers the tile ops:
+// into a kernel and its launch, TileBody.cpp walks its body; one file per
+// concern lowers the tile ops:
 // TileLoads.cpp (loads into registers), TileDequantize.cpp, TileScores.cpp
 // (mma and masks), TileSoftmax.cpp (online softmax and P.V, the partial rows'
 // stores), TileCombine.cpp (the split-combine kernel).
@@ -281,6 +282,13 @@ Regs splatState(WarpProgram &w, RankedTensorType type, double value);
 /// Stores the warp's row state or accumulators, the source of `insert` (a
 /// tensor.parallel_insert_slice of the grid's terminator), into its slice.
 void storeRows(WarpProgram &w, tensor::ParallelInsertSliceOp insert);
+
+/// Lowers the ops of `block` (a grid body or a key loop's) into the warp's
+/// code at w.b (TileBody.cpp).
+LogicalResult lowerGridBody(WarpProgram &w, Block &block);
+/// A constant of a grid body: a scalar cloned, or a splat of the row state or
+/// accumulators.
+LogicalResult lowerGridConstant(WarpProgram &w, arith::ConstantOp op);
 
 /// The combine kernel's warps per output row (32 channels each).
 int64_t combineWarpsPerRow(int64_t headDim);
