@@ -9,7 +9,9 @@
 #   append      append_check.py --only default (Triton against torch-ops appends, timing)
 #   torch       scripts/torch-check.sh (op tests, the decode loop)
 #   gate        bench/decode_gate.py run (the speed gate against the static kernel)
-#   e2e         bench/e2e_decode.py run --only B8,B32 --contexts 4096,32768
+#   e2e         bench/e2e_decode.py run --only $E2E_ONLY --contexts $E2E_CONTEXTS (default B8,B32
+#               and 4096,32768: about 160 s; all of PERF.md's rows are E2E_ONLY=B8,B32,varlen
+#               E2E_CONTEXTS=4096,16384,32768,65536, several minutes: a call of its own)
 #   accuracy    bench/accuracy/serving_path.py --device cuda --against-cpu, pages of 32 and 64
 #               (stories260K through the serving API on the GPU, against the float model and
 #               the CPU specification; needs prepare-all's DIR/accuracy); fails where a decode
@@ -70,8 +72,8 @@ for p in "${parts[@]}"; do
     append) part append 300 python3 scripts/gpu-check/serving/append_check.py --only default ;;
     torch) part torch 300 bash scripts/torch-check.sh "$art/torch-check" ;;
     gate) part gate 500 python3 bench/decode_gate.py run "$art/gate" "$run" /tmp/run-all-gate ;;
-    e2e) part e2e 500 python3 bench/e2e_decode.py run "$art/e2e" --only B8,B32 \
-           --contexts 4096,32768 --json "$logs/e2e.json" ;;
+    e2e) part e2e 500 python3 bench/e2e_decode.py run "$art/e2e" --only "${E2E_ONLY:-B8,B32}" \
+           --contexts "${E2E_CONTEXTS:-4096,32768}" --json "$logs/e2e.json" ;;
     accuracy) part accuracy 300 bash -c 'for page in 32 64; do
            python3 bench/accuracy/serving_path.py --data "$1/accuracy/stories260K" \
              --device cuda --page $page --schemes default,bpq4,int8 --against-cpu \
