@@ -8,7 +8,8 @@
 // it dequantizes (once for the group); a butterfly shuffle sums each score.
 // Keys stream with an online softmax (SAS: two passes); several key splits
 // per row (flash-decoding) write partial rows that a combine kernel merges.
-// It takes every shape and format the other kernels do not.
+// The fallback for the static shapes and formats the tensor-core kernels
+// do not take.
 //
 //===----------------------------------------------------------------------===//
 
