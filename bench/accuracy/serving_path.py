@@ -85,10 +85,9 @@ class Lockstep:
                 cache.scheme, cache.num_layers, cache.num_pages, cache.page_size,
                 cache.num_kv_heads, cache.head_dim, max_batch=cache.max_batch,
                 v_scheme=cache.v_scheme, headroom=cache.headroom, device="cpu")
+        state = lambda c, which: c.pools(layer, which) + list(c.tails(layer, which))  # noqa: E731
         for which in "kv":
-            for dst, src in zip(self.cache.pools(layer, which) + list(
-                    self.cache.tails(layer, which)),
-                    cache.pools(layer, which) + list(cache.tails(layer, which))):
+            for dst, src in zip(state(self.cache, which), state(cache, which)):
                 dst.copy_(src)
         spec = paged.decode(q.cpu(), self.cache, layer, table.cpu(), lens.cpu(), scale=scale)
         self.diff = max(self.diff, float((out.cpu() - spec).abs().max()))
