@@ -8,23 +8,3 @@ func.func @f(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x48xi8>, %ks: tensor<?x2x
       : (tensor<?x8x1x64xf16>, tensor<?x64x48xi8>, tensor<?x2x1xf32>, tensor<?x2x4x64xi8>, tensor<?x2x4x64xi8>, tensor<?x64x48xi8>, tensor<?x2x1xf32>, tensor<?x2x4x64xi8>, tensor<?x2x4x64xi8>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x64xf16>
   return %o : tensor<?x8x1x64xf16>
 }
-
-// -----
-
-func.func @f(%q: tensor<?x8x1x64xi8>, %qs: tensor<?x8x1x64xf32>, %k: tensor<?x2x64x64xi8>, %ks: tensor<?x2x1xf32>, %lens: tensor<?xi32>) -> tensor<?x8x1x64xf16> {
-  // expected-error@+1 {{has no GPU lowering yet for int8 queries with channel scales}}
-  %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %ks) lengths(%lens)
-      {q_stage1 = #qattn.stage1<block = 64, granularity = channel>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
-      : (tensor<?x8x1x64xi8>, tensor<?x8x1x64xf32>, tensor<?x2x64x64xi8>, tensor<?x2x1xf32>, tensor<?x2x64x64xi8>, tensor<?x2x1xf32>, tensor<?xi32>) -> tensor<?x8x1x64xf16>
-  return %o : tensor<?x8x1x64xf16>
-}
-
-// -----
-
-func.func @f(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x64x64xi8>, %ks: tensor<?x2x2x64xf32>, %lens: tensor<?xi32>) -> tensor<?x8x1x64xf16> {
-  // expected-error@+1 {{has no GPU lowering yet for channel stage-1 scales}}
-  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%lens)
-      {k_stage1 = #qattn.stage1<block = 32, granularity = channel>, v_stage1 = #qattn.stage1<block = 32, granularity = channel>}
-      : (tensor<?x8x1x64xf16>, tensor<?x2x64x64xi8>, tensor<?x2x2x64xf32>, tensor<?x2x64x64xi8>, tensor<?x2x2x64xf32>, tensor<?xi32>) -> tensor<?x8x1x64xf16>
-  return %o : tensor<?x8x1x64xf16>
-}

@@ -8,8 +8,10 @@
 // channel order of their packing (LaneChannels); int8 tiles (the decode
 // buffer, stage-1 caches) pick their bytes in that same order with one prmt
 // per pair, so that one query fragment serves the cache and the buffer. The
-// stage-1 scale rides along: the scores and P^T apply it. Each fragment is
-// made where its mma takes it (WarpProgram::reg): made all at once, a tile's
+// stage-1 scale rides along: the scores and P^T apply it. Stage-1 scales per
+// channel, which neither can factor out, multiply each pair in f32 before
+// its one rounding to f16 (as a float cache's values are rounded). Each
+// fragment is made where its mma takes it (WarpProgram::reg): made all at once, a tile's
 // fragments held 64 registers at d = 128 and pushed ptxas to spill.
 //
 //===----------------------------------------------------------------------===//
@@ -79,22 +81,105 @@ private:
   SmallVector<std::optional<std::pair<Value, Value>>> made;
 };
 
+/// The stage-1 scales per channel of a tile's lane channels (K: lane t's
+/// d/4, V: lane g's d/8, local indices as in LaneChannels), as f32, each read
+/// at its first use: from the warp's row in the ring, or from the words the
+/// lane loaded. Null scales (one per tile) leave pairs as they are.
+class ChannelScales {
+public:
+  ChannelScales(WarpProgram &w, Value scales, bool keys) : w(w), tile(scales) {
+    if (cast<RankedTensorType>(scales.getType()).getRank() != 2) {
+      tile = Value();
+      return;
+    }
+    int64_t laneChannels = keys ? w.headDim / 4 : w.headDim / 8;
+    channel0 = mul(w.b, keys ? w.t : w.g, laneChannels);
+    made.resize(laneChannels);
+  }
+
+  explicit operator bool() const { return static_cast<bool>(tile); }
+
+  /// `pair` (f16x2) times the scales of local channels `lo` and `hi`.
+  Value scale(Value pair, int64_t lo, int64_t hi) {
+    ImplicitLocOpBuilder &b = w.b;
+    auto f32x2 = VectorType::get({2}, b.getF32Type());
+    Value s = vector::FromElementsOp::create(b, f32x2,
+                                             ValueRange{(*this)[lo], (*this)[hi]});
+    Value x = arith::MulFOp::create(b, arith::ExtFOp::create(b, f32x2, pair), s);
+    return arith::TruncFOp::create(b, pair.getType(), x);
+  }
+
+private:
+  Value operator[](int64_t c) {
+    if (made[c] && w.usableHere(made[c]))
+      return made[c];
+    ImplicitLocOpBuilder &b = w.b;
+    Value word;
+    int64_t bytes;
+    auto ring = w.readFromRing.find(tile);
+    if (ring != w.readFromRing.end()) {
+      const RingTile::Piece &row = ring->second.pieces.front();
+      bytes = row.rowBytes / w.headDim;
+      Value byte = add(b, add(b, ring->second.slot, w.idx(row.offset)),
+                       mul(b, add(b, channel0, w.idx(c)), bytes));
+      word = vector::ExtractOp::create(
+          b,
+          vector::LoadOp::create(b, VectorType::get({1}, b.getI32Type()),
+                                 w.ring, ValueRange{div(b, byte, 4)}),
+          ArrayRef<int64_t>{0});
+      if (bytes == 2) {
+        // The word holding the half at `byte` (2-byte aligned).
+        Value odd = arith::IndexCastOp::create(
+            b, b.getI32Type(), mul(b, rem(b, byte, 4), 8));
+        word = arith::ShRUIOp::create(b, word, odd);
+      }
+    } else {
+      Value words = w.reg(tile, 0);
+      int64_t count = cast<VectorType>(words.getType()).getNumElements();
+      bytes = 4 * count / static_cast<int64_t>(made.size());
+      word = vector::ExtractOp::create(b, words,
+                                       ArrayRef<int64_t>{c * bytes / 4});
+      if (bytes == 2 && c % 2)
+        word = arith::ShRUIOp::create(b, word, i32Const(b, 16));
+    }
+    Value s;
+    if (bytes == 4) {
+      s = arith::BitcastOp::create(b, b.getF32Type(), word);
+    } else {
+      Value half = arith::TruncIOp::create(b, b.getI16Type(), word);
+      Value f16 = arith::BitcastOp::create(b, b.getF16Type(), half);
+      s = arith::ExtFOp::create(b, b.getF32Type(), f16);
+    }
+    made[c] = s;
+    return s;
+  }
+
+  WarpProgram &w;
+  Value tile, channel0;
+  SmallVector<Value> made;
+};
+
 /// K's A fragment of S^T = K Q^T for 16-channel chunk j: lane t's pairs 2j
 /// and 2j + 1 of keys g and g + 8 (`codes`, the key block's two words).
 static Value keyFragment(WarpProgram &w, DequantizeTileOp op,
                          ArrayRef<Value> codes, GroupConstants &consts,
-                         int64_t j) {
+                         ChannelScales &channelScales, int64_t j) {
   ImplicitLocOpBuilder &b = w.b;
   Stage2Attr s2 = op.getStage2Attr();
   auto pairOf = [&](int64_t p, int64_t key) -> Value {
     auto [lo, hi] = w.channels.keyPairs[p];
-    if (!s2)
-      return int8Pair(b, codes[key], lo, codes[key], hi);
-    int64_t bits = w.keyBits, perWord = 16 / bits;
-    Value word = vector::ExtractOp::create(b, codes[key],
-                                           ArrayRef<int64_t>{p / perWord});
-    auto [s, z] = consts[p];
-    return dequantPair(b, word, p % perWord * bits, bits, s, z, s2.getAnchor());
+    Value pair;
+    if (!s2) {
+      pair = int8Pair(b, codes[key], lo, codes[key], hi);
+    } else {
+      int64_t bits = w.keyBits, perWord = 16 / bits;
+      Value word = vector::ExtractOp::create(b, codes[key],
+                                             ArrayRef<int64_t>{p / perWord});
+      auto [s, z] = consts[p];
+      pair = dequantPair(b, word, p % perWord * bits, bits, s, z,
+                         s2.getAnchor());
+    }
+    return channelScales ? channelScales.scale(pair, lo, hi) : pair;
   };
   return fragment(b, {pairOf(2 * j, 0), pairOf(2 * j, 1), pairOf(2 * j + 1, 0),
                       pairOf(2 * j + 1, 1)});
@@ -106,16 +191,20 @@ static Value keyFragment(WarpProgram &w, DequantizeTileOp op,
 /// channel of two keys.
 static Value valueFragment(WarpProgram &w, DequantizeTileOp op,
                            ArrayRef<Value> codes, GroupConstants &consts,
-                           int64_t i) {
+                           ChannelScales &channelScales, int64_t i) {
   ImplicitLocOpBuilder &b = w.b;
   Stage2Attr s2 = op.getStage2Attr();
   // The pairs of channel u for keys (2t, 2t + 1) and (2t + 8, 2t + 9).
   auto pairsOf = [&](int64_t u) -> std::array<Value, 2> {
     int64_t c = w.channels.valueChannels[u];
     std::array<Value, 2> out;
+    auto scaled = [&](Value pair) {
+      return channelScales ? channelScales.scale(pair, c, c) : pair;
+    };
     if (!s2) {
       for (int64_t reg = 0; reg < 2; ++reg)
-        out[reg] = int8Pair(b, codes[2 * reg], c, codes[2 * reg + 1], c);
+        out[reg] =
+            scaled(int8Pair(b, codes[2 * reg], c, codes[2 * reg + 1], c));
       return out;
     }
     int64_t bits = w.valueBits, perHalf = 16 / bits;
@@ -131,8 +220,8 @@ static Value valueFragment(WarpProgram &w, DequantizeTileOp op,
       Value both = NVVM::PermuteOp::create(b, b.getI32Type(), word(2 * reg),
                                            word(2 * reg + 1), i32Const(b, sel),
                                            NVVM::PermuteMode::DEFAULT);
-      out[reg] =
-          dequantPair(b, both, u % perHalf * bits, bits, s, z, s2.getAnchor());
+      out[reg] = scaled(
+          dequantPair(b, both, u % perHalf * bits, bits, s, z, s2.getAnchor()));
     }
     return out;
   };
@@ -154,8 +243,12 @@ void mlir::qattn::tiles::lowerDequantizeTile(WarpProgram &w,
   auto consts = std::make_shared<SmallVector<GroupConstants>>();
   for (int64_t group = 0; group < groups; ++group)
     consts->emplace_back(w, op, keys, staged, group);
-  // Fragment kb * chunks + j is made at its first use; the scale follows.
-  Value scale = w.reg(op.getParts().back(), 0);
+  // Fragment kb * chunks + j is made at its first use; the scale follows
+  // (1 where the fragments carry scales per channel).
+  auto channelScales =
+      std::make_shared<ChannelScales>(w, op.getParts().back(), keys);
+  Value scale = *channelScales ? f32Const(w.b, 1.0)
+                               : w.reg(op.getParts().back(), 0);
   w.setLazy(op.getValues(), blocks * chunks + 1, [=, &w](int64_t at) -> Value {
     if (at == blocks * chunks)
       return scale;
@@ -165,7 +258,7 @@ void mlir::qattn::tiles::lowerDequantizeTile(WarpProgram &w,
     SmallVector<Value> block;
     for (int64_t key = 0; key < perBlock; ++key)
       block.push_back(w.reg(codes, kb * perBlock + key));
-    return keys ? keyFragment(w, op, block, blockConsts, j)
-                : valueFragment(w, op, block, blockConsts, j);
+    return keys ? keyFragment(w, op, block, blockConsts, *channelScales, j)
+                : valueFragment(w, op, block, blockConsts, *channelScales, j);
   });
 }

@@ -99,9 +99,20 @@ Value headCodeByte(WarpProgram &w, Stage2Attr s2, Value hk) {
   return at;
 }
 
-/// `bytes` bytes at element `at` of the i8 buffer `t` as i32 words (one
-/// word for 2 bytes).
+/// `bytes` bytes at element `at` of the buffer `t` as i32 words (one word
+/// for 2 bytes).
 Value loadBytes(WarpProgram &w, const FlatTensor &t, Value at, int64_t bytes) {
+  Type element = cast<MemRefType>(t.buffer.getType()).getElementType();
+  if (!element.isInteger(8)) {
+    // Scales per channel: f32 or f16 elements, a multiple of 4 bytes.
+    int64_t width = element.getIntOrFloatBitWidth();
+    Value v = vector::LoadOp::create(
+        w.b, VectorType::get({bytes * 8 / width}, element), t.buffer,
+        ValueRange{at}, /*nontemporal=*/false,
+        llvm::Align(std::min<int64_t>(bytes, 16)));
+    return vector::BitCastOp::create(
+        w.b, VectorType::get({bytes / 4}, w.b.getI32Type()), v);
+  }
   if (bytes >= 4)
     return loadWords(w.b, t.buffer, {at}, bytes, 32);
   return widen(w.b, loadWords(w.b, t.buffer, {at}, 2, 16));
@@ -144,20 +155,41 @@ void mlir::qattn::tiles::lowerLoadQueryTile(WarpProgram &w,
     Value p = minIdx(b, add(b, first, row), w.idx(pairs - 1));
     return {add(b, mul(b, hk, group), rem(b, p, group)), div(b, p, group)};
   };
+  Value scales = op.getQScales();
+  bool channelScales =
+      scales && op.getQStage1Attr().getGranularity() == Granularity::channel;
+  auto vec = [&](Type t) { return VectorType::get({d / 4}, t); };
   Regs regs;
   for (int64_t nb = 0; nb < w.rowBlocks; ++nb) {
     // Row 8 nb + g: the lane's column of the B fragments.
     auto [head, query] = pairAt(add(b, w.g, w.idx(8 * nb)));
-    Value at = q.linearize(b, {bi, head, query, mul(b, w.t, d / 4)});
+    Value channel0 = mul(b, w.t, d / 4);
+    Value at = q.linearize(b, {bi, head, query, channel0});
     Type element = qType.getElementType();
-    Value row = vector::LoadOp::create(b, VectorType::get({d / 4}, element),
-                                       q.buffer, ValueRange{at},
+    Value row = vector::LoadOp::create(b, vec(element), q.buffer,
+                                       ValueRange{at},
                                        /*nontemporal=*/false, llvm::Align(16));
     // The mma takes f16 (as the decode kernel, bf16 and f32 round to it;
-    // int8 codes are exact, their scale applies to the scores).
-    auto vec = [&](Type t) { return VectorType::get({d / 4}, t); };
-    if (element.isInteger(8))
+    // int8 codes are exact, their block scale applies to the scores). With
+    // a scale per channel, which a dot product cannot factor out, a query is
+    // its f32 value q8 * s rounded to f16, as a float query is.
+    if (channelScales) {
+      const FlatTensor &qs = w.tensor(scales);
+      int64_t block = op.getQStage1Attr().getBlock();
+      Type scaleType = cast<ShapedType>(scales.getType()).getElementType();
+      Value scaleRow = vector::LoadOp::create(
+          b, vec(scaleType), qs.buffer,
+          ValueRange{qs.linearize(b, {bi, head, div(b, query, block),
+                                      channel0})},
+          /*nontemporal=*/false, llvm::Align(16));
+      if (!scaleType.isF32())
+        scaleRow = arith::ExtFOp::create(b, vec(b.getF32Type()), scaleRow);
+      row = arith::MulFOp::create(
+          b, arith::SIToFPOp::create(b, vec(b.getF32Type()), row), scaleRow);
+      element = b.getF32Type();
+    } else if (element.isInteger(8)) {
       row = arith::SIToFPOp::create(b, vec(b.getF16Type()), row);
+    }
     if (element.isBF16())
       row = arith::ExtFOp::create(b, vec(b.getF32Type()), row);
     if (!element.isF16() && !element.isInteger(8))
@@ -172,7 +204,7 @@ void mlir::qattn::tiles::lowerLoadQueryTile(WarpProgram &w,
     frags.push_back(fragment(b, {regs[i], regs[i + 1]}));
   // BPQ queries: the stage-1 scale of each row the scores hold (rows 2t + c
   // of each row block), after the fragments.
-  if (Value scales = op.getQScales()) {
+  if (scales && !channelScales) {
     const FlatTensor &qs = w.tensor(scales);
     int64_t block = op.getQStage1Attr().getBlock();
     for (int64_t nb = 0; nb < w.rowBlocks; ++nb)
@@ -250,22 +282,39 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
       const FlatTensor &consts = w.tensor(sources[part]);
       for (auto [k, pieceBytes] : llvm::enumerate(bytes[part - 1])) {
         Value row = add(b, groupRow, w.idx(k));
-        pieces[part - 1].push_back(
-            {&consts, consts.linearize(b, {head.entry, hk, row, channel0}),
-             pieceBytes, words(pieceBytes),
-             consts.linearize(b, {head.entry, hk, row, w.idx(0)})});
+        TilePiece piece{&consts,
+                        consts.linearize(b, {head.entry, hk, row, channel0}),
+                        pieceBytes, words(pieceBytes),
+                        consts.linearize(b, {head.entry, hk, row, w.idx(0)})};
+        piece.rowBytes = d;
+        pieces[part - 1].push_back(piece);
       }
     }
   }
   // One scale per tile: the buffer's of its sequence and head [B, Hkv], or
-  // the stage-1 block's [entries, Hkv, P/block].
+  // the stage-1 block's [entries, Hkv, P/block]; or, per channel
+  // [entries, Hkv, P/block, d], the warp's row of them, of which the lane
+  // holds its channels' (read as words).
   const FlatTensor &scales = w.tensor(sources[1]);
   SmallVector<Value> idx = {head.entry, hk};
   if (s1)
     idx.push_back(div(b, head.row, s1.getBlock()));
-  pieces.back().push_back({&scales, scales.linearize(b, idx),
-                           bytes.back().front(), b.getF32Type(), Value(),
-                           /*once=*/true});
+  if (hasChannelScales(op)) {
+    int64_t laneBytes = bytes.back().front();
+    auto at = [&](Value channel) {
+      SmallVector<Value> full = idx;
+      full.push_back(channel);
+      return scales.linearize(b, full);
+    };
+    TilePiece piece{&scales, at(channel0), laneBytes, words(laneBytes),
+                    at(w.idx(0))};
+    piece.rowBytes = channelScaleRowBytes(op, d);
+    pieces.back().push_back(piece);
+  } else {
+    pieces.back().push_back({&scales, scales.linearize(b, idx),
+                             bytes.back().front(), b.getF32Type(), Value(),
+                             /*once=*/true});
+  }
 
   if (w.ringLoads.contains(op)) {
     copyToRing(w, op, pieces);

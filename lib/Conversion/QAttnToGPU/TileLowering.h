@@ -79,10 +79,11 @@ struct FlatTensor {
 /// A piece of a K/V tile a lane loads: `bytes` at element `at` of
 /// `tensor`'s buffer, read as `type` (vector<bytes/4 x i32>, or f32 for the
 /// tile's scale, of the buffer's float type). A stage-2 tile's group
-/// constants are a row of the warp's (d bytes at element `row`), of which
-/// the lane's are a part: the ring copies the row once per warp. A piece
-/// that is the same for every lane (`once`: the tile's scale) the ring
-/// copies once and every lane reads from one place.
+/// constants, and a tile's stage-1 scales per channel, are a row of the
+/// warp's (`rowBytes` at element `row`), of which the lane's are a part: the
+/// ring copies the row once per warp. A piece that is the same for every
+/// lane (`once`: the tile's one stage-1 scale) the ring copies once and every
+/// lane reads from one place.
 struct TilePiece {
   const FlatTensor *tensor;
   Value at;
@@ -94,6 +95,8 @@ struct TilePiece {
   /// row of `keyRowBytes`), for copies of the tile's rows in order.
   std::function<Value(Value)> keyRow = nullptr;
   int64_t keyRowBytes = 0;
+  /// For a row piece: the row's bytes (a multiple of 16).
+  int64_t rowBytes = 0;
 };
 
 /// A ring stream's region of the shared-memory ring (TileRing.cpp): its
@@ -230,6 +233,10 @@ Value laneKeyOf(WarpProgram &w, FragmentLayout layout, int64_t i);
 /// codes `bits` wide.
 SmallVector<SmallVector<int64_t>> tilePieceBytes(LoadKVTileOp op,
                                                  int64_t headDim, int64_t bits);
+/// Whether `op`'s stage-1 scales are per channel (a row of the warp's per
+/// tile, of `channelScaleRowBytes`), not one per tile.
+bool hasChannelScales(LoadKVTileOp op);
+int64_t channelScaleRowBytes(LoadKVTileOp op, int64_t headDim);
 /// Chooses the loads of `grid` that go through the shared-memory ring and
 /// their regions (w.ringLoads, w.ringLoadsPerStep); returns the ring's bytes
 /// (0: no ring).

@@ -66,8 +66,11 @@ mlir::qattn::tiles::tilePieceBytes(LoadKVTileOp op, int64_t headDim,
   } else {
     bytes.push_back(SmallVector<int64_t>(laneKeys, laneChannels));
   }
+  // The tile's stage-1 scale, or the lane's channels' scales.
   auto scales = cast<ShapedType>(op.getSources()[1].getType());
-  bytes.push_back({scales.getElementTypeBitWidth() / 8});
+  int64_t scaleBytes = scales.getElementTypeBitWidth() / 8;
+  bytes.push_back({hasChannelScales(op) ? laneChannels * scaleBytes
+                                        : scaleBytes});
   return bytes;
 }
 
@@ -90,11 +93,15 @@ static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim, int64_t bits) {
   auto copied = [](int64_t bytes) {
     return bytes == 4 || bytes == 8 || bytes % 16 == 0;
   };
-  // The scale, the last piece, once (16 bytes keep the slots aligned).
+  // The scale, the last piece, once (16 bytes keep the slots aligned), or
+  // the warp's row of scales per channel.
   int64_t scale = pieces.back().front();
-  if (!copied(scale))
+  if (hasChannelScales(op))
+    sum += channelScaleRowBytes(op, headDim);
+  else if (!copied(scale))
     return 0;
-  sum += onceBytes(scale);
+  else
+    sum += onceBytes(scale);
   for (auto [i, result] : llvm::enumerate(ArrayRef(pieces).drop_back())) {
     if (rows && (i == 1 || i == 2))
       continue;
@@ -270,7 +277,7 @@ static int64_t copyPiece(WarpProgram &w, Value slot, int64_t offset,
   if (piece.row) {
     // The warp's row, 16 bytes per lane.
     Value base = add(b, slot, w.idx(offset));
-    spreadOver(b, w.lane, kThreadsPerWarp, w.headDim / 16, [&](Value c) {
+    spreadOver(b, w.lane, kThreadsPerWarp, piece.rowBytes / 16, [&](Value c) {
       Value at = mul(b, c, 16);
       Value src =
           add(b, mul(b, piece.row, elementBytes(piece.tensor->buffer)), at);
@@ -278,8 +285,8 @@ static int64_t copyPiece(WarpProgram &w, Value slot, int64_t offset,
                 byteAddress(b, piece.tensor->buffer, src, b.getI64Type()), 16,
                 /*l2Line=*/false, /*ordered=*/true);
     });
-    tile.pieces.push_back({offset, piece.bytes, piece.type, w.headDim});
-    return offset + w.headDim;
+    tile.pieces.push_back({offset, piece.bytes, piece.type, piece.rowBytes});
+    return offset + piece.rowBytes;
   }
   Value dst = ringLaneByte(w, slot, {offset, piece.bytes, Type()}, w.lane);
   for (int64_t part = 0; part < piece.bytes; part += 16) {
@@ -307,8 +314,9 @@ void mlir::qattn::tiles::copyToRing(WarpProgram &w, LoadKVTileOp op,
   Value slot = add(b, w.idx(stream.offset),
                    mul(b, rem(b, tileIndex, stream.depth), stream.slotBytes));
   // Every lane is done reading what other lanes copied into the slot for
-  // its last tile (its scale, at least) before they overwrite it.
-  assert(pieces.back().front().once && "a ring tile's scale is copied once");
+  // its last tile (its scale or scales, at least) before they overwrite it.
+  assert((pieces.back().front().once || pieces.back().front().row) &&
+         "a ring tile's scale is copied once, its scales per channel as a row");
   warpSync(w);
   int64_t offset = 0;
   for (auto [result, resultPieces] : llvm::zip(op.getTile(), pieces)) {
@@ -344,8 +352,8 @@ void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
                 "cp.async.wait_group " +
                     std::to_string(op.getPending() * perStep) + ";",
                 "~{memory}");
-      // Other lanes' copies (every ring tile's scale, at least), visible
-      // to all.
+      // Other lanes' copies (every ring tile's scale or row of scales, at
+      // least), visible to all.
       warpSync(w);
       waited = true;
     }
@@ -382,4 +390,15 @@ void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
 void mlir::qattn::tiles::drainRing(WarpProgram &w, scf::ForOp loop) {
   if (w.ringLoadsPerStep.lookup(loop))
     inlineAsm(w.b, Type(), {}, "cp.async.wait_all;", "~{memory}");
+}
+
+bool mlir::qattn::tiles::hasChannelScales(LoadKVTileOp op) {
+  Stage1Attr s1 = op.getStage1Attr();
+  return s1 && s1.getGranularity() == Granularity::channel;
+}
+
+int64_t mlir::qattn::tiles::channelScaleRowBytes(LoadKVTileOp op,
+                                                 int64_t headDim) {
+  auto scales = cast<ShapedType>(op.getSources()[1].getType());
+  return headDim * scales.getElementTypeBitWidth() / 8;
 }

@@ -3,11 +3,12 @@
 // Part of the qattn project.
 //
 // The register lowering of the tile layer covers decode over 2- and 4-bit
-// stage-2 caches (per-head widths too) or int8 stage-1 caches with block
-// scales, the int8 tail, float queries (rounded to f16) or int8 ones with block
-// scales, exact softmax, head dims 64 and 128. Everything else is a diagnostic
-// on the op, naming what is missing. Also the lane channel orders, which the
-// cache's packing fixes (TileLowering.h).
+// stage-2 caches (per-head widths too) or int8 stage-1 caches, with stage-1
+// scales per block or per channel, the int8 tail, float queries (rounded to
+// f16) or int8 ones (scales per block, or per channel applied before the
+// rounding), exact softmax, head dims 64 and 128. Everything else is a
+// diagnostic on the op, naming what is missing. Also the lane channel
+// orders, which the cache's packing fixes (TileLowering.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,8 +31,6 @@ static LogicalResult checkLoad(LoadKVTileOp op) {
       layout != FragmentLayout::mma_values_a)
     return fail("a tile without a key or value fragment layout");
   if (Stage1Attr s1 = op.getStage1Attr()) {
-    if (s1.getGranularity() != Granularity::block)
-      return fail("channel stage-1 scales");
     if (s1.getBlock() % keys)
       return fail("stage-1 blocks of " + Twine(s1.getBlock()) +
                   " keys in tiles of " + Twine(keys));
@@ -55,11 +54,7 @@ LogicalResult mlir::qattn::tiles::checkLowerable(scf::ForallOp grid) {
     if (auto load = dyn_cast<LoadQueryTileOp>(op)) {
       auto type = cast<RankedTensorType>(load.getQ().getType());
       int64_t d = type.getDimSize(3);
-      if (load.getQScales() &&
-          load.getQStage1Attr().getGranularity() != Granularity::block)
-        ok = load.emitOpError(
-            "has no GPU lowering yet for int8 queries with channel scales");
-      else if (d != 64 && d != 128)
+      if (d != 64 && d != 128)
         ok = load.emitOpError("has no GPU lowering yet for head dim ")
              << d << " (64 and 128 only)";
     } else if (auto load = dyn_cast<LoadKVTileOp>(op)) {

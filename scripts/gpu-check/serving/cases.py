@@ -40,12 +40,24 @@ CASES = [
     # BPQ int8 queries, one stage-1 scale per block of 4 queries and head.
     ("bpq_q_int4_causal", 8, 2, 8, 64, "block=64,bits=4,group=32", "block=64,bits=4,group=32",
      64, True, True, "i8:block=4", "f32", ["8,40,64,65,900"]),
+    # Stage-1 scales per channel (KIVI's per-channel K): K and V of stage 2
+    # (f16 scales for V), int8 queries with f16 scales per channel.
+    ("channel_s1_int4_d128", 32, 8, 1, 128, "block=64,bits=4,group=16,gran=channel",
+     "block=64,bits=4,group=32,scale=f16,gran=channel", 64, True, False,
+     "i8:block=1,scale=f16,gran=channel", "f16", ["1,15,16,17,1000,4097", "300"]),
+    # Stage-1-only int8 caches with scales per channel, d = 64 (V's 8-byte
+    # pieces), and 2-bit V whose 2-byte pieces stay register loads.
+    ("channel_s1_int8_d64_causal", 8, 2, 2, 64, "block=32,gran=channel",
+     "block=32,scale=f16,gran=channel", 64, True, True, "f32", "f32", ["1,2,31,32,33,700"]),
+    ("channel_s1_int2_d64", 8, 2, 1, 64, "block=64,bits=4,group=16,gran=channel",
+     "block=64,bits=2,group=16,gran=channel", 64, False, False, "f16", "f32",
+     ["1,63,64,65,2000"]),
 ]
 
 
 def scheme(spec):
     kv = dict(x.split("=") for x in spec.split(","))
-    s1 = f"#qattn.stage1<block = {kv['block']}>"
+    s1 = f"#qattn.stage1<block = {kv['block']}{stage1_extra(kv)}>"
     if "bits" not in kv:
         return s1, None
     extra = ""
@@ -58,26 +70,41 @@ def scheme(spec):
                 f"#qattn.stage2<bits = {bits}, group = {kv['group']}{extra}>")
 
 
+def stage1_extra(kv):
+    """A stage-1 attribute's scale type and granularity where not the defaults."""
+    extra = f", scale = {kv['scale']}" if kv.get("scale", "f32") != "f32" else ""
+    if kv.get("gran", "block") != "block":
+        extra += f", granularity = {kv['gran']}"
+    return extra
+
+
+def scales_type(kv, lead, blocks, d):
+    """The type of a stage-1 scales operand: [lead, blocks] or, per channel,
+    [lead, blocks, d]."""
+    per_channel = f"x{d}" if kv.get("gran") == "channel" else ""
+    return f"?x{lead}x{blocks}{per_channel}x{kv.get('scale', 'f32')}"
+
+
 def operands(prefix, spec, hkv, d, page):
     s1, s2 = scheme(spec)
-    block = int(dict(x.split("=") for x in spec.split(","))["block"])
+    kv = dict(x.split("=") for x in spec.split(","))
+    scales = (f"{prefix}_scales", scales_type(kv, hkv, page // int(kv["block"]), d), "NP")
     if s2 is None:
-        return [(f"{prefix}_data", f"?x{hkv}x{page}x{d}xi8", "NP"),
-                (f"{prefix}_scales", f"?x{hkv}x{page // block}xf32", "NP")]
+        return [(f"{prefix}_data", f"?x{hkv}x{page}x{d}xi8", "NP"), scales]
     bits, group, _ = s2
     row_bits = sum(bits) if len(bits) > 1 else hkv * bits[0]
-    return [(f"{prefix}_codes", f"?x{page}x{row_bits * d // 8}xi8", "NP"),
-            (f"{prefix}_scales", f"?x{hkv}x{page // block}xf32", "NP"),
+    return [(f"{prefix}_codes", f"?x{page}x{row_bits * d // 8}xi8", "NP"), scales,
             (f"{prefix}_group_scales", f"?x{hkv}x{page // group}x{d}xi8", "NP"),
             (f"{prefix}_zeros", f"?x{hkv}x{page // group}x{d}xi8", "NP")]
 
 
 def function(case):
     name, hq, hkv, nq, d, k, v, page, buffer, causal, qdt, odt, _ = case[:13]
-    qblock = int(qdt.split("block=")[1]) if qdt.startswith("i8") else 0
+    qkv = dict(x.split("=") for x in qdt.split(":")[1].split(",")) if qdt.startswith("i8") else {}
+    qblock = int(qkv.get("block", 0))
     ops = [("q", f"?x{hq}x{nq}x{d}x{'i8' if qblock else qdt}", "B")]
     if qblock:
-        ops.append(("q_scales", f"?x{hq}x{-(-nq // qblock)}xf32", "B"))
+        ops.append(("q_scales", scales_type(qkv, hq, -(-nq // qblock), d), "B"))
     ks, vs = operands("k", k, hkv, d, page), operands("v", v, hkv, d, page)
     ops += ks + vs
     buf = []
@@ -99,7 +126,7 @@ def function(case):
     rest = v[nqo + nk + nv:]
     query = f"{v[0]} [{v[1]}]" if qblock else v[0]
     bufs = f" buffers({', '.join(rest[:nb])})" if nb else ""
-    attrs = [f"q_stage1 = #qattn.stage1<block = {qblock}>"] if qblock else []
+    attrs = [f"q_stage1 = #qattn.stage1<block = {qblock}{stage1_extra(qkv)}>"] if qblock else []
     for p, spec in (("k", k), ("v", case[6])):
         s1, s2 = scheme(spec)
         attrs.append(f"{p}_stage1 = {s1}")
