@@ -87,19 +87,21 @@ inline Value zeroFlip(ImplicitLocOpBuilder &b) {
 /// (s2, z2 as dequantPair wants it: fusesAt's c where it fuses) of
 /// channels lo and hi, whose `bits`-bit codes sit at bit `shift` of their
 /// half, as f16x2 pairs. The s2 and z2 bytes come as (words holding byte
-/// lo, words holding byte hi), often the same words twice.
-inline std::pair<Value, Value> groupPairs(ImplicitLocOpBuilder &b,
-                                          std::pair<Value, Value> s2,
-                                          std::pair<Value, Value> z2,
-                                          int64_t lo, int64_t hi, int64_t shift,
-                                          int64_t bits, Stage2Anchor anchor) {
+/// lo, words holding byte hi), often the same words twice. `fitBits` (0:
+/// `bits`) is the width the encoder fit the constants for, which bounds s2:
+/// 3-bit codes widened to 4 bits in registers keep 3-bit constants.
+inline std::pair<Value, Value>
+groupPairs(ImplicitLocOpBuilder &b, std::pair<Value, Value> s2,
+           std::pair<Value, Value> z2, int64_t lo, int64_t hi, int64_t shift,
+           int64_t bits, Stage2Anchor anchor, int64_t fitBits = 0) {
   int64_t m = codeScale(shift);
   Affine sc = scaleAffine(m), z = zeroAffine(m, anchor);
   Value s = constPair(b, bytePair(b, s2.first, lo, s2.second, hi), Value(),
                       affinePair(b, sc, sc));
   Value zc = constPair(b, bytePair(b, z2.first, lo, z2.second, hi), zeroFlip(b),
                        affinePair(b, z, z));
-  return {s, fusesAt(shift, bits) ? fusedConstant(b, s, zc, anchor) : zc};
+  bool fused = fusesAt(shift, fitBits ? fitBits : bits);
+  return {s, fused ? fusedConstant(b, s, zc, anchor) : zc};
 }
 
 /// q8 = (q - z2) * s2 from the codes at bit `shift` of both halves of
@@ -109,14 +111,16 @@ inline std::pair<Value, Value> groupPairs(ImplicitLocOpBuilder &b,
 /// multiple of M below 2^15 less another, then a power-of-two rescale of
 /// an integer in [-128, 127]). With anchor = min, q8 = z2 + q * s2:
 /// (x - 1024) * (s2 / M) + z2, exact as well.
-/// Where fusesAt(shift, bits), `z` is its c and the pair takes one FMA.
+/// Where fusesAt(shift, fitBits or bits) (groupPairs' `fitBits`), `z` is
+/// its c and the pair takes one FMA.
 inline Value dequantPair(ImplicitLocOpBuilder &b, Value codes, int64_t shift,
-                         int64_t bits, Value s, Value z, Stage2Anchor anchor) {
+                         int64_t bits, Value s, Value z, Stage2Anchor anchor,
+                         int64_t fitBits = 0) {
   uint32_t mask = ((1 << bits) - 1) << shift % 8;
   Value pair =
       half2(b, maskXor(b, shr(b, codes, shift / 8 * 8), mask << 16 | mask,
                        i32Const(b, kMagic1024 << 16 | kMagic1024)));
-  if (fusesAt(shift, bits))
+  if (fusesAt(shift, fitBits ? fitBits : bits))
     return fma2(b, pair, s, z);
   if (anchor == Stage2Anchor::min)
     return fma2(b, arith::SubFOp::create(b, pair, half2Const(b, 1024, 1024)), s,

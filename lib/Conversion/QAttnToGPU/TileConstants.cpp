@@ -77,7 +77,7 @@ static Value rowByte(WarpProgram &w, const RingRead &from, int64_t group) {
 static void stageKeys(WarpProgram &w, Stage2Attr s2, const RingRead &scales,
                       const RingRead &zeros, int64_t group) {
   ImplicitLocOpBuilder &b = w.b;
-  int64_t d = w.headDim, bits = w.keyBits;
+  int64_t d = w.headDim, bits = w.regBits(true);
   int64_t perWord = 32 / bits, pairs = 16 / bits, perUnit = pairs / 2;
   int64_t words = d / 4 * bits / 32;
   const auto &kp = w.channels.keyPairs;
@@ -110,7 +110,7 @@ static void stageKeys(WarpProgram &w, Stage2Attr s2, const RingRead &scales,
     for (int64_t j = 0; j < perUnit; ++j) {
       auto [sc, zc] = groupPairs(b, {sLo, sHi}, {zLo, zHi}, kp[j].first,
                                  kp[j].second - perWord / 2, j * bits, bits,
-                                 s2.getAnchor());
+                                 s2.getAnchor(), w.keyBits);
       sOut.push_back(sc);
       zOut.push_back(zc);
     }
@@ -130,7 +130,7 @@ static void stageKeys(WarpProgram &w, Stage2Attr s2, const RingRead &scales,
 static void stageValues(WarpProgram &w, Stage2Attr s2, const RingRead &scales,
                         const RingRead &zeros, int64_t group) {
   ImplicitLocOpBuilder &b = w.b;
-  int64_t d = w.headDim, bits = w.valueBits, perChunk = 16 / bits;
+  int64_t d = w.headDim, bits = w.regBits(false), perChunk = 16 / bits;
   const auto &vc = w.channels.valueChannels;
   assert(llvm::all_of(llvm::seq<int64_t>(0, vc.size()),
                       [&](int64_t u) {
@@ -157,7 +157,7 @@ static void stageValues(WarpProgram &w, Stage2Attr s2, const RingRead &scales,
       Value word = constPair(
           b, bytePair(b, zRaw, vc[j], sRaw, vc[j]), i32Const(b, 0x00000080),
           affinePair(b, zeroAffine(m, anchor), scaleAffine(m)));
-      if (fusesAt(j * bits, bits)) {
+      if (fusesAt(j * bits, w.valueBits)) {
         auto halfOf = [&](int64_t h) {
           return vector::ExtractOp::create(b, word, ArrayRef<int64_t>{h});
         };

@@ -62,12 +62,13 @@ public:
     if (staged)
       return (*staged)[u];
     if (!made[u] || !w.usableHere(made[u]->first)) {
-      int64_t bits = w.codeBits(keys);
+      int64_t bits = w.regBits(keys);
       auto [lo, hi] = keys ? w.channels.keyPairs[u]
                            : std::pair(w.channels.valueChannels[u],
                                        w.channels.valueChannels[u]);
       made[u] = groupPairs(w.b, {scales, scales}, {zeros, zeros}, lo, hi,
-                           u % (16 / bits) * bits, bits, s2.getAnchor());
+                           u % (16 / bits) * bits, bits, s2.getAnchor(),
+                           w.codeBits(keys));
     }
     return *made[u];
   }
@@ -172,12 +173,12 @@ static Value keyFragment(WarpProgram &w, DequantizeTileOp op,
     if (!s2) {
       pair = int8Pair(b, codes[key], lo, codes[key], hi);
     } else {
-      int64_t bits = w.keyBits, perWord = 16 / bits;
+      int64_t bits = w.regBits(true), perWord = 16 / bits;
       Value word = vector::ExtractOp::create(b, codes[key],
                                              ArrayRef<int64_t>{p / perWord});
       auto [s, z] = consts[p];
       pair = dequantPair(b, word, p % perWord * bits, bits, s, z,
-                         s2.getAnchor());
+                         s2.getAnchor(), w.keyBits);
     }
     return channelScales ? channelScales.scale(pair, lo, hi) : pair;
   };
@@ -207,7 +208,7 @@ static Value valueFragment(WarpProgram &w, DequantizeTileOp op,
             scaled(int8Pair(b, codes[2 * reg], c, codes[2 * reg + 1], c));
       return out;
     }
-    int64_t bits = w.valueBits, perHalf = 16 / bits;
+    int64_t bits = w.regBits(false), perHalf = 16 / bits;
     // The 16-bit chunk holding channel u, of the two keys side by side.
     int64_t chunk = u / perHalf, byte = 2 * (chunk % 2);
     int64_t sel = byte | (byte + 1) << 4 | (4 + byte) << 8 | (5 + byte) << 12;
@@ -221,7 +222,8 @@ static Value valueFragment(WarpProgram &w, DequantizeTileOp op,
                                            word(2 * reg + 1), i32Const(b, sel),
                                            NVVM::PermuteMode::DEFAULT);
       out[reg] = scaled(
-          dequantPair(b, both, u % perHalf * bits, bits, s, z, s2.getAnchor()));
+          dequantPair(b, both, u % perHalf * bits, bits, s, z, s2.getAnchor(),
+                      w.valueBits));
     }
     return out;
   };

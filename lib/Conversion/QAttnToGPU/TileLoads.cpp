@@ -29,6 +29,8 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::qattn;
 using namespace mlir::qattn::kernels;
@@ -100,7 +102,8 @@ Value headCodeByte(WarpProgram &w, Stage2Attr s2, Value hk) {
 }
 
 /// `bytes` bytes at element `at` of the buffer `t` as i32 words (one word
-/// for 2 bytes).
+/// for 2 bytes; 3-bit codes' 3, 6 or 12 bytes, aligned as their lowest set
+/// bit, zero-padded to whole words).
 Value loadBytes(WarpProgram &w, const FlatTensor &t, Value at, int64_t bytes) {
   Type element = cast<MemRefType>(t.buffer.getType()).getElementType();
   if (!element.isInteger(8)) {
@@ -113,9 +116,69 @@ Value loadBytes(WarpProgram &w, const FlatTensor &t, Value at, int64_t bytes) {
     return vector::BitCastOp::create(
         w.b, VectorType::get({bytes / 4}, w.b.getI32Type()), v);
   }
+  if (bytes % 3 == 0) {
+    ImplicitLocOpBuilder &b = w.b;
+    Value v = vector::LoadOp::create(b, VectorType::get({bytes}, b.getI8Type()),
+                                     t.buffer, ValueRange{at},
+                                     /*nontemporal=*/false,
+                                     llvm::Align(bytes & -bytes));
+    int64_t padded = llvm::alignTo(bytes, 4);
+    if (padded != bytes) {
+      Value zeros = vector::BroadcastOp::create(
+          b, VectorType::get({padded - bytes}, b.getI8Type()),
+          arith::ConstantIntOp::create(b, b.getI8Type(), 0));
+      SmallVector<int64_t> mask(padded);
+      std::iota(mask.begin(), mask.end(), 0);
+      v = vector::ShuffleOp::create(b, v, zeros, mask);
+    }
+    return vector::BitCastOp::create(
+        b, VectorType::get({padded / 4}, b.getI32Type()), v);
+  }
   if (bytes >= 4)
     return loadWords(w.b, t.buffer, {at}, bytes, 32);
   return widen(w.b, loadWords(w.b, t.buffer, {at}, 2, 16));
+}
+
+/// 3-bit codes (`bytes` bytes of docs/FORMAT.md's bit string in `words`,
+/// either order) in the 4-bit layout of the same order, which the 4-bit
+/// dequantization takes: 8 codes (3 bytes) a word. Per word one prmt
+/// gathers the 3 bytes (most significant first for msb_first), three
+/// mask-and-shift steps move the codes apart (12-bit halves to 16, 6-bit
+/// pairs to 8, 3-bit codes to 4), and msb_first swaps the word's bytes back.
+Value widenThreeBitCodes(ImplicitLocOpBuilder &b, Value words, int64_t bytes,
+                         PackOrder order) {
+  bool msb = order == PackOrder::msb_first;
+  int64_t count = cast<VectorType>(words.getType()).getNumElements();
+  auto permute = [&](Value x, Value y, int64_t sel) -> Value {
+    return NVVM::PermuteOp::create(b, b.getI32Type(), x, y, i32Const(b, sel),
+                                   NVVM::PermuteMode::DEFAULT);
+  };
+  auto spreadStep = [&](Value x, uint32_t keep, uint32_t move, int64_t by) {
+    Value moved = arith::ShLIOp::create(
+        b, arith::AndIOp::create(b, x, i32Const(b, move)), i32Const(b, by));
+    return arith::OrIOp::create(b, arith::AndIOp::create(b, x, i32Const(b, keep)),
+                                moved);
+  };
+  SmallVector<Value> out;
+  for (int64_t g = 0; g < bytes / 3; ++g) {
+    int64_t first = 3 * g, word = first / 4;
+    Value x = vector::ExtractOp::create(b, words, ArrayRef<int64_t>{word});
+    Value y = vector::ExtractOp::create(
+        b, words, ArrayRef<int64_t>{std::min(word + 1, count - 1)});
+    int64_t at = first % 4; // bytes at, at + 1, at + 2 of {x: 0-3, y: 4-7}
+    int64_t sel = msb ? (at + 2) | (at + 1) << 4 | at << 8
+                      : at | (at + 1) << 4 | (at + 2) << 8;
+    Value v = arith::AndIOp::create(b, permute(x, y, sel), i32Const(b, 0xffffff));
+    v = spreadStep(v, 0x000fff, 0xfff000, 4);
+    v = spreadStep(v, 0x003f003f, 0x0fc00fc0, 2);
+    v = spreadStep(v, 0x07070707, 0x38383838, 1);
+    if (msb)
+      v = permute(v, v, 0x0123);
+    out.push_back(v);
+  }
+  return vector::FromElementsOp::create(
+      b, VectorType::get({static_cast<int64_t>(out.size())}, b.getI32Type()),
+      out);
 }
 
 /// The keys (offsets from the tile's first key) whose codes this lane's
@@ -320,14 +383,22 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
     copyToRing(w, op, pieces);
     return;
   }
+  // Register loads (3-bit codes always: no cp.async size takes their 3 to
+  // 12 bytes a lane), 3-bit codes widened to 4 bits.
+  bool widen = s2 && w.codeBits(keys) == 3;
   for (auto [result, resultPieces] : llvm::zip(results, pieces)) {
     Regs regs;
-    for (const TilePiece &piece : resultPieces)
-      regs.push_back(
-          piece.type.isF32()
-              ? toF32(b, memref::LoadOp::create(b, piece.tensor->buffer,
-                                                ValueRange{piece.at}))
-              : loadBytes(w, *piece.tensor, piece.at, piece.bytes));
+    for (const TilePiece &piece : resultPieces) {
+      if (piece.type.isF32()) {
+        regs.push_back(toF32(b, memref::LoadOp::create(b, piece.tensor->buffer,
+                                                       ValueRange{piece.at})));
+        continue;
+      }
+      Value words = loadBytes(w, *piece.tensor, piece.at, piece.bytes);
+      if (widen && result == results[0])
+        words = widenThreeBitCodes(b, words, piece.bytes, s2.getOrder());
+      regs.push_back(words);
+    }
     w.tiles[result] = std::move(regs);
   }
 }

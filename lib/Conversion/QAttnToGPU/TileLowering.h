@@ -154,8 +154,9 @@ public:
   int64_t rows = 0;
   LaneChannels channels;
   /// The stage-2 code widths of the KV heads this program serves, K's and
-  /// V's (0: no stage-2 tiles). A grid over per-head widths lowers its body
-  /// once per distinct pair (TileGrid.cpp), each copy for its heads.
+  /// V's (0: no stage-2 tiles), as the cache stores them. A grid over
+  /// per-head widths lowers its body once per distinct pair (TileGrid.cpp),
+  /// each copy for its heads.
   int64_t keyBits = 0, valueBits = 0;
   Value lane, g, t;
   /// Scalars of the grid body (indices, lengths) and their kernel values.
@@ -203,6 +204,10 @@ public:
   /// Index constant.
   Value idx(int64_t v);
   int64_t codeBits(bool keys) const { return keys ? keyBits : valueBits; }
+  /// The code width in a lane's registers: 3-bit codes are widened to 4 as
+  /// they are loaded (widenThreeBitCodes), so 4 for 3.
+  int64_t regBits(bool keys) const { return registerBits(codeBits(keys)); }
+  static int64_t registerBits(int64_t bits) { return bits == 3 ? 4 : bits; }
 };
 
 /// The stage-2 groups of a tile whose group constants (`[groups, d]`) are

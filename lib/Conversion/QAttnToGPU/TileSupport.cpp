@@ -2,7 +2,7 @@
 //
 // Part of the qattn project.
 //
-// The register lowering of the tile layer covers decode over 2- and 4-bit
+// The register lowering of the tile layer covers decode over 2-, 3- and 4-bit
 // stage-2 caches (per-head widths too) or int8 stage-1 caches, with stage-1
 // scales per block or per channel, the int8 tail, float queries (rounded to
 // f16) or int8 ones (scales per block, or per channel applied before the
@@ -37,8 +37,8 @@ static LogicalResult checkLoad(LoadKVTileOp op) {
   }
   if (Stage2Attr s2 = op.getStage2Attr()) {
     for (int64_t bits : s2.getBits())
-      if (bits != 2 && bits != 4)
-        return fail(Twine(bits) + "-bit codes (2 and 4 only)");
+      if (bits < 2 || bits > 4)
+        return fail(Twine(bits) + "-bit codes (2, 3 and 4 only)");
     // A group covers the tile, or the tile whole groups of whole key blocks.
     int64_t group = s2.getGroup();
     if (group % keys && (keys % group || group % kKeyBlock))

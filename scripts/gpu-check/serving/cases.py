@@ -52,6 +52,14 @@ CASES = [
     ("channel_s1_int2_d64", 8, 2, 1, 64, "block=64,bits=4,group=16,gran=channel",
      "block=64,bits=2,group=16,gran=channel", 64, False, False, "f16", "f32",
      ["1,63,64,65,2000"]),
+    # 3-bit codes (widened to 4 bits as they are loaded): both orders and
+    # anchors, and per-head widths with 3 among them.
+    ("int3_d128", 32, 8, 1, 128, "block=64,bits=3,group=16",
+     "block=64,bits=3,group=32,order=msb,anchor=min", 64, True, False, "f16", "f16",
+     ["1,15,16,17,1000,4097", "300"]),
+    ("int3_mixed_d64_causal", 8, 4, 2, 64, "block=64,bits=3-4-3-2,group=16,order=msb",
+     "block=64,bits=3-3-4-4,group=16,anchor=min", 64, True, True, "f32", "f32",
+     ["1,2,63,64,65,500,2000"]),
 ]
 
 

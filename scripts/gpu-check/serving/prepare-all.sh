@@ -30,8 +30,8 @@ part() { # name command...
   fi
 }
 mkdir -p "$out"
-# The serving-path accuracy schemes that have a GPU lowering (not 3-bit).
-ACCURACY_SCHEMES=default,bpq4,int8
+# The serving-path accuracy schemes of the GPU run (run-all.sh's accuracy part).
+ACCURACY_SCHEMES=default,bpq4,bpq3-min-mse,int8
 part serving qattn-compile "$root/scripts/gpu-check/serving/decode.mlir" --target=cuda \
   -o "$out/serving/cuda"
 part paged "$py" "$root/test/Python/Inputs/paged_cache.py" "$out/paged" --precompile

@@ -76,9 +76,10 @@ for p in "${parts[@]}"; do
            --contexts "${E2E_CONTEXTS:-4096,32768}" --json "$logs/e2e.json" ;;
     accuracy) part accuracy 300 bash -c 'for page in 32 64; do
            python3 bench/accuracy/serving_path.py --data "$1/accuracy/stories260K" \
-             --device cuda --page $page --schemes default,bpq4,int8 --against-cpu \
-             --cache-dir "$1/accuracy/cache" --expect "default.attn_diff<=$2" \
-             --expect "bpq4.attn_diff<=$2" --expect "int8.attn_diff<=$2" || exit 1
+             --device cuda --page $page --schemes default,bpq4,bpq3-min-mse,int8 \
+             --against-cpu --cache-dir "$1/accuracy/cache" --expect "default.attn_diff<=$2" \
+             --expect "bpq4.attn_diff<=$2" --expect "bpq3-min-mse.attn_diff<=$2" \
+             --expect "int8.attn_diff<=$2" || exit 1
            done' accuracy "$art" "$ATTN_TOLERANCE" ;;
   esac
 done
