@@ -11,8 +11,8 @@
 // stage-1 scale rides along: the scores and P^T apply it. Stage-1 scales per
 // channel, which neither can factor out, multiply each pair in f32 before
 // its one rounding to f16 (as a float cache's values are rounded). Each
-// fragment is made where its mma takes it (WarpProgram::reg): made all at once, a tile's
-// fragments held 64 registers at d = 128 and pushed ptxas to spill.
+// fragment is made where its mma takes it (WarpProgram::reg): made all at once,
+// a tile's fragments held 64 registers at d = 128 and pushed ptxas to spill.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,9 +104,10 @@ public:
   Value scale(Value pair, int64_t lo, int64_t hi) {
     ImplicitLocOpBuilder &b = w.b;
     auto f32x2 = VectorType::get({2}, b.getF32Type());
-    Value s = vector::FromElementsOp::create(b, f32x2,
-                                             ValueRange{(*this)[lo], (*this)[hi]});
-    Value x = arith::MulFOp::create(b, arith::ExtFOp::create(b, f32x2, pair), s);
+    Value s = vector::FromElementsOp::create(
+        b, f32x2, ValueRange{(*this)[lo], (*this)[hi]});
+    Value x =
+        arith::MulFOp::create(b, arith::ExtFOp::create(b, f32x2, pair), s);
     return arith::TruncFOp::create(b, pair.getType(), x);
   }
 
@@ -130,16 +131,16 @@ private:
           ArrayRef<int64_t>{0});
       if (bytes == 2) {
         // The word holding the half at `byte` (2-byte aligned).
-        Value odd = arith::IndexCastOp::create(
-            b, b.getI32Type(), mul(b, rem(b, byte, 4), 8));
+        Value odd = arith::IndexCastOp::create(b, b.getI32Type(),
+                                               mul(b, rem(b, byte, 4), 8));
         word = arith::ShRUIOp::create(b, word, odd);
       }
     } else {
       Value words = w.reg(tile, 0);
       int64_t count = cast<VectorType>(words.getType()).getNumElements();
       bytes = 4 * count / static_cast<int64_t>(made.size());
-      word = vector::ExtractOp::create(b, words,
-                                       ArrayRef<int64_t>{c * bytes / 4});
+      word =
+          vector::ExtractOp::create(b, words, ArrayRef<int64_t>{c * bytes / 4});
       if (bytes == 2 && c % 2)
         word = arith::ShRUIOp::create(b, word, i32Const(b, 16));
     }
@@ -221,9 +222,8 @@ static Value valueFragment(WarpProgram &w, DequantizeTileOp op,
       Value both = NVVM::PermuteOp::create(b, b.getI32Type(), word(2 * reg),
                                            word(2 * reg + 1), i32Const(b, sel),
                                            NVVM::PermuteMode::DEFAULT);
-      out[reg] = scaled(
-          dequantPair(b, both, u % perHalf * bits, bits, s, z, s2.getAnchor(),
-                      w.valueBits));
+      out[reg] = scaled(dequantPair(b, both, u % perHalf * bits, bits, s, z,
+                                    s2.getAnchor(), w.valueBits));
     }
     return out;
   };
@@ -249,8 +249,8 @@ void mlir::qattn::tiles::lowerDequantizeTile(WarpProgram &w,
   // (1 where the fragments carry scales per channel).
   auto channelScales =
       std::make_shared<ChannelScales>(w, op.getParts().back(), keys);
-  Value scale = *channelScales ? f32Const(w.b, 1.0)
-                               : w.reg(op.getParts().back(), 0);
+  Value scale =
+      *channelScales ? f32Const(w.b, 1.0) : w.reg(op.getParts().back(), 0);
   w.setLazy(op.getValues(), blocks * chunks + 1, [=, &w](int64_t at) -> Value {
     if (at == blocks * chunks)
       return scale;

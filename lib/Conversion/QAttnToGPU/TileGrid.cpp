@@ -181,8 +181,8 @@ static SmallVector<std::pair<int64_t, int64_t>> headWidths(scf::ForallOp grid) {
 static LogicalResult lowerProgram(WarpProgram &w, scf::ForallOp grid,
                                   std::pair<int64_t, int64_t> widths) {
   std::tie(w.keyBits, w.valueBits) = widths;
-  w.channels = laneChannelsOf(grid, w.headDim, w.regBits(true),
-                              w.regBits(false));
+  w.channels =
+      laneChannelsOf(grid, w.headDim, w.regBits(true), w.regBits(false));
   if (failed(lowerGridBody(w, *grid.getBody())))
     return failure();
   for (Operation &op : grid.getTerminator().getYieldingOps())

@@ -118,10 +118,9 @@ Value loadBytes(WarpProgram &w, const FlatTensor &t, Value at, int64_t bytes) {
   }
   if (bytes % 3 == 0) {
     ImplicitLocOpBuilder &b = w.b;
-    Value v = vector::LoadOp::create(b, VectorType::get({bytes}, b.getI8Type()),
-                                     t.buffer, ValueRange{at},
-                                     /*nontemporal=*/false,
-                                     llvm::Align(bytes & -bytes));
+    Value v = vector::LoadOp::create(
+        b, VectorType::get({bytes}, b.getI8Type()), t.buffer, ValueRange{at},
+        /*nontemporal=*/false, llvm::Align(bytes & -bytes));
     int64_t padded = llvm::alignTo(bytes, 4);
     if (padded != bytes) {
       Value zeros = vector::BroadcastOp::create(
@@ -156,8 +155,8 @@ Value widenThreeBitCodes(ImplicitLocOpBuilder &b, Value words, int64_t bytes,
   auto spreadStep = [&](Value x, uint32_t keep, uint32_t move, int64_t by) {
     Value moved = arith::ShLIOp::create(
         b, arith::AndIOp::create(b, x, i32Const(b, move)), i32Const(b, by));
-    return arith::OrIOp::create(b, arith::AndIOp::create(b, x, i32Const(b, keep)),
-                                moved);
+    return arith::OrIOp::create(
+        b, arith::AndIOp::create(b, x, i32Const(b, keep)), moved);
   };
   SmallVector<Value> out;
   for (int64_t g = 0; g < bytes / 3; ++g) {
@@ -168,7 +167,8 @@ Value widenThreeBitCodes(ImplicitLocOpBuilder &b, Value words, int64_t bytes,
     int64_t at = first % 4; // bytes at, at + 1, at + 2 of {x: 0-3, y: 4-7}
     int64_t sel = msb ? (at + 2) | (at + 1) << 4 | at << 8
                       : at | (at + 1) << 4 | (at + 2) << 8;
-    Value v = arith::AndIOp::create(b, permute(x, y, sel), i32Const(b, 0xffffff));
+    Value v =
+        arith::AndIOp::create(b, permute(x, y, sel), i32Const(b, 0xffffff));
     v = spreadStep(v, 0x000fff, 0xfff000, 4);
     v = spreadStep(v, 0x003f003f, 0x0fc00fc0, 2);
     v = spreadStep(v, 0x07070707, 0x38383838, 1);
@@ -229,9 +229,9 @@ void mlir::qattn::tiles::lowerLoadQueryTile(WarpProgram &w,
     Value channel0 = mul(b, w.t, d / 4);
     Value at = q.linearize(b, {bi, head, query, channel0});
     Type element = qType.getElementType();
-    Value row = vector::LoadOp::create(b, vec(element), q.buffer,
-                                       ValueRange{at},
-                                       /*nontemporal=*/false, llvm::Align(16));
+    Value row =
+        vector::LoadOp::create(b, vec(element), q.buffer, ValueRange{at},
+                               /*nontemporal=*/false, llvm::Align(16));
     // The mma takes f16 (as the decode kernel, bf16 and f32 round to it;
     // int8 codes are exact, their block scale applies to the scores). With
     // a scale per channel, which a dot product cannot factor out, a query is
@@ -242,8 +242,8 @@ void mlir::qattn::tiles::lowerLoadQueryTile(WarpProgram &w,
       Type scaleType = cast<ShapedType>(scales.getType()).getElementType();
       Value scaleRow = vector::LoadOp::create(
           b, vec(scaleType), qs.buffer,
-          ValueRange{qs.linearize(b, {bi, head, div(b, query, block),
-                                      channel0})},
+          ValueRange{
+              qs.linearize(b, {bi, head, div(b, query, block), channel0})},
           /*nontemporal=*/false, llvm::Align(16));
       if (!scaleType.isF32())
         scaleRow = arith::ExtFOp::create(b, vec(b.getF32Type()), scaleRow);

@@ -69,8 +69,8 @@ mlir::qattn::tiles::tilePieceBytes(LoadKVTileOp op, int64_t headDim,
   // The tile's stage-1 scale, or the lane's channels' scales.
   auto scales = cast<ShapedType>(op.getSources()[1].getType());
   int64_t scaleBytes = scales.getElementTypeBitWidth() / 8;
-  bytes.push_back({hasChannelScales(op) ? laneChannels * scaleBytes
-                                        : scaleBytes});
+  bytes.push_back(
+      {hasChannelScales(op) ? laneChannels * scaleBytes : scaleBytes});
   return bytes;
 }
 
