@@ -138,14 +138,28 @@ Value loadBytes(WarpProgram &w, const FlatTensor &t, Value at, int64_t bytes) {
   return widen(w.b, loadWords(w.b, t.buffer, {at}, 2, 16));
 }
 
+/// The keys (offsets from the tile's first key) whose codes this lane's
+/// fragment holds, key block by key block.
+SmallVector<Value> laneKeys(WarpProgram &w, FragmentLayout layout,
+                            int64_t tileKeys) {
+  int64_t perBlock = layout == FragmentLayout::mma_keys_a ? 2 : 4;
+  SmallVector<Value> keys;
+  for (int64_t i = 0, e = perBlock * tileKeys / kKeyBlock; i < e; ++i)
+    keys.push_back(laneKeyOf(w, layout, i));
+  return keys;
+}
+
+} // namespace
+
 /// 3-bit codes (`bytes` bytes of docs/FORMAT.md's bit string in `words`,
 /// either order) in the 4-bit layout of the same order, which the 4-bit
 /// dequantization takes: 8 codes (3 bytes) a word. Per word one prmt
 /// gathers the 3 bytes (most significant first for msb_first), three
 /// mask-and-shift steps move the codes apart (12-bit halves to 16, 6-bit
 /// pairs to 8, 3-bit codes to 4), and msb_first swaps the word's bytes back.
-Value widenThreeBitCodes(ImplicitLocOpBuilder &b, Value words, int64_t bytes,
-                         PackOrder order) {
+Value mlir::qattn::tiles::widenThreeBitCodes(ImplicitLocOpBuilder &b,
+                                             Value words, int64_t bytes,
+                                             PackOrder order) {
   bool msb = order == PackOrder::msb_first;
   int64_t count = cast<VectorType>(words.getType()).getNumElements();
   auto permute = [&](Value x, Value y, int64_t sel) -> Value {
@@ -180,19 +194,6 @@ Value widenThreeBitCodes(ImplicitLocOpBuilder &b, Value words, int64_t bytes,
       b, VectorType::get({static_cast<int64_t>(out.size())}, b.getI32Type()),
       out);
 }
-
-/// The keys (offsets from the tile's first key) whose codes this lane's
-/// fragment holds, key block by key block.
-SmallVector<Value> laneKeys(WarpProgram &w, FragmentLayout layout,
-                            int64_t tileKeys) {
-  int64_t perBlock = layout == FragmentLayout::mma_keys_a ? 2 : 4;
-  SmallVector<Value> keys;
-  for (int64_t i = 0, e = perBlock * tileKeys / kKeyBlock; i < e; ++i)
-    keys.push_back(laneKeyOf(w, layout, i));
-  return keys;
-}
-
-} // namespace
 
 Value mlir::qattn::tiles::laneKeyOf(WarpProgram &w, FragmentLayout layout,
                                     int64_t i) {

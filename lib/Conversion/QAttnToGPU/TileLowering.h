@@ -119,6 +119,11 @@ struct RingTile {
     bool once = false;
     int64_t keyRowBytes = 0, index = 0;
     FragmentLayout layout = FragmentLayout::mma_keys_a;
+    /// Code rows of 3-bit codes (pieces of 12 or 6 bytes, which a swizzle of
+    /// 32-byte units would split): not swizzled, and widened to 4 bits as
+    /// they are read, in `order`.
+    bool threeBit = false;
+    PackOrder order = PackOrder::lsb_first;
   };
   SmallVector<Piece> pieces;
 };
@@ -242,6 +247,10 @@ SmallVector<SmallVector<int64_t>> tilePieceBytes(LoadKVTileOp op,
 /// tile, of `channelScaleRowBytes`), not one per tile.
 bool hasChannelScales(LoadKVTileOp op);
 int64_t channelScaleRowBytes(LoadKVTileOp op, int64_t headDim);
+/// 3-bit codes (`bytes` bytes, a multiple of 3, in `words`) in the 4-bit
+/// layout of the same bit order: a word per 3 bytes (TileLoads.cpp).
+Value widenThreeBitCodes(ImplicitLocOpBuilder &b, Value words, int64_t bytes,
+                         PackOrder order);
 /// Chooses the loads of `grid` that go through the shared-memory ring and
 /// their regions (w.ringLoads, w.ringLoadsPerStep); returns the ring's bytes
 /// (0: no ring).

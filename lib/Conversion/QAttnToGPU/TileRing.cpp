@@ -31,7 +31,10 @@
 // lane's codes of a key are fewer than the 16 bytes a copy moves at its best
 // (V at 4 and 8 bytes, K at 8), the tile's code rows lie in key order
 // instead, swizzled, copied 16 bytes a lane, and each lane reads its keys'
-// pieces from them after the wait's warp barrier. Loops run
+// pieces from them after the wait's warp barrier (3-bit codes' 12- and 6-byte
+// pieces, which no copy size takes, likewise at d = 128, unswizzled: the
+// swizzle's 32-byte units would split them; they are widened to 4 bits as
+// they are read). Loops run
 // one after the other, so their streams share the ring's bytes: a loop drains
 // its copies when it ends.
 //
@@ -102,11 +105,14 @@ static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim, int64_t bits) {
     return 0;
   else
     sum += onceBytes(scale);
+  // 3-bit codes (a lane's 12 or 6 bytes) go as the tile's code rows where a
+  // row is whole 16-byte copies (d = 128).
+  bool threeBitRows = bits == 3 && headDim * 3 / 8 % 16 == 0;
   for (auto [i, result] : llvm::enumerate(ArrayRef(pieces).drop_back())) {
     if (rows && (i == 1 || i == 2))
       continue;
     for (int64_t bytes : result) {
-      if (!copied(bytes))
+      if (!copied(bytes) && !(i == 0 && threeBitRows))
         return 0;
       sum += kThreadsPerWarp * bytes;
     }
@@ -219,7 +225,9 @@ Value mlir::qattn::tiles::ringLaneByte(WarpProgram &w, Value slot,
         w.b,
         mul(w.b, laneKeyOf(w, piece.layout, piece.index), piece.keyRowBytes),
         mul(w.b, keys ? w.t : w.g, piece.bytes));
-    return add(w.b, slot, add(w.b, w.idx(piece.offset), swizzleRows(w.b, rel)));
+    if (!piece.threeBit)
+      rel = swizzleRows(w.b, rel);
+    return add(w.b, slot, add(w.b, w.idx(piece.offset), rel));
   }
   return add(w.b, slot,
              add(w.b, w.idx(piece.offset), mul(w.b, lane, piece.bytes)));
@@ -237,20 +245,25 @@ static int64_t copyCodeRows(WarpProgram &w, LoadKVTileOp op, Value slot,
   ImplicitLocOpBuilder &b = w.b;
   const TilePiece &first = pieces.front();
   int64_t rowBytes = first.keyRowBytes, perRow = rowBytes / 16;
+  bool keys = op.getLayout() == FragmentLayout::mma_keys_a;
+  Stage2Attr s2 = op.getStage2Attr();
+  bool threeBit = s2 && w.codeBits(keys) == 3;
   Value base = add(b, slot, w.idx(offset));
   spreadOver(b, w.lane, kThreadsPerWarp, op.getKeys() * perRow, [&](Value c) {
     Value src = add(b,
                     mul(b, first.keyRow(div(b, c, perRow)),
                         elementBytes(first.tensor->buffer)),
                     mul(b, rem(b, c, perRow), 16));
-    Value dst = add(b, base, swizzleRows(b, mul(b, c, 16)));
+    Value rel = mul(b, c, 16);
+    Value dst = add(b, base, threeBit ? rel : swizzleRows(b, rel));
     copyAsync(b, byteAddress(b, w.ring, dst, b.getI32Type()),
               byteAddress(b, first.tensor->buffer, src, b.getI64Type()), 16,
               /*l2Line=*/true, /*ordered=*/true);
   });
   for (auto [i, piece] : llvm::enumerate(pieces))
     tile.pieces.push_back({offset, piece.bytes, piece.type, 0, false, rowBytes,
-                           static_cast<int64_t>(i), *op.getLayout()});
+                           static_cast<int64_t>(i), *op.getLayout(), threeBit,
+                           s2 ? s2.getOrder() : PackOrder::lsb_first});
   return offset + op.getKeys() * rowBytes;
 }
 
@@ -334,6 +347,32 @@ void mlir::qattn::tiles::copyToRing(WarpProgram &w, LoadKVTileOp op,
   inlineAsm(b, Type(), {}, "cp.async.commit_group;", "~{memory}");
 }
 
+/// A lane's 3-bit code piece at ring byte `byte`: 12 bytes (4-byte
+/// aligned) as 3 words, or 6 (2-byte aligned) as 2 words, the low 6 bytes
+/// the piece's (the two words that hold it, shifted down by the half-word
+/// offset).
+static Value readThreeBitPiece(WarpProgram &w, Value byte, int64_t bytes) {
+  ImplicitLocOpBuilder &b = w.b;
+  assert((bytes == 12 || bytes == 6) && "a 3-bit code piece at d = 128");
+  Value words = div(b, byte, 4);
+  if (bytes == 12)
+    return vector::LoadOp::create(b, VectorType::get({3}, b.getI32Type()),
+                                  w.ring, ValueRange{words},
+                                  /*nontemporal=*/false, llvm::Align(4));
+  Value both = vector::LoadOp::create(b, VectorType::get({2}, b.getI32Type()),
+                                      w.ring, ValueRange{words},
+                                      /*nontemporal=*/false, llvm::Align(4));
+  Value lo = vector::ExtractOp::create(b, both, ArrayRef<int64_t>{0});
+  Value hi = vector::ExtractOp::create(b, both, ArrayRef<int64_t>{1});
+  Value shift = arith::IndexCastOp::create(b, b.getI32Type(),
+                                           mul(b, rem(b, byte, 4), 8));
+  // (hi:lo) >> shift, shift 0 or 16.
+  Value low = LLVM::FshrOp::create(b, hi, lo, shift);
+  Value high = arith::ShRUIOp::create(b, hi, shift);
+  return vector::FromElementsOp::create(
+      b, VectorType::get({2}, b.getI32Type()), ValueRange{low, high});
+}
+
 void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
   ImplicitLocOpBuilder &b = w.b;
   bool waited = false;
@@ -369,7 +408,11 @@ void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
     w.setLazy(out, pieces.size(), [=, &w](int64_t i) -> Value {
       ImplicitLocOpBuilder &b = w.b;
       const RingTile::Piece &piece = pieces[i];
-      Value words = div(b, ringLaneByte(w, slot, piece, w.lane), 4);
+      Value byte = ringLaneByte(w, slot, piece, w.lane);
+      if (piece.threeBit)
+        return widenThreeBitCodes(b, readThreeBitPiece(w, byte, piece.bytes),
+                                  piece.bytes, piece.order);
+      Value words = div(b, byte, 4);
       Value v = vector::LoadOp::create(
           b, VectorType::get({piece.bytes / 4}, b.getI32Type()), w.ring,
           ValueRange{words}, /*nontemporal=*/false,
