@@ -88,11 +88,10 @@ private:
 /// lane loaded. Null scales (one per tile) leave pairs as they are.
 class ChannelScales {
 public:
-  ChannelScales(WarpProgram &w, Value scales, bool keys) : w(w), tile(scales) {
-    if (cast<RankedTensorType>(scales.getType()).getRank() != 2) {
-      tile = Value();
+  ChannelScales(WarpProgram &w, Value scales, bool keys) : w(w) {
+    if (cast<RankedTensorType>(scales.getType()).getRank() != 2)
       return;
-    }
+    tile = scales;
     int64_t laneChannels = keys ? w.headDim / 4 : w.headDim / 8;
     channel0 = mul(w.b, keys ? w.t : w.g, laneChannels);
     made.resize(laneChannels);

@@ -102,8 +102,8 @@ Value headCodeByte(WarpProgram &w, Stage2Attr s2, Value hk) {
 }
 
 /// `bytes` bytes at element `at` of the buffer `t` as i32 words (one word
-/// for 2 bytes; 3-bit codes' 3, 6 or 12 bytes, aligned as their lowest set
-/// bit, zero-padded to whole words).
+/// for 2 bytes; a size that is no power of two, 3-bit codes' 3, 6 or 12
+/// bytes, aligned as its lowest set bit and zero-padded to whole words).
 Value loadBytes(WarpProgram &w, const FlatTensor &t, Value at, int64_t bytes) {
   Type element = cast<MemRefType>(t.buffer.getType()).getElementType();
   if (!element.isInteger(8)) {
@@ -116,7 +116,7 @@ Value loadBytes(WarpProgram &w, const FlatTensor &t, Value at, int64_t bytes) {
     return vector::BitCastOp::create(
         w.b, VectorType::get({bytes / 4}, w.b.getI32Type()), v);
   }
-  if (bytes % 3 == 0) {
+  if (!llvm::isPowerOf2_64(bytes)) {
     ImplicitLocOpBuilder &b = w.b;
     Value v = vector::LoadOp::create(
         b, VectorType::get({bytes}, b.getI8Type()), t.buffer, ValueRange{at},
@@ -384,8 +384,9 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
     copyToRing(w, op, pieces);
     return;
   }
-  // Register loads (3-bit codes always: no cp.async size takes their 3 to
-  // 12 bytes a lane), 3-bit codes widened to 4 bits.
+  // Register loads, 3-bit codes widened to 4 bits (at d = 64 always: a
+  // lane's 6 or 3 bytes are no cp.async size, and their rows of 24 bytes no
+  // whole 16-byte copies).
   bool widen = s2 && w.codeBits(keys) == 3;
   for (auto [result, resultPieces] : llvm::zip(results, pieces)) {
     Regs regs;

@@ -211,8 +211,9 @@ public:
   int64_t codeBits(bool keys) const { return keys ? keyBits : valueBits; }
   /// The code width in a lane's registers: 3-bit codes are widened to 4 as
   /// they are loaded (widenThreeBitCodes), so 4 for 3.
-  int64_t regBits(bool keys) const { return registerBits(codeBits(keys)); }
-  static int64_t registerBits(int64_t bits) { return bits == 3 ? 4 : bits; }
+  int64_t regBits(bool keys) const {
+    return codeBits(keys) == 3 ? 4 : codeBits(keys);
+  }
 };
 
 /// The stage-2 groups of a tile whose group constants (`[groups, d]`) are
