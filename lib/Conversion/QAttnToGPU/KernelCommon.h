@@ -220,15 +220,17 @@ inline SmallVector<Value> rescaleIfGrew(ImplicitLocOpBuilder &b,
       accs);
 }
 
-/// Calls issue(c) for c = id, id + threads, id + 2 threads, ... below
-/// `chunks`: the pieces of a copy spread over `threads` threads, `id` being
-/// this thread's index among them; only a ragged last round is guarded.
-inline void spreadOver(ImplicitLocOpBuilder &b, Value id, int64_t threads,
-                       int64_t chunks, function_ref<void(Value)> issue) {
+/// Calls issue(c, at) for c = id + at, at = 0, threads, 2 threads, ...
+/// below `chunks`: the pieces of a copy spread over `threads` threads, `id`
+/// being this thread's index among them; only a ragged last round is
+/// guarded.
+inline void spreadOverRounds(ImplicitLocOpBuilder &b, Value id, int64_t threads,
+                             int64_t chunks,
+                             function_ref<void(Value, int64_t)> issue) {
   for (int64_t at = 0; at < chunks; at += threads) {
     Value c = addIdx(b, id, format::indexConst(b, at));
     if (chunks - at >= threads) {
-      issue(c);
+      issue(c, at);
       continue;
     }
     Value active = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, c,
@@ -236,8 +238,14 @@ inline void spreadOver(ImplicitLocOpBuilder &b, Value id, int64_t threads,
     auto ifOp = scf::IfOp::create(b, active, false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    issue(c);
+    issue(c, at);
   }
+}
+
+/// spreadOverRounds where the piece needs only its index c.
+inline void spreadOver(ImplicitLocOpBuilder &b, Value id, int64_t threads,
+                       int64_t chunks, function_ref<void(Value)> issue) {
+  spreadOverRounds(b, id, threads, chunks, [&](Value c, int64_t) { issue(c); });
 }
 
 //===----------------------------------------------------------------------===//

@@ -31,6 +31,13 @@ Value FlatTensor::linearize(ImplicitLocOpBuilder &b, ValueRange idx) const {
   return at;
 }
 
+Value FlatTensor::stride(ImplicitLocOpBuilder &b, int64_t dim) const {
+  Value stride = arith::ConstantIndexOp::create(b, 1);
+  for (Value size : ArrayRef<Value>(sizes).drop_front(dim + 1))
+    stride = b.createOrFold<arith::MulIOp>(stride, size);
+  return stride;
+}
+
 WarpProgram::WarpProgram(ImplicitLocOpBuilder &b, int64_t headDim,
                          int64_t rowBlocks, LaneChannels channels)
     : b(b), headDim(headDim), rowBlocks(rowBlocks),

@@ -10,10 +10,12 @@
 // other loads go straight into registers, asynchronous until first use.
 //
 // A tile lies in one page, so its first key is located once (the table
-// read once per tile); a tile at or past the load's `bound` is read at row
-// 0 of page 0 (batch entry 0) instead, memory that exists whatever the
-// table holds there. A key past `bound` in a tile that is used reads its own
-// row where the page (or entry) holds whole tiles, else its first key's row.
+// read once per step, for K's tile and V's); a tile at or past the load's
+// `bound` is read at row 0 of page 0 (batch entry 0) instead, memory that
+// exists whatever the table holds there. A key past `bound` in a tile that
+// is used reads its own row where the page (or entry) holds whole tiles
+// (then a lane's keys lie whole rows apart, so their addresses are its
+// first key's plus constants), else its first key's row.
 // Such keys' scores are masked, so their values (finite: integer codes times
 // the tile's constants) meet a weight of 0. Tiles are whole stage-1
 // blocks and whole groups or whole multiples of them (checkLowerable), so
@@ -55,6 +57,13 @@ KeyPlace locate(WarpProgram &w, LoadKVTileOp op, Value bi, Value key,
   // Batch entry bi exists whatever the key.
   if (!op.getPageTable())
     return {bi, safeKey};
+  // K's and V's tiles of a step read the same entry: once (LLVM cannot
+  // merge the reads across the copies' asm, which clobbers memory).
+  auto lookup = std::make_tuple(op.getPageTable(), bi, key, bound);
+  if (auto it = w.pageLookups.find(lookup); it != w.pageLookups.end() &&
+                                            w.usableHere(it->second.first) &&
+                                            w.usableHere(it->second.second))
+    return {it->second.first, it->second.second};
   const FlatTensor &table = w.tensor(op.getPageTable());
   Value pageSize = first.sizes[rowsPerEntryDim];
   Value slot = arith::DivUIOp::create(b, safeKey, pageSize);
@@ -62,8 +71,10 @@ KeyPlace locate(WarpProgram &w, LoadKVTileOp op, Value bi, Value key,
       b, b.getIndexType(),
       memref::LoadOp::create(b, table.buffer,
                              ValueRange{table.linearize(b, {bi, slot})}));
-  return {arith::SelectOp::create(b, valid, page, zero),
-          arith::RemUIOp::create(b, safeKey, pageSize)};
+  KeyPlace place{arith::SelectOp::create(b, valid, page, zero),
+                 arith::RemUIOp::create(b, safeKey, pageSize)};
+  w.pageLookups[lookup] = {place.entry, place.row};
+  return place;
 }
 
 /// Key `first + dk` of the tile whose first key is at `head`: a tile lies in
@@ -140,10 +151,10 @@ Value loadBytes(WarpProgram &w, const FlatTensor &t, Value at, int64_t bytes) {
 
 /// The keys (offsets from the tile's first key) whose codes this lane's
 /// fragment holds, key block by key block.
-SmallVector<Value> laneKeys(WarpProgram &w, FragmentLayout layout,
-                            int64_t tileKeys) {
+SmallVector<LaneKey> laneKeys(WarpProgram &w, FragmentLayout layout,
+                              int64_t tileKeys) {
   int64_t perBlock = layout == FragmentLayout::mma_keys_a ? 2 : 4;
-  SmallVector<Value> keys;
+  SmallVector<LaneKey> keys;
   for (int64_t i = 0, e = perBlock * tileKeys / kKeyBlock; i < e; ++i)
     keys.push_back(laneKeyOf(w, layout, i));
   return keys;
@@ -195,13 +206,12 @@ Value mlir::qattn::tiles::widenThreeBitCodes(ImplicitLocOpBuilder &b,
       out);
 }
 
-Value mlir::qattn::tiles::laneKeyOf(WarpProgram &w, FragmentLayout layout,
-                                    int64_t i) {
-  ImplicitLocOpBuilder &b = w.b;
+LaneKey mlir::qattn::tiles::laneKeyOf(WarpProgram &w, FragmentLayout layout,
+                                      int64_t i) {
   if (layout == FragmentLayout::mma_keys_a)
-    return add(b, w.g, w.idx(kKeyBlock * (i / 2) + 8 * (i % 2)));
+    return {w.g, kKeyBlock * (i / 2) + 8 * (i % 2)};
   static constexpr int64_t kValueKeys[] = {0, 1, 8, 9};
-  return add(b, mul(b, w.t, 2), w.idx(kKeyBlock * (i / 4) + kValueKeys[i % 4]));
+  return {mul(w.b, w.t, 2), kKeyBlock * (i / 4) + kValueKeys[i % 4]};
 }
 
 void mlir::qattn::tiles::lowerLoadQueryTile(WarpProgram &w,
@@ -335,9 +345,22 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
     return codeAt(k, headStart);
   };
   int64_t rowBytes = s2 ? d * w.codeBits(keys) / 8 : d;
-  for (Value dk : laneKeys(w, layout, op.getKeys()))
-    pieces[0].push_back({&codes, codeAt(dk, laneStart), codeBytes,
-                         words(codeBytes), Value(), false, keyRow, rowBytes});
+  // Where every key of the tile has its own row, the lane's keys lie a
+  // constant number of rows from its first one.
+  Value keyStride = wholeTiles ? codes.stride(b, s2 ? 1 : 2) : Value();
+  SmallVector<LaneKey> lane = laneKeys(w, layout, op.getKeys());
+  Value laneFirst = keyStride ? codeAt(lane.front().first, laneStart) : Value();
+  for (LaneKey key : lane) {
+    Value at =
+        keyStride
+            ? add(b, laneFirst,
+                  b.createOrFold<arith::MulIOp>(keyStride, w.idx(key.offset)))
+            : codeAt(add(b, key.first, w.idx(key.offset)), laneStart);
+    TilePiece piece{&codes,  at,    codeBytes, words(codeBytes),
+                    Value(), false, keyRow,    rowBytes};
+    piece.keyRowStride = keyStride;
+    pieces[0].push_back(piece);
+  }
   if (s2) {
     // The constants of each stage-2 group of the tile (groups of 16 keys
     // in tiles of 32: two).

@@ -48,6 +48,7 @@
 
 #include <functional>
 #include <memory>
+#include <tuple>
 
 namespace mlir::qattn::tiles {
 
@@ -74,6 +75,8 @@ struct FlatTensor {
   SmallVector<Value> sizes;
   /// The linear index of `idx` (row-major).
   Value linearize(ImplicitLocOpBuilder &b, ValueRange idx) const;
+  /// The elements from one index of dimension `dim` to the next.
+  Value stride(ImplicitLocOpBuilder &b, int64_t dim) const;
 };
 
 /// A piece of a K/V tile a lane loads: `bytes` at element `at` of
@@ -92,9 +95,12 @@ struct TilePiece {
   Value row = Value();
   bool once = false;
   /// For a code piece: the element of key k's codes of this KV head (its
-  /// row of `keyRowBytes`), for copies of the tile's rows in order.
+  /// row of `keyRowBytes`), for copies of the tile's rows in order, and the
+  /// elements from one key's row to the next where every key of the tile
+  /// has its own row (else null).
   std::function<Value(Value)> keyRow = nullptr;
   int64_t keyRowBytes = 0;
+  Value keyRowStride = Value();
   /// For a row piece: the row's bytes (a multiple of 16).
   int64_t rowBytes = 0;
 };
@@ -167,6 +173,10 @@ public:
   /// Scalars of the grid body (indices, lengths) and their kernel values.
   IRMapping scalars;
   DenseMap<Value, FlatTensor> tensors;
+  /// The page table's entries read so far (table, batch entry, key, bound)
+  /// -> (page, row in it): K's and V's tiles of a step share one read.
+  DenseMap<std::tuple<Value, Value, Value, Value>, std::pair<Value, Value>>
+      pageLookups;
   DenseMap<Value, Regs> tiles;
   /// The lazy tiles (held by pointer: a make() may insert others).
   DenseMap<Value, std::shared_ptr<LazyRegs>> lazy;
@@ -237,8 +247,14 @@ LaneChannels laneChannelsOf(scf::ForallOp grid, int64_t headDim,
 
 /// The key (from the tile's first) of the `i`-th code piece a lane holds
 /// of a K (`mma_keys_a`: g, g + 8) or V (2t, 2t + 1, 2t + 8, 2t + 9) tile,
-/// key block by key block.
-Value laneKeyOf(WarpProgram &w, FragmentLayout layout, int64_t i);
+/// key block by key block: the lane's first key (g or 2t) plus a constant,
+/// kept apart so that the pieces' addresses differ by constants (which
+/// ptxas folds into the copies and loads) rather than by a register each.
+struct LaneKey {
+  Value first;
+  int64_t offset;
+};
+LaneKey laneKeyOf(WarpProgram &w, FragmentLayout layout, int64_t i);
 /// The bytes of the pieces a lane loads of each result of `op` (codes,
 /// then group scales and zeros for stage 2, then the scale), its stage-2
 /// codes `bits` wide.

@@ -206,6 +206,11 @@ static Value swizzleRows(ImplicitLocOpBuilder &b, Value rel) {
   return arith::XOrIOp::create(b, rel, mul(b, line, 32));
 }
 
+/// The swizzle repeats every 4 lines: swizzleRows(rel + n * kSwizzlePeriod)
+/// = swizzleRows(rel) + n * kSwizzlePeriod, so that a lane's pieces of
+/// rows a multiple of it apart are a constant apart.
+static constexpr int64_t kSwizzlePeriod = 4 * 128;
+
 /// Whether the code pieces `pieces` are copied as the tile's rows in key
 /// order: a lane's piece is narrower than a 16-byte copy, which a row
 /// holds whole.
@@ -221,13 +226,17 @@ Value mlir::qattn::tiles::ringLaneByte(WarpProgram &w, Value slot,
     return add(w.b, slot, w.idx(piece.offset));
   if (piece.keyRowBytes) {
     bool keys = piece.layout == FragmentLayout::mma_keys_a;
-    Value rel = add(
-        w.b,
-        mul(w.b, laneKeyOf(w, piece.layout, piece.index), piece.keyRowBytes),
-        mul(w.b, keys ? w.t : w.g, piece.bytes));
+    LaneKey key = laneKeyOf(w, piece.layout, piece.index);
+    // The whole swizzle periods of the key's offset are a constant.
+    int64_t ahead = key.offset * piece.keyRowBytes;
+    int64_t whole =
+        piece.threeBit ? ahead : ahead / kSwizzlePeriod * kSwizzlePeriod;
+    Value rel = add(w.b, mul(w.b, key.first, piece.keyRowBytes),
+                    add(w.b, mul(w.b, keys ? w.t : w.g, piece.bytes),
+                        w.idx(ahead - whole)));
     if (!piece.threeBit)
       rel = swizzleRows(w.b, rel);
-    return add(w.b, slot, add(w.b, w.idx(piece.offset), rel));
+    return add(w.b, add(w.b, slot, rel), w.idx(piece.offset + whole));
   }
   return add(w.b, slot,
              add(w.b, w.idx(piece.offset), mul(w.b, lane, piece.bytes)));
@@ -249,17 +258,37 @@ static int64_t copyCodeRows(WarpProgram &w, LoadKVTileOp op, Value slot,
   Stage2Attr s2 = op.getStage2Attr();
   bool threeBit = s2 && w.codeBits(keys) == 3;
   Value base = add(b, slot, w.idx(offset));
-  spreadOver(b, w.lane, kThreadsPerWarp, op.getKeys() * perRow, [&](Value c) {
-    Value src = add(b,
-                    mul(b, first.keyRow(div(b, c, perRow)),
-                        elementBytes(first.tensor->buffer)),
-                    mul(b, rem(b, c, perRow), 16));
-    Value rel = mul(b, c, 16);
-    Value dst = add(b, base, threeBit ? rel : swizzleRows(b, rel));
+  int64_t elementSize = elementBytes(first.tensor->buffer);
+  auto copyChunk = [&](Value src, Value dst) {
     copyAsync(b, byteAddress(b, w.ring, dst, b.getI32Type()),
               byteAddress(b, first.tensor->buffer, src, b.getI64Type()), 16,
               /*l2Line=*/true, /*ordered=*/true);
-  });
+  };
+  int64_t chunks = op.getKeys() * perRow;
+  if (!first.keyRowStride || kThreadsPerWarp % perRow != 0) {
+    spreadOver(b, w.lane, kThreadsPerWarp, chunks, [&](Value c) {
+      Value src = add(b, mul(b, first.keyRow(div(b, c, perRow)), elementSize),
+                      mul(b, rem(b, c, perRow), 16));
+      Value rel = mul(b, c, 16);
+      copyChunk(src, add(b, base, threeBit ? rel : swizzleRows(b, rel)));
+    });
+  } else {
+    // Chunk lane + 32j is chunk `lane` of the rows 32j / perRow keys on, at
+    // 512j bytes on in the ring (a whole swizzle period): each copy's
+    // addresses are the first's plus constants.
+    Value src0 =
+        add(b, mul(b, first.keyRow(div(b, w.lane, perRow)), elementSize),
+            mul(b, rem(b, w.lane, perRow), 16));
+    Value rel0 = mul(b, w.lane, 16);
+    Value dst0 = add(b, base, threeBit ? rel0 : swizzleRows(b, rel0));
+    Value rowBytesApart = mul(b, first.keyRowStride, elementSize);
+    static_assert(kThreadsPerWarp * 16 % kSwizzlePeriod == 0);
+    spreadOverRounds(
+        b, w.lane, kThreadsPerWarp, chunks, [&](Value, int64_t at) {
+          copyChunk(add(b, src0, mul(b, rowBytesApart, at / perRow)),
+                    add(b, dst0, w.idx(at * 16)));
+        });
+  }
   for (auto [i, piece] : llvm::enumerate(pieces))
     tile.pieces.push_back({offset, piece.bytes, piece.type, 0, false, rowBytes,
                            static_cast<int64_t>(i), *op.getLayout(), threeBit,
