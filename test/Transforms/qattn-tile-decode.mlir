@@ -65,7 +65,8 @@
 // CHECK: scf.for %[[JB:.*]] = %{{.*}} to %{{.*}} step %[[C32]] iter_args({{.*}} = %[[STATE]]#0, {{.*}} = %[[STATE]]#1, {{.*}} = %[[STATE]]#2)
 // CHECK:   %[[ROW:.*]] = arith.subi %[[JB]], %[[CACHED]] : index
 // CHECK:   qattn.load_kv_tile %{{.*}}, %{{.*}}[%[[BI]], %[[HK]], %[[ROW]]] bound %{{.*}} {keys = 32 : i64, layout = #qattn.fragment<mma_keys_a>} : (tensor<?x2x64x64xi8>, tensor<?x2xf32>)
-// CHECK: } {qattn.key_loop}
+// The buffer's loop (at most a page's tiles, into registers) stays unpipelined.
+// CHECK: } {qattn.key_loop, qattn.pipeline_stages = 1 : i64}
 // CHECK: scf.forall.in_parallel
 // CHECK: tensor.parallel_insert_slice {{.*}} into {{.*}}[%[[BI]], %[[HK]], {{.*}}, %[[S]], 0, 0] [1, 1, 1, 1, 16, 64]
 // The KV heads of a split are neighbouring CTAs (linear_dim_0 fastest);

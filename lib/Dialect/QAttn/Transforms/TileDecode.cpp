@@ -245,8 +245,15 @@ SmallVector<Value> DecodeTiler::keyLoop(Pass pass, bool fromBuffer, Value lo,
                                         Value bi, Value hk, Value rt,
                                         Value queryTile, ValueRange state) {
   auto loop = scf::ForOp::create(b, lo, hi, idx(tileKeys), state);
-  // qattn-pipeline software-pipelines the loops that carry this mark.
+  // qattn-pipeline software-pipelines the loops that carry this mark, but
+  // for the decode buffer's: it takes at most a page's tiles (2 steps of 32
+  // keys), loaded into registers, and one tile in flight ahead there held a
+  // second tile's registers through the whole kernel (at d = 128 int8, 64 a
+  // lane: 165 live at its peak against the cache loop's 129, which sized
+  // the kernel's registers). A depth already written is one it keeps.
   loop->setAttr("qattn.key_loop", b.getUnitAttr());
+  if (fromBuffer)
+    loop->setAttr("qattn.pipeline_stages", b.getI64IntegerAttr(1));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value j = loop.getInductionVar();

@@ -167,7 +167,9 @@ def QAttnPipeline : Pass<"qattn-pipeline", "mlir::ModuleOp"> {
     (the later steps' loads stay in flight) stands before the tiles' first
     use. Loads past the loop's end read
     nothing, so the loop needs no epilogue. With 1 the loops stay as they
-    are.
+    are. A loop that already carries `qattn.pipeline_stages` keeps it:
+    `qattn-tile` writes 1 on the decode buffer's loop (at most a page's
+    tiles, loaded into registers).
   }];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
   let options = [
