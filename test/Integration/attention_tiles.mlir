@@ -25,6 +25,24 @@
 // RUN: qattn-run %t/art --function amixed_d64 --seed 33 --dist normal --random k=outlier --random q=uniform --output-dir %t/amixed_d64
 // RUN: %python %S/Inputs/check_attention.py --case tiled_amixed_d64 --art %t/art --function amixed_d64 --out %t/amixed_d64 --q '' --k block=64,bits=4-2-3-4,group=16 --v block=64,bits=2-4-4-3,group=32,order=msb --causal --softmax sas:-8.0:2 --scale 0.1 --max-rel-fro 0.55 --min-sqnr 5.2 | FileCheck %s --check-prefix=OK
 
+// qattn-pipeline's static slots (each 2-stage key loop unrolled by 2, its
+// tiles' ring slots fixed): the same functions within the same bounds.
+// RUN: qattn-opt %S/attention.mlir --qattn-tile=tile-layer=true '--qattn-pipeline=num-stages=2 static-slots=true' -o %t/static.mlir
+// RUN: FileCheck %s --check-prefix=STATIC --input-file=%t/static.mlir
+// RUN: qattn-compile %t/static.mlir -o %t/static
+// RUN: qattn-run %t/static --function a4_d64_gqa --seed 31 --dist normal --output-dir %t/static_a4_d64_gqa
+// RUN: %python %S/Inputs/check_attention.py --case static_a4_d64_gqa --art %t/static --function a4_d64_gqa --out %t/static_a4_d64_gqa --q '' --k block=64,bits=4,group=16 --v block=64,bits=4,group=16 --causal --max-rel-fro 0.15 --min-sqnr 16.5 | FileCheck %s --check-prefix=OK
+// RUN: qattn-run %t/static --function a8_d128_bf16 --seed 34 --dist normal --output-dir %t/static_a8_d128_bf16
+// RUN: %python %S/Inputs/check_attention.py --case static_a8_d128_bf16 --art %t/static --function a8_d128_bf16 --out %t/static_a8_d128_bf16 --q 'block=16,scale=f16' --k block=16,gran=channel --v block=32 --causal --max-rel-fro 0.02 --min-sqnr 34 | FileCheck %s --check-prefix=OK
+// RUN: qattn-run %t/static --function a4k8v_decode --seed 35 --dist uniform --output-dir %t/static_a4k8v_decode
+// RUN: %python %S/Inputs/check_attention.py --case static_a4k8v_decode --art %t/static --function a4k8v_decode --out %t/static_a4k8v_decode --q '' --k block=32,bits=4,group=8 --v block=32 --max-rel-fro 0.03 --min-sqnr 30.4 | FileCheck %s --check-prefix=OK
+// RUN: qattn-run %t/static --function a42_d128_int8q --seed 36 --dist outlier --random q=normal --random v=normal --output-dir %t/static_a42_d128_int8q
+// RUN: %python %S/Inputs/check_attention.py --case static_a42_d128_int8q --art %t/static --function a42_d128_int8q --out %t/static_a42_d128_int8q --q 'block=64,gran=channel' --k block=64,bits=4,group=16 --v block=64,bits=2,group=16 --causal --max-rel-fro 0.5 --min-sqnr 6.0 | FileCheck %s --check-prefix=OK
+// RUN: qattn-run %t/static --function a3min_decode --seed 37 --dist normal --output-dir %t/static_a3min_decode
+// RUN: %python %S/Inputs/check_attention.py --case static_a3min_decode --art %t/static --function a3min_decode --out %t/static_a3min_decode --q '' --k block=32,bits=3,group=8,anchor=min --v block=32,bits=2,group=16,order=msb,anchor=min --max-rel-fro 0.5 --min-sqnr 6.0 | FileCheck %s --check-prefix=OK
+// STATIC: qattn.wait_tiles {{.*}} {pending = 1 : i64, qattn.ring_slot = 0 : i64}
+// STATIC: qattn.wait_tiles {{.*}} {pending = 1 : i64, qattn.ring_slot = 1 : i64}
+
 // The lazy max at a bar of 0.25 (most tiles move some rows, others not):
 // the same softmax, within the same bounds.
 // RUN: qattn-opt %S/attention.mlir --qattn-tile='tile-layer=true lazy-max=0.25' --qattn-pipeline=num-stages=2 -o %t/lazy.mlir

@@ -156,6 +156,14 @@ static LogicalResult lowerFor(WarpProgram &w, scf::ForOp loop) {
         w.sums.insert(result);
   }
   bind(loop.getResults(), flat.getResults());
+  // A tile the loop yields from the ring stays there (an unrolled loop's
+  // epilogue, after it, reads it).
+  for (auto [v, result] : llvm::zip(
+           loop.getBody()->getTerminator()->getOperands(), loop.getResults()))
+    if (auto ring = w.inRing.find(v); ring != w.inRing.end()) {
+      RingTile tile = ring->second; // a copy: inserting may move the map
+      w.inRing[result] = std::move(tile);
+    }
   drainRing(w, loop);
   return success();
 }

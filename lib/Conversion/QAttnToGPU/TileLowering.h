@@ -132,7 +132,14 @@ struct RingTile {
     PackOrder order = PackOrder::lsb_first;
   };
   SmallVector<Piece> pieces;
+  /// Its stream's first byte and slot size, for a slot that qattn-pipeline
+  /// fixed (`qattn.ring_slot` on the wait that reads it).
+  int64_t streamOffset = 0, slotBytes = 0;
 };
+
+/// The ring slot qattn-pipeline fixed on a tile load or wait
+/// (`static-slots`).
+inline constexpr char kRingSlotAttr[] = "qattn.ring_slot";
 
 /// A tile read back from the ring (qattn.wait_tiles) that is one piece, or
 /// the warp's rows of group constants (one per stage-2 group of the tile):

@@ -167,7 +167,9 @@ int64_t mlir::qattn::tiles::planRing(WarpProgram &w, scf::ForallOp grid) {
       if (load->getParentOp() == loop)
         ++ringLoads;
     }
-    w.ringLoadsPerStep[loop] = ringLoads;
+    // A loop unrolled by qattn-pipeline (static-slots) waits once per step.
+    w.ringLoadsPerStep[loop] =
+        ringLoads / std::max<int64_t>(1, llvm::range_size(waits));
     ringBytes = std::max(ringBytes, offset);
   });
   // After the slots, the staging areas of the stage-2 tiles' group
@@ -352,9 +354,16 @@ void mlir::qattn::tiles::copyToRing(WarpProgram &w, LoadKVTileOp op,
   ImplicitLocOpBuilder &b = w.b;
   const RingStream &stream = w.ringLoads.find(op)->second;
   Value first = w.scalar(op.getFirst());
-  Value tileIndex = div(b, first, op.getKeys());
-  Value slot = add(b, w.idx(stream.offset),
-                   mul(b, rem(b, tileIndex, stream.depth), stream.slotBytes));
+  // The slot qattn-pipeline fixed (static-slots), else the tile's by its
+  // first key.
+  Value slot;
+  if (auto fixed = op->getAttrOfType<IntegerAttr>(kRingSlotAttr)) {
+    slot = w.idx(stream.offset + fixed.getInt() * stream.slotBytes);
+  } else {
+    Value tileIndex = div(b, first, op.getKeys());
+    slot = add(b, w.idx(stream.offset),
+               mul(b, rem(b, tileIndex, stream.depth), stream.slotBytes));
+  }
   // Every lane is done reading what other lanes copied into the slot for
   // its last tile (its scale or scales, at least) before they overwrite it.
   assert((pieces.back().front().once || pieces.back().front().row) &&
@@ -370,6 +379,8 @@ void mlir::qattn::tiles::copyToRing(WarpProgram &w, LoadKVTileOp op,
         offset = copyPiece(w, slot, offset, piece,
                            /*codes=*/result == op.getTile()[0], tile);
     }
+    tile.streamOffset = stream.offset;
+    tile.slotBytes = stream.slotBytes;
     w.tiles[result] = {slot};
     w.inRing[result] = std::move(tile);
   }
@@ -425,8 +436,10 @@ void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
       warpSync(w);
       waited = true;
     }
-    Value slot = w.regs(in).front();
     RingTile tile = ring->second; // a copy: inserting may move the map
+    Value slot = w.regs(in).front();
+    if (auto fixed = op->getAttrOfType<IntegerAttr>(kRingSlotAttr))
+      slot = w.idx(tile.streamOffset + fixed.getInt() * tile.slotBytes);
     // A lane's pieces are read from the slot at their first use (the codes
     // at their fragments' dequantization); a warp's row is read where it is
     // used (TileConstants.cpp).

@@ -10,6 +10,7 @@
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace mlir::qattn {
@@ -24,6 +25,42 @@ using namespace mlir::qattn;
 // tile's loads in flight while the previous tile is scored.
 static constexpr int64_t kKeyLoopStages = 2;
 
+/// The ring slot of a tile load or wait that qattn-pipeline fixed
+/// (`static-slots`): the GPU lowering places the tile there.
+static constexpr char kRingSlotAttr[] = "qattn.ring_slot";
+
+/// Modulo variable expansion of a 2-stage pipelined key loop: unrolled by 2
+/// (the remainder, at most one step, in an epilogue loop), the n-th tile of
+/// the loop lies in ring slot n mod 2 whatever the key it starts at, and
+/// each load and wait says which: the prologue's load slot 0; in the
+/// unrolled body's copy c (steps 2m + c) the wait slot c and the look-ahead
+/// loads slot 1 - c; in the epilogue (step 2M) the wait 0, the loads 1.
+static void assignStaticSlots(scf::ForOp loop, ValueRange inits) {
+  MLIRContext *ctx = loop.getContext();
+  auto slot = [&](int64_t s) {
+    return IntegerAttr::get(IntegerType::get(ctx, 64), s);
+  };
+  FailureOr<UnrolledLoopInfo> unrolled = loopUnrollByFactor(loop, 2);
+  if (failed(unrolled))
+    return;
+  for (Value init : inits)
+    if (auto load = init.getDefiningOp<LoadKVTileOp>())
+      load->setAttr(kRingSlotAttr, slot(0));
+  for (std::optional<scf::ForOp> l :
+       {unrolled->mainLoopOp, unrolled->epilogueLoopOp}) {
+    if (!l)
+      continue;
+    // Copy c's loads come before its wait.
+    int64_t copy = 0;
+    for (Operation &op : l->getBody()->without_terminator()) {
+      if (isa<LoadKVTileOp>(op))
+        op.setAttr(kRingSlotAttr, slot(1 - copy % 2));
+      if (isa<WaitTilesOp>(op))
+        op.setAttr(kRingSlotAttr, slot(copy++ % 2));
+    }
+  }
+}
+
 /// Software-pipelines a tile-layer key loop `stages` deep: the tile loads of
 /// step `it + stages - 1` are issued in step `it` and carried to their use
 /// through the loop's iteration arguments (a ring of `stages - 1` tiles in
@@ -32,7 +69,7 @@ static constexpr int64_t kKeyLoopStages = 2;
 /// tiles must have arrived, leaving the `stages - 1` later steps' loads in
 /// flight. Loads past the loop's end read nothing (their `bound`), so no
 /// epilogue is needed.
-static void pipelineKeyLoop(scf::ForOp loop, int64_t stages) {
+static void pipelineKeyLoop(scf::ForOp loop, int64_t stages, bool staticSlots) {
   Block *body = loop.getBody();
   // The loads and what they compute their operands from inside the loop;
   // nothing of it may depend on the loop's state, or it cannot run ahead.
@@ -121,6 +158,8 @@ static void pipelineKeyLoop(scf::ForOp loop, int64_t stages) {
   scf::YieldOp::create(b, loc, yields);
   loop.replaceAllUsesWith(piped.getResults().take_front(state));
   loop.erase();
+  if (staticSlots && stages == 2)
+    assignStaticSlots(piped, inits);
 }
 
 namespace {
@@ -165,7 +204,7 @@ struct QAttnPipelinePass : qattn::impl::QAttnPipelineBase<QAttnPipelinePass> {
     });
     if (stages > 1)
       for (scf::ForOp loop : loops)
-        pipelineKeyLoop(loop, stages);
+        pipelineKeyLoop(loop, stages, staticSlots);
   }
 };
 } // namespace
