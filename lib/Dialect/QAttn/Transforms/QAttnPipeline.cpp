@@ -40,8 +40,14 @@ static void assignStaticSlots(scf::ForOp loop, ValueRange inits) {
   auto slot = [&](int64_t s) {
     return IntegerAttr::get(IntegerType::get(ctx, 64), s);
   };
+  // A trip count known here could let the unrolling fold a loop of one
+  // step into its block, leaving its tiles without a slot: only loops
+  // whose trip count is known at run time alone (every key loop qattn-tile
+  // writes: its bounds come from the split and the length).
+  if (loop.getStaticTripCount())
+    return;
   FailureOr<UnrolledLoopInfo> unrolled = loopUnrollByFactor(loop, 2);
-  if (failed(unrolled))
+  if (failed(unrolled) || !unrolled->mainLoopOp || !unrolled->epilogueLoopOp)
     return;
   for (Value init : inits)
     if (auto load = init.getDefiningOp<LoadKVTileOp>())
