@@ -126,13 +126,17 @@ static LogicalResult lowerFor(WarpProgram &w, scf::ForOp loop) {
       at += n;
     }
   };
-  // Tiles in flight in the ring keep their pieces' places through the loop.
-  for (auto [init, arg] :
-       llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs()))
-    if (auto ring = w.inRing.find(init); ring != w.inRing.end()) {
-      RingTile tile = ring->second; // a copy: inserting may move the map
-      w.inRing[arg] = std::move(tile);
-    }
+  // Tiles in flight in the ring keep their pieces' places through the loop,
+  // and after it where it yields them (an unrolled loop's epilogue reads
+  // them).
+  auto keepInRing = [&](ValueRange from, ValueRange to) {
+    for (auto [v, same] : llvm::zip(from, to))
+      if (auto ring = w.inRing.find(v); ring != w.inRing.end()) {
+        RingTile tile = ring->second; // a copy: inserting may move the map
+        w.inRing[same] = std::move(tile);
+      }
+  };
+  keepInRing(loop.getInitArgs(), loop.getRegionIterArgs());
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(flat.getBody());
@@ -156,14 +160,8 @@ static LogicalResult lowerFor(WarpProgram &w, scf::ForOp loop) {
         w.sums.insert(result);
   }
   bind(loop.getResults(), flat.getResults());
-  // A tile the loop yields from the ring stays there (an unrolled loop's
-  // epilogue, after it, reads it).
-  for (auto [v, result] : llvm::zip(
-           loop.getBody()->getTerminator()->getOperands(), loop.getResults()))
-    if (auto ring = w.inRing.find(v); ring != w.inRing.end()) {
-      RingTile tile = ring->second; // a copy: inserting may move the map
-      w.inRing[result] = std::move(tile);
-    }
+  keepInRing(loop.getBody()->getTerminator()->getOperands(),
+             loop.getResults());
   drainRing(w, loop);
   return success();
 }

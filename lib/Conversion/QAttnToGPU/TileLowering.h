@@ -132,9 +132,9 @@ struct RingTile {
     PackOrder order = PackOrder::lsb_first;
   };
   SmallVector<Piece> pieces;
-  /// Its stream's first byte and slot size, for a slot that qattn-pipeline
-  /// fixed (`qattn.ring_slot` on the wait that reads it).
-  int64_t streamOffset = 0, slotBytes = 0;
+  /// Its stream, for a slot that qattn-pipeline fixed (`qattn.ring_slot` on
+  /// the wait that reads it).
+  RingStream stream = {};
 };
 
 /// The ring slot qattn-pipeline fixed on a tile load or wait

@@ -349,18 +349,24 @@ static int64_t copyPiece(WarpProgram &w, Value slot, int64_t offset,
   return offset + kThreadsPerWarp * piece.bytes;
 }
 
+/// The first byte of the slot of `stream` that qattn-pipeline fixed on
+/// `op` (`qattn.ring_slot`, static-slots), or null.
+static Value fixedSlot(WarpProgram &w, Operation *op,
+                       const RingStream &stream) {
+  auto fixed = op->getAttrOfType<IntegerAttr>(kRingSlotAttr);
+  return fixed ? w.idx(stream.offset + fixed.getInt() * stream.slotBytes)
+               : Value();
+}
+
 void mlir::qattn::tiles::copyToRing(WarpProgram &w, LoadKVTileOp op,
                                     ArrayRef<SmallVector<TilePiece>> pieces) {
   ImplicitLocOpBuilder &b = w.b;
   const RingStream &stream = w.ringLoads.find(op)->second;
-  Value first = w.scalar(op.getFirst());
   // The slot qattn-pipeline fixed (static-slots), else the tile's by its
   // first key.
-  Value slot;
-  if (auto fixed = op->getAttrOfType<IntegerAttr>(kRingSlotAttr)) {
-    slot = w.idx(stream.offset + fixed.getInt() * stream.slotBytes);
-  } else {
-    Value tileIndex = div(b, first, op.getKeys());
+  Value slot = fixedSlot(w, op, stream);
+  if (!slot) {
+    Value tileIndex = div(b, w.scalar(op.getFirst()), op.getKeys());
     slot = add(b, w.idx(stream.offset),
                mul(b, rem(b, tileIndex, stream.depth), stream.slotBytes));
   }
@@ -379,8 +385,7 @@ void mlir::qattn::tiles::copyToRing(WarpProgram &w, LoadKVTileOp op,
         offset = copyPiece(w, slot, offset, piece,
                            /*codes=*/result == op.getTile()[0], tile);
     }
-    tile.streamOffset = stream.offset;
-    tile.slotBytes = stream.slotBytes;
+    tile.stream = stream;
     w.tiles[result] = {slot};
     w.inRing[result] = std::move(tile);
   }
@@ -437,9 +442,9 @@ void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
       waited = true;
     }
     RingTile tile = ring->second; // a copy: inserting may move the map
-    Value slot = w.regs(in).front();
-    if (auto fixed = op->getAttrOfType<IntegerAttr>(kRingSlotAttr))
-      slot = w.idx(tile.streamOffset + fixed.getInt() * tile.slotBytes);
+    Value slot = fixedSlot(w, op, tile.stream);
+    if (!slot)
+      slot = w.regs(in).front();
     // A lane's pieces are read from the slot at their first use (the codes
     // at their fragments' dequantization); a warp's row is read where it is
     // used (TileConstants.cpp).
