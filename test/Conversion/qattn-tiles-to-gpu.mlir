@@ -40,12 +40,14 @@
 // K's and V's codes, constants and scale), and the stores of the partial
 // rows.
 // Here K and V read the same tensors: their streams still have regions of
-// their own (2 slots of 32 lanes x 52 bytes for K, x 36 for V).
+// their own, 2 slots each of 768 bytes (512 of codes, 2 x 64 of constants,
+// the scale's 16, up to a whole 128-byte line), then the staging areas
+// (512): 3584 bytes, aligned to a line.
 // The split count is the last partial's dimension 3: each split's share of
 // the keys divides by it; grid x by the 2 KV heads (the split, the head).
 // 16-key tiles of 4 rows: 128 registers, 16 warps per SM.
 // CHECK-LABEL: gpu.func @paged_decode_decode_tiles
-// CHECK-SAME: %[[NSA:[a-z0-9]+]]: i32) workgroup(%[[RING:.*]] : memref<784xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 32, 1, 1>, nvvm.minctasm = 16 : i32}
+// CHECK-SAME: %[[NSA:[a-z0-9]+]]: i32) workgroup(%[[RING:.*]] : memref<896xi32, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}) kernel attributes {known_block_size = array<i32: 32, 1, 1>, nvvm.minctasm = 16 : i32}
 // CHECK: %[[NSI:.*]] = arith.index_cast %[[NSA]] : i32 to index
 // CHECK: %[[BX:.*]] = gpu.block_id x
 // CHECK-DAG: gpu.block_id z
@@ -94,22 +96,22 @@
 // CHECK: %[[UNIT:.*]] = arith.cmpi ult, %{{.*}}, %c16 : index
 // CHECK: scf.if %[[UNIT]] {
 // CHECK: arith.shrui
-// CHECK: vector.store %{{.*}}, %[[RING]][%{{.*}}] {alignment = 8 : i64} : memref<784xi32, #gpu.address_space<workgroup>>, vector<2xi32>
-// CHECK: vector.store %{{.*}}, %[[RING]][%{{.*}}] {alignment = 8 : i64} : memref<784xi32, #gpu.address_space<workgroup>>, vector<2xi32>
+// CHECK: vector.store %{{.*}}, %[[RING]][%{{.*}}] {alignment = 8 : i64} : memref<896xi32, #gpu.address_space<workgroup>>, vector<2xi32>
+// CHECK: vector.store %{{.*}}, %[[RING]][%{{.*}}] {alignment = 8 : i64} : memref<896xi32, #gpu.address_space<workgroup>>, vector<2xi32>
 // CHECK-NEXT: {{^ *}}}{{$}}
 // CHECK-NEXT: nvvm.bar.warp.sync
 // Each A fragment is made at the mma that takes it: the codes of its keys
 // read from the slot at the first (8 bytes a key), its constants' pairs,
 // then the mma; the next fragment's dequantization follows it.
-// CHECK: vector.load %[[RING]][%{{.*}}] {alignment = 8 : i64} : memref<784xi32, #gpu.address_space<workgroup>>, vector<2xi32>
-// CHECK: vector.load %[[RING]][%{{.*}}] {alignment = 16 : i64} : memref<784xi32, #gpu.address_space<workgroup>>, vector<4xi32>
+// CHECK: vector.load %[[RING]][%{{.*}}] {alignment = 8 : i64} : memref<896xi32, #gpu.address_space<workgroup>>, vector<2xi32>
+// CHECK: vector.load %[[RING]][%{{.*}}] {alignment = 16 : i64} : memref<896xi32, #gpu.address_space<workgroup>>, vector<4xi32>
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // CHECK-NEXT: vector.extract
 // CHECK: lop3.b32
 // CHECK: nvgpu.mma.sync
 // V's: one 16-bit code chunk's 4 channels per unit, stored as 4 words.
 // CHECK: nvvm.bar.warp.sync
-// CHECK: vector.store %{{.*}}, %[[RING]][%{{.*}}] {alignment = 16 : i64} : memref<784xi32, #gpu.address_space<workgroup>>, vector<4xi32>
+// CHECK: vector.store %{{.*}}, %[[RING]][%{{.*}}] {alignment = 16 : i64} : memref<896xi32, #gpu.address_space<workgroup>>, vector<4xi32>
 // CHECK: nvvm.bar.warp.sync
 // The lazy max (d = 64): a lane's scores against their rows' max + 8 (base
 // 2), one vote, and only when some score passed it the row max's shuffles,
@@ -150,7 +152,7 @@
 // Three stages: three slots a stream, the loop carries two look-ahead tiles
 // of each, and the waits leave two steps' groups (four) in flight.
 // STAGES3-LABEL: gpu.func @paged_decode_decode_tiles
-// STAGES3-SAME: workgroup(%{{.*}} : memref<1112xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// STAGES3-SAME: workgroup(%{{.*}} : memref<1280xi32, #gpu.address_space<workgroup>> {llvm.align = 128 : i64})
 // STAGES3: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, index, index, index, index) {
 // STAGES3: cp.async.wait_group 4;
 // One stage: the tiles load inside the loop (none before it), which
@@ -204,27 +206,28 @@
 // 32-key tiles of two stage-2 groups of 16: 168 registers, 12 warps per SM.
 // A slot holds the codes of 32 keys (1024 bytes, copied as rows: two
 // 16-byte copies a lane), two rows of constants per group (256) and the
-// scale (16); after the 2 x 2 slots, K's and V's staging areas, 4d bytes
-// per group (1024): 6208 bytes. Each tile copies its 4 constant rows (s2
+// scale (16), 1408 bytes with the rest of its last 128-byte line; after the
+// 2 x 2 slots, K's and V's staging areas, 4d bytes per group (1024): 6656
+// bytes. Each tile copies its 4 constant rows (s2
 // and z2 of each group), 16 bytes by each of 4 lanes, and the warp
 // converts both groups between one pair of barriers, each into its own
 // area.
 // WIDE: arith.divui %c1584, %{{.*}} : index
 // WIDE-LABEL: gpu.func @paged_decode_decode_tiles
-// WIDE-SAME: workgroup(%[[RING:.*]] : memref<1552xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 32, 1, 1>, nvvm.minctasm = 12 : i32}
+// WIDE-SAME: workgroup(%[[RING:.*]] : memref<1664xi32, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}) kernel attributes {known_block_size = array<i32: 32, 1, 1>, nvvm.minctasm = 12 : i32}
 // WIDE-COUNT-2: cp.async.cg.shared.global.L2::128B [$0], [g], 16;
 // WIDE-COUNT-4: cp.async.cg.shared.global [$0], [g], 16;
 // WIDE: cp.async.ca.shared.global [$0], [g], 4;
 // WIDE: scf.for {{.*}} step %c32
 // WIDE: cp.async.wait_group 2;
 // WIDE: nvvm.bar.warp.sync
-// WIDE-COUNT-4: vector.store %{{.*}}, %[[RING]][%{{.*}}] {alignment = 8 : i64} : memref<1552xi32, #gpu.address_space<workgroup>>, vector<2xi32>
+// WIDE-COUNT-4: vector.store %{{.*}}, %[[RING]][%{{.*}}] {alignment = 8 : i64} : memref<1664xi32, #gpu.address_space<workgroup>>, vector<2xi32>
 // WIDE-NOT: vector.store %{{.*}}, %[[RING]]
 // WIDE: nvvm.bar.warp.sync
 // WIDE-COUNT-4: nvgpu.mma.sync
 // V: one barrier pair, then its two groups' stores.
 // WIDE: nvvm.bar.warp.sync
-// WIDE-COUNT-2: vector.store %{{.*}}, %[[RING]][%{{.*}}] {alignment = 16 : i64} : memref<1552xi32, #gpu.address_space<workgroup>>, vector<4xi32>
+// WIDE-COUNT-2: vector.store %{{.*}}, %[[RING]][%{{.*}}] {alignment = 16 : i64} : memref<1664xi32, #gpu.address_space<workgroup>>, vector<4xi32>
 // WIDE: nvvm.bar.warp.sync
 // WIDE: gpu.return
 func.func @paged_decode(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x64xi8>, %kz2: tensor<?x2x4x64xi8>,

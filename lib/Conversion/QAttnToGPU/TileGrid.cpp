@@ -376,9 +376,10 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
           MemRefType::get({ringBytes / 4}, b.getI32Type(),
                           MemRefLayoutAttrInterface(), workgroup),
           grid.getLoc());
-      // cp.async's 16-byte copies need 16-byte aligned slots.
+      // The slots lie on 128-byte lines (planRing).
       kernel.setWorkgroupAttributionAttr(
-          0, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
+          0, LLVM::LLVMDialect::getAlignAttrName(),
+          b.getI64IntegerAttr(kRingLineBytes));
     } else {
       w.ringLoads.clear();
       w.ringLoadsPerStep.clear();

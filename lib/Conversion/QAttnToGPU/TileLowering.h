@@ -58,6 +58,8 @@ using Regs = SmallVector<Value>;
 /// holds one or two key blocks (16 or 32 keys); the layouts below repeat per
 /// key block `kb`, outermost.
 inline constexpr int64_t kKeyBlock = 16, kTileRows = 16;
+/// A shared-memory line: the ring's slots start on one (planRing).
+inline constexpr int64_t kRingLineBytes = 128;
 
 /// Which channels a lane holds, fixed for a grid by its cache's stage-2
 /// formats (the int8 buffer tiles follow the cache's order): lane t's K

@@ -157,6 +157,12 @@ int64_t mlir::qattn::tiles::planRing(WarpProgram &w, scf::ForallOp grid) {
       int64_t slot = load.getStage1Attr() ? ringSlotBytes(load, w.headDim) : 0;
       if (!slot)
         continue;
+      // Every slot on a 128-byte line: a copy whose ring bytes sit off the
+      // line of its global bytes takes more shared-memory wavefronts and L2
+      // sectors (H200, B8 N32K d128: slots of 2576 bytes, the second 16 bytes
+      // off, gave the code copies 14-16 wavefronts for 4 and 24 L2 sectors
+      // for 16), and the code rows' swizzle assumes line-aligned slots.
+      slot = llvm::alignTo(slot, kRingLineBytes);
       auto [stream, added] = streams.try_emplace(
           std::make_pair(load.getSources()[0],
                          static_cast<unsigned>(*load.getLayout())),
