@@ -377,9 +377,9 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
                           MemRefLayoutAttrInterface(), workgroup),
           grid.getLoc());
       // The slots lie on 128-byte lines (planRing).
-      kernel.setWorkgroupAttributionAttr(
-          0, LLVM::LLVMDialect::getAlignAttrName(),
-          b.getI64IntegerAttr(kRingLineBytes));
+      kernel.setWorkgroupAttributionAttr(0,
+                                         LLVM::LLVMDialect::getAlignAttrName(),
+                                         b.getI64IntegerAttr(kRingLineBytes));
     } else {
       w.ringLoads.clear();
       w.ringLoadsPerStep.clear();
