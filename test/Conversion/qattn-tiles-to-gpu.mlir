@@ -1,8 +1,10 @@
-// RUN: qattn-opt %s --qattn-tile=tile-keys=16 --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s
+// RUN: qattn-opt %s --qattn-tile=tile-keys=16 --qattn-pipeline=static-slots=false --qattn-convert-to-gpu --canonicalize | FileCheck %s
 // RUN: qattn-opt %s --qattn-tile=tile-keys=16 --qattn-pipeline=num-stages=3 --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=STAGES3
 // RUN: qattn-opt %s --qattn-tile=tile-keys=16 --qattn-pipeline=num-stages=1 --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=STAGES1
-// RUN: qattn-opt %s --qattn-tile --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=WIDE
+// RUN: qattn-opt %s --qattn-tile --qattn-pipeline=static-slots=false --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=WIDE
 
+// The ring slots here are the dynamic ones (static-slots=false; the static
+// ones: qattn-pipeline-static-slots.mlir, qattn-tiles-to-gpu-addresses.mlir).
 // The checks without a prefix take 16-key tiles (one stage-2 group of 16 a
 // tile); qattn-tile's default here, 32-key tiles of two groups, is WIDE's
 // at the end.

@@ -61,7 +61,10 @@
 // CHECK:   %[[V:.*]] = qattn.dequantize_tile %[[VT]]#0, {{.*}} {layout = #qattn.fragment<mma_values_a>
 // d = 64: the lazy max (8 ln 2) is the default.
 // CHECK:   qattn.softmax_update %[[SC]], %[[V]], {{.*}} {lazy_max = 5.54517746 : f32}
-// CHECK: } {qattn.key_loop}
+// K's codes of a key are 8 bytes a lane (d x bits = 256 < 512): K's and V's
+// tiles both go through the ring as code rows, and the cache's loop asks
+// qattn-pipeline for static ring slots.
+// CHECK: } {qattn.key_loop, qattn.static_slots}
 // CHECK: scf.for %[[JB:.*]] = %{{.*}} to %{{.*}} step %[[C32]] iter_args({{.*}} = %[[STATE]]#0, {{.*}} = %[[STATE]]#1, {{.*}} = %[[STATE]]#2)
 // CHECK:   %[[ROW:.*]] = arith.subi %[[JB]], %[[CACHED]] : index
 // CHECK:   qattn.load_kv_tile %{{.*}}, %{{.*}}[%[[BI]], %[[HK]], %[[ROW]]] bound %{{.*}} {keys = 32 : i64, layout = #qattn.fragment<mma_keys_a>} : (tensor<?x2x64x64xi8>, tensor<?x2xf32>)
@@ -132,11 +135,28 @@ func.func @wide_tiles(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>, %ks: te
 
 // -----
 
+// d = 128 at 4 bits: K's codes of a key are 16 bytes a lane, copied as the
+// lane's own pieces; the loop keeps dynamic ring slots.
+// CHECK-LABEL: func.func @lane_pieces
+// CHECK: qattn.load_kv_tile {{.*}} {keys = 32 : i64{{.*}} -> (tensor<32x64xi8>, tensor<2x128xi8>, tensor<2x128xi8>, tensor<32xf32>)
+// CHECK: } {qattn.key_loop}
+func.func @lane_pieces(%q: tensor<?x8x1x128xf16>, %kp: tensor<?x64x128xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x128xi8>, %kz2: tensor<?x2x4x128xi8>,
+                       %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x128xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) lengths(%lens) pages(%table)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>}
+      : (tensor<?x8x1x128xf16>, tensor<?x64x128xi8>, tensor<?x2x1xf32>, tensor<?x2x4x128xi8>, tensor<?x2x4x128xi8>, tensor<?x64x128xi8>, tensor<?x2x1xf32>, tensor<?x2x4x128xi8>, tensor<?x2x4x128xi8>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x128xf16>
+  return %o : tensor<?x8x1x128xf16>
+}
+
+// -----
+
 // Groups of 16 with two row blocks (four queries of a group of 4: 16 rows)
 // keep 16-key tiles: a 32-key loop over two row blocks spills on the H200.
 // CHECK-LABEL: func.func @groups_of_16_two_row_blocks
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
 // CHECK: qattn.load_kv_tile {{.*}} {keys = 16 : i64{{.*}} -> (tensor<16x32xi8>, tensor<1x64xi8>, tensor<1x64xi8>, tensor<16xf32>)
+// Two row blocks: dynamic ring slots.
+// CHECK: } {qattn.key_loop}
 func.func @groups_of_16_two_row_blocks(%q: tensor<?x8x4x64xf16>, %kp: tensor<?x64x64xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x64xi8>, %kz2: tensor<?x2x4x64xi8>,
                                        %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x4x64xf16> {
   %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) lengths(%lens) pages(%table)

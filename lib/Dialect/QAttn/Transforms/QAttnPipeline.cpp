@@ -18,6 +18,10 @@ namespace mlir::qattn {
 #include "qattn/Dialect/QAttn/Transforms/Passes.h.inc"
 } // namespace mlir::qattn
 
+#include "llvm/ADT/StringSwitch.h"
+
+#include <optional>
+
 using namespace mlir;
 using namespace mlir::qattn;
 
@@ -173,6 +177,19 @@ struct QAttnPipelinePass : qattn::impl::QAttnPipelineBase<QAttnPipelinePass> {
   using QAttnPipelineBase::QAttnPipelineBase;
 
   void runOnOperation() override {
+    // Static slots: where qattn-tile asked for them (auto), everywhere or
+    // nowhere.
+    std::optional<bool> slotsEverywhere =
+        llvm::StringSwitch<std::optional<bool>>(staticSlots)
+            .Cases({"true", "on"}, true)
+            .Cases({"false", "off"}, false)
+            .Default(std::nullopt);
+    if (!slotsEverywhere && staticSlots != "auto") {
+      mlir::emitError(getOperation().getLoc())
+          << "qattn-pipeline: static-slots must be auto, true or false, got '"
+          << staticSlots << "'";
+      return signalPassFailure();
+    }
     WalkResult result = getOperation()->walk([&](AttentionOp op) {
       GpuTilingAttr t = op.getGpuTilingAttr();
       if (!t) {
@@ -210,7 +227,9 @@ struct QAttnPipelinePass : qattn::impl::QAttnPipelineBase<QAttnPipelinePass> {
     });
     if (stages > 1)
       for (scf::ForOp loop : loops)
-        pipelineKeyLoop(loop, stages, staticSlots);
+        pipelineKeyLoop(
+            loop, stages,
+            slotsEverywhere.value_or(loop->hasAttr("qattn.static_slots")));
   }
 };
 } // namespace

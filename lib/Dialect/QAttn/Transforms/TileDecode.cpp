@@ -68,6 +68,30 @@ int64_t chooseTileKeys(AttentionOp op) {
 /// 2/4-bit 1-3%; B1 N32K 1% slower; docs/PERF.md).
 static double chooseLazyMax(AttentionOp) { return 8.0 * M_LN2; }
 
+/// Whether the cache's key loop asks qattn-pipeline for static ring slots
+/// (`qattn.static_slots`, which its `static-slots=auto` follows): where K and
+/// V both have stage 2, every head's K codes of a key are under 16 bytes a
+/// lane (d x bits < 512; V's are half that), so that both tiles go through
+/// the ring as code rows, whose every read the slot's offset enters, and
+/// the rows are one 8-row block. H200, one call, two rounds each, against
+/// the dynamic slots (bench/results/decode_gate_line_slots.json): d64 4-bit
+/// 2-5% faster at every gate shape (B8 N32K 79.9 -> 76.4 us), d128 2-bit
+/// 1.5%; where K goes as lane pieces (d128 4-bit) up to 4% slower, mixed 2/4
+/// bits 17%, Nq 4 causal (two row blocks) 6%.
+static bool chooseStaticSlots(AttentionOp op) {
+  Stage2Attr ks = op.getKStage2Attr(), vs = op.getVStage2Attr();
+  if (!ks || !vs)
+    return false;
+  int64_t rows =
+      op.getNumQueryHeads() / op.getNumKVHeads() * op.getNumQueries();
+  if (tileGridRowBlocks(rows) != 1)
+    return false;
+  for (int64_t h = 0, e = op.getNumKVHeads(); h < e; ++h)
+    if (op.getHeadDim() * ks.getBitsOfHead(h) >= 512)
+      return false;
+  return true;
+}
+
 /// The K or V operands of the op, by role.
 struct KVSources {
   SmallVector<Value> cache; // codes, scales, group scales, zeros | data, scales
@@ -83,12 +107,13 @@ public:
       : op(op), b(op.getLoc(), op), rule(rule),
         tileKeys(shape.tileKeys ? shape.tileKeys : chooseTileKeys(op)),
         lazyMax(shape.lazyMax < 0 ? chooseLazyMax(op) : shape.lazyMax),
-        headsFastest(shape.headsFastest),
+        headsFastest(shape.headsFastest), staticSlots(chooseStaticSlots(op)),
         warpsPerSM(shape.warpsPerSM
                        ? shape.warpsPerSM
                        : tileGridWarpsPerSM(
                              rule.chip, tileKeys,
-                             tileGridRowBlocks(group() * op.getNumQueries()))) {}
+                             tileGridRowBlocks(group() * op.getNumQueries()))) {
+  }
 
   Value materialize();
 
@@ -135,7 +160,7 @@ private:
   DecodeSplits rule;
   int64_t tileKeys;
   double lazyMax;
-  bool headsFastest;
+  bool headsFastest, staticSlots;
   int64_t warpsPerSM;
   KVSources k, v;
 };
@@ -254,6 +279,8 @@ SmallVector<Value> DecodeTiler::keyLoop(Pass pass, bool fromBuffer, Value lo,
   loop->setAttr("qattn.key_loop", b.getUnitAttr());
   if (fromBuffer)
     loop->setAttr("qattn.pipeline_stages", b.getI64IntegerAttr(1));
+  else if (staticSlots)
+    loop->setAttr("qattn.static_slots", b.getUnitAttr());
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value j = loop.getInductionVar();

@@ -169,11 +169,16 @@ def QAttnPipeline : Pass<"qattn-pipeline", "mlir::ModuleOp"> {
     nothing, so the loop needs no epilogue. With 1 the loops stay as they
     are. A loop that already carries `qattn.pipeline_stages` keeps it:
     `qattn-tile` writes 1 on the decode buffer's loop (at most a page's
-    tiles, loaded into registers). With `static-slots` a 2-stage loop is
+    tiles, loaded into registers). With static slots a 2-stage loop is
     then unrolled by 2 (modulo variable expansion; the odd step left in an
     epilogue loop), so that the n-th tile of the loop lies in ring slot
     n mod 2 and each load and wait says which (`qattn.ring_slot`): the GPU
-    lowering's ring addresses become constants.
+    lowering's ring addresses become constants. `static-slots=auto` does
+    so for the loops `qattn-tile` marked `qattn.static_slots` (where both
+    K's and V's tiles go through the ring as code rows: stage-2 K under 16
+    bytes a lane a key, one 8-row block; measured faster on the H200 there
+    and slower elsewhere, docs/PERF.md); `true` and `false` for every
+    2-stage loop or none.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
   let options = [
@@ -185,10 +190,11 @@ def QAttnPipeline : Pass<"qattn-pipeline", "mlir::ModuleOp"> {
            "tile-layer key loops 1 to 4); 0 keeps the depth qattn-tile chose "
            "(warp 1, decode and prefill 2) and pipelines key loops 2 deep "
            "(default 0)">,
-    Option<"staticSlots", "static-slots", "bool", /*default=*/"false",
-           "Experimental, not yet measured on the GPU: unroll each 2-stage "
-           "key loop by 2 so that every tile's ring slot is a constant "
-           "(qattn.ring_slot on its loads and waits) (default false)">,
+    Option<"staticSlots", "static-slots", "std::string", /*default=*/"\"auto\"",
+           "Unroll 2-stage key loops by 2 so that every tile's ring slot is "
+           "a constant (qattn.ring_slot on its loads and waits): auto (the "
+           "loops qattn-tile marked qattn.static_slots), true or false "
+           "(default auto)">,
   ];
 }
 
