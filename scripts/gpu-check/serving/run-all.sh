@@ -74,7 +74,7 @@ for p in "${parts[@]}"; do
     gate) part gate 500 python3 bench/decode_gate.py run "$art/gate" "$run" /tmp/run-all-gate ;;
     e2e) part e2e 500 python3 bench/e2e_decode.py run "$art/e2e" --only "${E2E_ONLY:-B8,B32}" \
            --contexts "${E2E_CONTEXTS:-4096,32768}" --json "$logs/e2e.json" ;;
-    accuracy) part accuracy 300 bash -c 'for page in 32 64; do
+    accuracy) part accuracy 420 bash -c 'for page in 32 64; do
            python3 bench/accuracy/serving_path.py --data "$1/accuracy/stories260K" \
              --device cuda --page $page --schemes default,bpq4,bpq3-min-mse,int8 \
              --against-cpu --cache-dir "$1/accuracy/cache" --expect "default.attn_diff<=$2" \
