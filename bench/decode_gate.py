@@ -19,15 +19,21 @@ varlen batch against SDPA cuDNN.
                      OUT/serving/<scheme>/cuda, compiled once for all the
                      shapes that share it. A scheme that qattn-compile refuses
                      is recorded as "unsupported: <first line of the
-                     diagnostic>". Then OUT/plan.json. PTX, cubins and
-                     manifests only: the data is made on the GPU machine.
+                     diagnostic>". With --static-tiles also each static case
+                     through the tile layer (qattn-tile tile-layer=true: the
+                     static shape, no lengths, pages or buffer) into
+                     OUT/static-tiles/<case>/cuda: what the static kernel's
+                     shapes would run without DecodeKernel.cpp. Then
+                     OUT/plan.json. PTX, cubins and manifests only: the data
+                     is made on the GPU machine.
   run OUT QATTN_RUN WORK
                      GPU machine (numpy, torch with CUDA, qattn-run). Per row,
                      random operands in each artifact's layout, made once and
                      written to WORK/<row>/ (removed after the row); qattn-run
                      --repeat --cold-l2 on the static then the serving
-                     artifact, alternating for --rounds rounds (the medians'
-                     median is kept); then the varlen batch and SDPA over the
+                     artifact (and the static shape through the tile layer,
+                     on the static inputs, where prepared), alternating for
+                     --rounds rounds (the medians' median is kept); then the varlen batch and SDPA over the
                      same sequences. Prints a table, writes WORK/gate.json.
                      --dry-run writes the inputs of the smallest selected row
                      (and of the varlen batch at 1/32 of its lengths), checks
@@ -50,6 +56,7 @@ Operands: random bytes for the codes, stage-2 scales 1..16, zero points
 
 usage: decode_gate.py prepare OUT [--only SUBSTR[,SUBSTR..]] [--qattn-compile PATH] [--tail T]
                                   [--tile-options 'splits=N ..'] [--pipeline-options 'num-stages=N']
+                                  [--static-tiles]
        decode_gate.py run OUT QATTN_RUN WORK [--only SUBSTR[,..]] [--repeat N] [--rounds N]
                       [--warm-l2] [--keep] [--dry-run]
 """
@@ -192,6 +199,15 @@ def prepare(a):
         tail = c.nk % PAGE or a.tail
         row = {"name": c.name, "shape": shape_of(c), "scheme": key,
                "static": {"artifact": f"static/{c.name}/cuda", "function": "attention"}}
+        if a.static_tiles:
+            tiles = os.path.join(a.out, "static-tiles", c.name, "cuda")
+            options = " ".join(["tile-layer=true", a.tile_options]).strip()
+            rc, err = compile_cuda(a.qattn_compile, src, tiles, options, a.pipeline_options)
+            if rc:
+                sys.exit(f"{c.name}: qattn-compile --target=cuda --tile-options='{options}' "
+                         f"failed:\n{err}")
+            row["static_tiles"] = {"artifact": f"static-tiles/{c.name}/cuda",
+                                   "function": "attention"}
         if "unsupported" in compiled[key]:
             row["serving"] = None
             row["unsupported"] = compiled[key]["unsupported"]
@@ -367,13 +383,14 @@ class Artifact:
     arguments and the bytes it must move (every operand once, the buffers'
     unused rows left out, and the results)."""
 
-    def __init__(self, out, ref, arrays, folder, prefix, tails=()):
+    def __init__(self, out, ref, arrays, folder, prefix, tails=(), inputs=None):
         self.art, self.fn = os.path.join(out, ref["artifact"]), ref["function"]
         spec, self.dims = check_manifest(self.art, self.fn, arrays)
         self.bytes = result_bytes(spec, self.dims) + sum(
             x.nbytes * sum(tails) // (PAGE * len(tails)) if name in BUFFERS else x.nbytes
             for name, x in arrays.items())
-        self.inputs = write_inputs(arrays, folder, prefix)
+        # `inputs`: another artifact's files of the same arrays.
+        self.inputs = inputs or write_inputs(arrays, folder, prefix)
 
     def time(self, qattn_run, repeat, cold_l2):
         cmd = [qattn_run, self.art, "--function", self.fn, "--repeat", str(repeat), "--quiet"]
@@ -392,11 +409,18 @@ class Artifact:
         return r.stdout
 
 
-def static_artifact(out, row, pool, folder):
+def static_artifacts(out, row, pool, folder):
+    """The static kernel's artifact and, where prepared, the static shape
+    through the tile layer, on the same operands (one signature)."""
     ref = row["static"]
     with open(os.path.join(out, ref["artifact"], "manifest.json")) as f:
         spec = next(x for x in json.load(f)["functions"] if x["name"] == ref["function"])
-    return Artifact(out, ref, static_arrays(pool, spec), folder, "static_")
+    arrays = static_arrays(pool, spec)
+    arts = [Artifact(out, ref, arrays, folder, "static_")]
+    if row.get("static_tiles"):
+        arts.append(Artifact(out, row["static_tiles"], arrays, folder, "static_",
+                             inputs=arts[0].inputs))
+    return arts
 
 
 def serving_artifact(out, ref, shape, lens, pool, folder):
@@ -428,7 +452,8 @@ def gate_row(row, a, pool, k, n):
     folder = os.path.join(a.work, row["name"])
     shape, res = row["shape"], {"name": row["name"], "shape": row["shape"]}
     try:
-        arts = [static_artifact(a.out, row, pool, folder)]
+        arts = static_artifacts(a.out, row, pool, folder)
+        tiles = len(arts) > 1
         if row["serving"]:
             sv = row["serving"]
             arts.append(serving_artifact(a.out, sv, shape, [sv["kv_len"]] * shape["batch"],
@@ -445,8 +470,12 @@ def gate_row(row, a, pool, k, n):
     res["static"] = {"median_us": times[0][0], "min_us": times[0][1], "bytes": st.bytes,
                      "keys": shape["nk"], "tbps": tbps(st.bytes, times[0][0])}
     line = f"[{k}/{n}] {row['name']}: static {times[0][0]:.1f} us"
+    if tiles:
+        us, mn = times[1]
+        res["static_tiles"] = {"median_us": us, "min_us": mn, "ratio": us / times[0][0]}
+        line += f", static shape on the tile layer {us:.1f} us ({us / times[0][0]:.3f}x)"
     if row["serving"]:
-        sv, (us, mn) = arts[1], times[1]
+        sv, (us, mn) = arts[-1], times[-1]
         ratio = us / times[0][0]
         res["serving"] = {"median_us": us, "min_us": mn, "bytes": sv.bytes,
                           "keys": row["serving"]["kv_len"], "tail": row["serving"]["tail"],
@@ -584,12 +613,14 @@ def report(results, varlen, plan, l2):
     print(f"\nDecode gate (issue 22): static = today's decode kernel, serving = the tile layer's "
           f"paged function; {plan['lengths']}; medians of qattn-run medians, {l2} L2; TB/s on "
           f"the bytes each must move")
+    tiles = any("static_tiles" in r for r in results)
     print("| shape | static us | static TB/s | serving us | serving TB/s | of 4.8 TB/s "
-          "| serving/static | gate |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| serving/static | gate |" + (" static shape on the tile layer us | its / static |"
+                                          if tiles else ""))
+    print("|---|---|---|---|---|---|---|---|" + ("---|---|" if tiles else ""))
     for r in results:
         if "error" in r:
-            print(f"| {r['name']} | FAIL | | | | | | |")
+            print(f"| {r['name']} | FAIL | | | | | | |" + (" | |" if tiles else ""))
             continue
         s = r["static"]
         cells = [r["name"], f"{s['median_us']:.1f}", f"{s['tbps']:.2f}"]
@@ -599,6 +630,9 @@ def report(results, varlen, plan, l2):
                       f"{r['ratio']:.3f}", r["verdict"]]
         else:
             cells += ["unsupported", "", "", "", ""]
+        if tiles:
+            t = r.get("static_tiles")
+            cells += [f"{t['median_us']:.1f}", f"{t['ratio']:.3f}"] if t else ["", ""]
         print("| " + " | ".join(cells) + " |")
     timed = [r for r in results if "ratio" in r]
     print(f"{sum(r['verdict'] == 'PASS' for r in timed)} of {len(results)} rows pass "
@@ -633,8 +667,10 @@ def dry_run(plan, a, rows, pool):
     if todo:
         row = min(todo, key=lambda r: math.prod(r["shape"][k] for k in ("batch", "hkv", "nk", "d")))
         folder, sv = os.path.join(a.work, row["name"]), row["serving"]
-        sets += [(row["name"] + " static", folder, static_artifact(a.out, row, pool, folder)),
-                 (row["name"] + " serving", folder, serving_artifact(
+        statics = static_artifacts(a.out, row, pool, folder)
+        sets += [(row["name"] + label, folder, art)
+                 for label, art in zip((" static", " static on the tile layer"), statics)]
+        sets += [(row["name"] + " serving", folder, serving_artifact(
                      a.out, sv, row["shape"], [sv["kv_len"]] * row["shape"]["batch"], pool,
                      folder))]
     v = plan.get("varlen")
@@ -705,6 +741,9 @@ def main():
     p.add_argument("--pipeline-options", default="", help="more qattn-pipeline options for "
                    "the serving functions (qattn-compile --pipeline-options), e.g. "
                    "'num-stages=3' (default none)")
+    p.add_argument("--static-tiles", action="store_true", help="also each static case through "
+                   "the tile layer (tile-layer=true, with --tile-options and --pipeline-options), "
+                   "timed on the static inputs: the static shapes without DecodeKernel.cpp")
     r = sub.add_parser("run")
     r.add_argument("out")
     r.add_argument("qattn_run")

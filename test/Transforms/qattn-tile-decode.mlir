@@ -99,8 +99,9 @@ func.func @paged_decode(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>, %ks: 
 // -----
 
 // Static shapes without lengths keep the GPU kernels' tiling attribute;
-// with tile-layer they take the tile layer too, with the decode kernel's
-// split heuristic (B1 Hkv2 N128: one split), the whole cache as the length.
+// with tile-layer they take the tile layer too, with the serving form's
+// split rule folded to a constant (B1 Hkv2 N128: one split), the whole cache
+// as the length.
 // CHECK-LABEL: func.func @static_decode
 // CHECK: qattn.attention {{.*}}gpu_tiling = #qattn.gpu_tiling<
 // LAYER-LABEL: func.func @static_decode

@@ -217,13 +217,13 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     if (inexpressible.wasInterrupted())
       return signalPassFailure();
     for (AttentionOp op : tiled) {
-      // A shape-generic grid's splits follow the batch and the cache's
-      // capacity (computed at run time where they are dynamic: see
-      // DecodeTiler::shapeGenericSplits); a static one takes the decode
-      // kernel's heuristic.
+      // The grid's splits follow the batch and the cache's capacity
+      // (DecodeTiler::shapeGenericSplits: computed at run time where they
+      // are dynamic, folded where both are static). Not the decode kernel's
+      // heuristic, which fills 16 warps an SM where the grid kernel holds 12
+      // (B8 N32K: 33 splits, 1.33 waves).
       DecodeSplits rule{splits, chipInfo, sms, decodeMinKeysPerSplit};
-      if (rule.fixed <= 0)
-        rule.fixed = op.isShapeGeneric() ? 0 : chooseDecodeSplits(op);
+      rule.fixed = std::max<int64_t>(0, rule.fixed);
       tileDecodeAttention(op, rule,
                           {tileKeys, lazyMax, headsFastest, gridWarpsPerSM});
     }

@@ -345,10 +345,6 @@ Value DecodeTiler::materialize() {
   Value splits =
       sas || rule.fixed ? idx(sas ? 1 : rule.fixed) : shapeGenericSplits(batch);
   std::optional<int64_t> staticSplits = getConstantIntValue(splits);
-  // Without lengths every sequence holds the whole cache (and buffer).
-  Value cacheTokens;
-  if (!op.getKvLens())
-    cacheTokens = tensor::DimOp::create(b, op.getK(), k.stage2 ? 1 : 2);
   int64_t dyn = ShapedType::kDynamic;
   int64_t splitDim = staticSplits.value_or(dyn);
   auto accType =
@@ -399,7 +395,9 @@ Value DecodeTiler::materialize() {
               ? sub(length, arith::RemUIOp::create(b, length, idx(bufferKeys)))
               : length;
     } else {
-      cacheEnd = cacheTokens;
+      // Without lengths every sequence holds the whole cache (and buffer);
+      // read in the grid, whose kernel takes the cache and its sizes.
+      cacheEnd = b.createOrFold<tensor::DimOp>(op.getK(), k.stage2 ? 1 : 2);
       length = add(cacheEnd, idx(bufferKeys));
     }
     // This split's keys: whole tiles of the sequence, in `splits` slices.
