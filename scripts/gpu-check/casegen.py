@@ -142,9 +142,10 @@ def quantize_func(c, o):
             f"\n  return {names} : {plain}\n}}\n")
 
 
-def write_case(c, folder, qattn_compile):
+def write_case(c, folder, qattn_compile, tile_options=""):
     """Writes FOLDER/cpu.mlir (`quantize` + `attention`) and FOLDER/gpu.mlir
-    (`attention`), compiles them into FOLDER/cpu and FOLDER/cuda, and returns
+    (`attention`), compiles them into FOLDER/cpu and FOLDER/cuda (the latter
+    with qattn-compile --tile-options TILE_OPTIONS where given), and returns
     the case's cases.json entry. Exits with qattn-compile's message on failure."""
     o = Operands(c)
     os.makedirs(folder, exist_ok=True)
@@ -154,14 +155,15 @@ def write_case(c, folder, qattn_compile):
     with open(gpu, "w") as f:
         f.write(attention_func(c, o, gpu=True))
     for src, target in ((cpu, "cpu"), (gpu, "cuda")):
+        extra = [f"--tile-options={tile_options}"] if target == "cuda" and tile_options else []
         r = subprocess.run([qattn_compile, src, "-o", os.path.join(folder, target),
-                            f"--target={target}"], capture_output=True, text=True)
+                            f"--target={target}"] + extra, capture_output=True, text=True)
         if r.returncode != 0:
             sys.exit(f"{c.name}: qattn-compile --target={target} failed:\n{r.stderr}")
     return asdict(c) | {"operands": [n for n, _ in o.all()]}
 
 
-def write_cases(cases, out, qattn_compile, only=""):
+def write_cases(cases, out, qattn_compile, only="", tile_options=""):
     """write_case for every case whose name contains ONLY, into OUT/<name>, then
     OUT/cases.json listing them."""
     os.makedirs(out, exist_ok=True)
@@ -169,7 +171,7 @@ def write_cases(cases, out, qattn_compile, only=""):
     for c in cases:
         if only not in c.name:
             continue
-        done.append(write_case(c, os.path.join(out, c.name), qattn_compile))
+        done.append(write_case(c, os.path.join(out, c.name), qattn_compile, tile_options))
         print(f"compiled {c.name}", flush=True)
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump(done, f, indent=1)

@@ -5,7 +5,11 @@
 compiles both with qattn-compile. Run on the CPU machine; the folder it
 writes travels to the GPU machine, where check.py runs the cases.
 
-usage: cases.py OUT_DIR [--qattn-compile PATH] [--only NAME_SUBSTRING]
+usage: cases.py OUT_DIR [--qattn-compile PATH] [--only NAME_SUBSTRING] [--tile-options OPTS]
+
+--tile-options 'tile-layer=true' compiles the GPU modules' static decode shapes
+through the tile layer (those it can express), the matrix to pass before
+DecodeKernel.cpp can go.
 """
 import argparse
 import os
@@ -123,8 +127,10 @@ def main():
     ap.add_argument("--qattn-compile", default=os.path.join(
         os.path.dirname(__file__), "..", "..", "build", "bin", "qattn-compile"))
     ap.add_argument("--only", default="")
+    ap.add_argument("--tile-options", default="", help="more qattn-tile options for the GPU "
+                    "modules (qattn-compile --tile-options), e.g. 'tile-layer=true'")
     args = ap.parse_args()
-    write_cases(matrix(), args.out, args.qattn_compile, args.only)
+    write_cases(matrix(), args.out, args.qattn_compile, args.only, args.tile_options)
 
 
 if __name__ == "__main__":
