@@ -6,7 +6,8 @@
 // with channel stage-1 scales in f16 and groups of 32 (longer than a tile), 4-bit min-anchored V,
 // BPQ int8 queries, 16 causal queries per sequence (speculative decode: two 16-row tiles of the
 // 32 (query, head) pairs), the contiguous form with a dynamic capacity and a 64-token buffer;
-// and the first function with the SAS softmax (one split, a max pass and a term pass).
+// the first function with the SAS softmax (one split, a max pass and a term pass); and int8 K/V
+// with a 24-token buffer, which is not whole 16-key tiles.
 
 // REQUIRES: numpy
 // RUN: rm -rf %t && qattn-compile %s -o %t/art
@@ -35,9 +36,20 @@
 // RUN: qattn-run %t/art-tiled4 --function spec16_int8q_varlen --input q=%t/e-in/q.npy --input q_scales=%t/e-in/q_scales.npy --input k_codes=%t/e-in/k_codes.npy --input k_scales=%t/e-in/k_scales.npy --input k_group_scales=%t/e-in/k_group_scales.npy --input k_zeros=%t/e-in/k_zeros.npy --input v_codes=%t/e-in/v_codes.npy --input v_scales=%t/e-in/v_scales.npy --input v_group_scales=%t/e-in/v_group_scales.npy --input v_zeros=%t/e-in/v_zeros.npy --input k_buffer=%t/e-in/k_buffer.npy --input k_buffer_scale=%t/e-in/k_buffer_scale.npy --input v_buffer=%t/e-in/v_buffer.npy --input v_buffer_scale=%t/e-in/v_buffer_scale.npy --input kv_lens=%t/e-in/kv_lens.npy --output-dir %t/t4e
 // RUN: %python %S/Inputs/check_paged.py --case tiled4_spec16 --art %t/art-tiled4 --function spec16_int8q_varlen --in %t/e-in --out %t/t4e --q block=16 --k block=64,scale=f16,gran=channel,bits=3,group=32 --v block=64,bits=4,group=32,anchor=min --causal --max-rel-fro 0.5 --min-sqnr 6 | FileCheck %s --check-prefix=E
 
+// A buffer that is not whole tiles: int8 K/V in stage-1 blocks of 8, a 24-token buffer (a 16-key
+// tile and half of one), lengths around every multiple of 8 and 24.
+// RUN: %python %S/Inputs/make_paged.py --seed 83 --batch-lens 0,1,7,8,9,16,23,24,25,40,47,48,49,100 --hq 4 --hkv 2 --nq 1 --d 64 --k block=8 --v block=8 --page 0 --buffer --buffer-size 24 --out %t/f-in
+// RUN: qattn-run %t/art --function int8_short_buffer --input q=%t/f-in/q.npy --input k_data=%t/f-in/k_data.npy --input k_scales=%t/f-in/k_scales.npy --input v_data=%t/f-in/v_data.npy --input v_scales=%t/f-in/v_scales.npy --input k_buffer=%t/f-in/k_buffer.npy --input k_buffer_scale=%t/f-in/k_buffer_scale.npy --input v_buffer=%t/f-in/v_buffer.npy --input v_buffer_scale=%t/f-in/v_buffer_scale.npy --input kv_lens=%t/f-in/kv_lens.npy --output-dir %t/f
+// RUN: %python %S/Inputs/check_paged.py --case short_buffer --art %t/art --function int8_short_buffer --in %t/f-in --out %t/f --k block=8 --v block=8 --max-rel-fro 0.05 --min-sqnr 26 | FileCheck %s --check-prefix=F
+// RUN: qattn-run %t/art-tiled --function int8_short_buffer --input q=%t/f-in/q.npy --input k_data=%t/f-in/k_data.npy --input k_scales=%t/f-in/k_scales.npy --input v_data=%t/f-in/v_data.npy --input v_scales=%t/f-in/v_scales.npy --input k_buffer=%t/f-in/k_buffer.npy --input k_buffer_scale=%t/f-in/k_buffer_scale.npy --input v_buffer=%t/f-in/v_buffer.npy --input v_buffer_scale=%t/f-in/v_buffer_scale.npy --input kv_lens=%t/f-in/kv_lens.npy --output-dir %t/tf
+// RUN: %python %S/Inputs/check_paged.py --case tiled_short_buffer --art %t/art-tiled --function int8_short_buffer --in %t/f-in --out %t/tf --k block=8 --v block=8 --max-rel-fro 0.05 --min-sqnr 26 | FileCheck %s --check-prefix=F
+// RUN: qattn-run %t/art-tiled4 --function int8_short_buffer --input q=%t/f-in/q.npy --input k_data=%t/f-in/k_data.npy --input k_scales=%t/f-in/k_scales.npy --input v_data=%t/f-in/v_data.npy --input v_scales=%t/f-in/v_scales.npy --input k_buffer=%t/f-in/k_buffer.npy --input k_buffer_scale=%t/f-in/k_buffer_scale.npy --input v_buffer=%t/f-in/v_buffer.npy --input v_buffer_scale=%t/f-in/v_buffer_scale.npy --input kv_lens=%t/f-in/kv_lens.npy --output-dir %t/t4f
+// RUN: %python %S/Inputs/check_paged.py --case tiled4_short_buffer --art %t/art-tiled4 --function int8_short_buffer --in %t/f-in --out %t/t4f --k block=8 --v block=8 --max-rel-fro 0.05 --min-sqnr 26 | FileCheck %s --check-prefix=F
+
 // D: all checks passed
 // E: rows that see no key are 0 OK
 // E: all checks passed
+// F: all checks passed
 
 func.func @mixed_g8_paged(
     %q: tensor<?x8x1x64xf16> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
@@ -108,4 +120,22 @@ func.func @spec16_int8q_varlen(
        v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 32, anchor = min>, causal}
       : (tensor<?x4x16x128xi8>, tensor<?x4x1xf32>, tensor<?x?x96xi8>, tensor<?x2x?x128xf16>, tensor<?x2x?x128xi8>, tensor<?x2x?x128xi8>, tensor<?x?x128xi8>, tensor<?x2x?xf32>, tensor<?x2x?x128xi8>, tensor<?x2x?x128xi8>, tensor<?x2x64x128xi8>, tensor<?x2xf32>, tensor<?x2x64x128xi8>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x4x16x128xf32>
   return %o : tensor<?x4x16x128xf32>
+}
+
+func.func @int8_short_buffer(
+    %q: tensor<?x4x1x64xf32> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
+    %k: tensor<?x2x?x64xi8> {qattn.name = "k_data", qattn.dims = ["B", "", "N", ""]},
+    %ks: tensor<?x2x?xf32> {qattn.name = "k_scales", qattn.dims = ["B", "", "NB"]},
+    %v: tensor<?x2x?x64xi8> {qattn.name = "v_data", qattn.dims = ["B", "", "N", ""]},
+    %vs: tensor<?x2x?xf32> {qattn.name = "v_scales", qattn.dims = ["B", "", "NB"]},
+    %kb: tensor<?x2x24x64xi8> {qattn.name = "k_buffer", qattn.dims = ["B", "", "", ""]},
+    %kbs: tensor<?x2xf32> {qattn.name = "k_buffer_scale", qattn.dims = ["B", ""]},
+    %vb: tensor<?x2x24x64xi8> {qattn.name = "v_buffer", qattn.dims = ["B", "", "", ""]},
+    %vbs: tensor<?x2xf32> {qattn.name = "v_buffer_scale", qattn.dims = ["B", ""]},
+    %lens: tensor<?xi32> {qattn.name = "kv_lens", qattn.dims = ["B"]})
+    -> (tensor<?x4x1x64xf32> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
+  %o = qattn.attention %q keys(%k, %ks) values(%v, %vs) buffers(%kb, %kbs, %vb, %vbs) lengths(%lens)
+      {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>}
+      : (tensor<?x4x1x64xf32>, tensor<?x2x?x64xi8>, tensor<?x2x?xf32>, tensor<?x2x?x64xi8>, tensor<?x2x?xf32>, tensor<?x2x24x64xi8>, tensor<?x2xf32>, tensor<?x2x24x64xi8>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x4x1x64xf32>
+  return %o : tensor<?x4x1x64xf32>
 }

@@ -11,14 +11,6 @@ func.func @group24(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x?x64xi8>, %ks: tensor
 
 // -----
 
-func.func @short_buffer(%q: tensor<?x2x1x16xf32>, %k: tensor<?x2x?x16xi8>, %ks: tensor<?x2x?xf32>, %b: tensor<?x2x8x16xi8>, %bs: tensor<?x2xf32>, %l: tensor<?xi32>) -> tensor<?x2x1x16xf32> {
-  // expected-error@+1 {{cannot express it yet: expected a buffer of a multiple of 16 keys}}
-  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) buffers(%b, %bs, %b, %bs) lengths(%l) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>} : (tensor<?x2x1x16xf32>, tensor<?x2x?x16xi8>, tensor<?x2x?xf32>, tensor<?x2x?x16xi8>, tensor<?x2x?xf32>, tensor<?x2x8x16xi8>, tensor<?x2xf32>, tensor<?x2x8x16xi8>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2x1x16xf32>
-  return %o : tensor<?x2x1x16xf32>
-}
-
-// -----
-
 // An empty batch (once a division by zero in the split heuristic).
 func.func @empty_batch(%q: tensor<0x8x1x64xf16>, %k: tensor<0x2x128x64xi8>, %ks: tensor<0x2x2xf32>) -> tensor<0x8x1x64xf16> {
   // expected-error@+1 {{expected a batch of at least 1 for the GPU kernels, got 0}}

@@ -470,9 +470,6 @@ std::string mlir::qattn::whyNotDecodeTiles(AttentionOp op) {
   if (op.getPageTable() && op.getNumCacheKeys() % kTileKeys != 0)
     return "expected a page size that is a multiple of " +
            std::to_string(kTileKeys) + " keys";
-  if (op.getKBuffer() && op.getNumBufferKeys() % kTileKeys != 0)
-    return "expected a buffer of a multiple of " + std::to_string(kTileKeys) +
-           " keys";
   return "";
 }
 
