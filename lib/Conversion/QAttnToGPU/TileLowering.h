@@ -139,10 +139,6 @@ struct RingTile {
   RingStream stream = {};
 };
 
-/// The ring slot qattn-pipeline fixed on a tile load or wait
-/// (`static-slots`).
-inline constexpr char kRingSlotAttr[] = "qattn.ring_slot";
-
 /// A tile read back from the ring (qattn.wait_tiles) that is one piece, or
 /// the warp's rows of group constants (one per stage-2 group of the tile):
 /// its slot and its pieces there.

@@ -214,6 +214,12 @@ static Value swizzleRows(ImplicitLocOpBuilder &b, Value rel) {
   return arith::XOrIOp::create(b, rel, mul(b, line, 32));
 }
 
+/// Where byte `rel` of a tile's code rows sits: swizzled, but for 3-bit
+/// codes' rows (their 12- and 6-byte pieces would straddle 32-byte units).
+static Value rowsByte(ImplicitLocOpBuilder &b, Value rel, bool threeBit) {
+  return threeBit ? rel : swizzleRows(b, rel);
+}
+
 /// The swizzle repeats every 4 lines: swizzleRows(rel + n * kSwizzlePeriod)
 /// = swizzleRows(rel) + n * kSwizzlePeriod, so that a lane's pieces of
 /// rows a multiple of it apart are a constant apart.
@@ -242,9 +248,8 @@ Value mlir::qattn::tiles::ringLaneByte(WarpProgram &w, Value slot,
     Value rel = add(w.b, mul(w.b, key.first, piece.keyRowBytes),
                     add(w.b, mul(w.b, keys ? w.t : w.g, piece.bytes),
                         w.idx(ahead - whole)));
-    if (!piece.threeBit)
-      rel = swizzleRows(w.b, rel);
-    return add(w.b, add(w.b, slot, rel), w.idx(piece.offset + whole));
+    return add(w.b, add(w.b, slot, rowsByte(w.b, rel, piece.threeBit)),
+               w.idx(piece.offset + whole));
   }
   return add(w.b, slot,
              add(w.b, w.idx(piece.offset), mul(w.b, lane, piece.bytes)));
@@ -277,8 +282,7 @@ static int64_t copyCodeRows(WarpProgram &w, LoadKVTileOp op, Value slot,
     spreadOver(b, w.lane, kThreadsPerWarp, chunks, [&](Value c) {
       Value src = add(b, mul(b, first.keyRow(div(b, c, perRow)), elementSize),
                       mul(b, rem(b, c, perRow), 16));
-      Value rel = mul(b, c, 16);
-      copyChunk(src, add(b, base, threeBit ? rel : swizzleRows(b, rel)));
+      copyChunk(src, add(b, base, rowsByte(b, mul(b, c, 16), threeBit)));
     });
   } else {
     // Chunk lane + 32j is chunk `lane` of the rows 32j / perRow keys on, at
@@ -287,8 +291,7 @@ static int64_t copyCodeRows(WarpProgram &w, LoadKVTileOp op, Value slot,
     Value src0 =
         add(b, mul(b, first.keyRow(div(b, w.lane, perRow)), elementSize),
             mul(b, rem(b, w.lane, perRow), 16));
-    Value rel0 = mul(b, w.lane, 16);
-    Value dst0 = add(b, base, threeBit ? rel0 : swizzleRows(b, rel0));
+    Value dst0 = add(b, base, rowsByte(b, mul(b, w.lane, 16), threeBit));
     Value rowBytesApart = mul(b, first.keyRowStride, elementSize);
     static_assert(kThreadsPerWarp * 16 % kSwizzlePeriod == 0);
     spreadOverRounds(

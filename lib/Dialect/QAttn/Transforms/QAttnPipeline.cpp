@@ -29,10 +29,6 @@ using namespace mlir::qattn;
 // tile's loads in flight while the previous tile is scored.
 static constexpr int64_t kKeyLoopStages = 2;
 
-/// The ring slot of a tile load or wait that qattn-pipeline fixed
-/// (`static-slots`): the GPU lowering places the tile there.
-static constexpr char kRingSlotAttr[] = "qattn.ring_slot";
-
 /// Modulo variable expansion of a 2-stage pipelined key loop: unrolled by 2
 /// (the remainder, at most one step, in an epilogue loop), the n-th tile of
 /// the loop lies in ring slot n mod 2 whatever the key it starts at, and
@@ -139,7 +135,7 @@ static void pipelineKeyLoop(scf::ForOp loop, int64_t stages, bool staticSlots) {
   }
   auto piped = scf::ForOp::create(b, loc, lb, loop.getUpperBound(), step, inits);
   piped->setAttrs(loop->getAttrs());
-  piped->setAttr("qattn.pipeline_stages", b.getI64IntegerAttr(stages));
+  piped->setAttr(kPipelineStagesAttr, b.getI64IntegerAttr(stages));
   b.setInsertionPointToStart(piped.getBody());
   Value iv = piped.getInductionVar();
   ValueRange args = piped.getRegionIterArgs();
@@ -221,15 +217,14 @@ struct QAttnPipelinePass : qattn::impl::QAttnPipelineBase<QAttnPipelinePass> {
     }
     SmallVector<scf::ForOp> loops;
     getOperation()->walk([&](scf::ForOp loop) {
-      if (loop->hasAttr("qattn.key_loop") &&
-          !loop->hasAttr("qattn.pipeline_stages"))
+      if (loop->hasAttr(kKeyLoopAttr) && !loop->hasAttr(kPipelineStagesAttr))
         loops.push_back(loop);
     });
     if (stages > 1)
       for (scf::ForOp loop : loops)
         pipelineKeyLoop(
             loop, stages,
-            slotsEverywhere.value_or(loop->hasAttr("qattn.static_slots")));
+            slotsEverywhere.value_or(loop->hasAttr(kStaticSlotsAttr)));
   }
 };
 } // namespace

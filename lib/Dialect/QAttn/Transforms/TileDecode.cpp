@@ -41,12 +41,16 @@ constexpr int64_t kTileKeys = 16, kWideTileKeys = 32, kTileRows = 16;
 // split's partial row), unless each split still gets kLongSplitKeys keys.
 constexpr int64_t kMaxSplits = 64, kLongSplitKeys = 256;
 
+/// The 8-row blocks of (query, head) rows a grid warp covers.
+int64_t rowBlocksOf(AttentionOp op) {
+  return tileGridRowBlocks(op.getNumQueryHeads() / op.getNumKVHeads() *
+                           op.getNumQueries());
+}
+
 /// kWideTileKeys where the op's formats are whole wide tiles, else kTileKeys.
 int64_t chooseTileKeys(AttentionOp op) {
   auto whole = [](int64_t n) { return n % kWideTileKeys == 0; };
-  int64_t rows =
-      op.getNumQueryHeads() / op.getNumKVHeads() * op.getNumQueries();
-  bool oneRowBlock = tileGridRowBlocks(rows) == 1;
+  bool oneRowBlock = rowBlocksOf(op) == 1;
   for (Stage2Attr s2 : {op.getKStage2Attr(), op.getVStage2Attr()})
     if (s2 && !whole(s2.getGroup()) &&
         !(s2.getGroup() == kTileKeys && oneRowBlock))
@@ -82,9 +86,7 @@ static bool chooseStaticSlots(AttentionOp op) {
   Stage2Attr ks = op.getKStage2Attr(), vs = op.getVStage2Attr();
   if (!ks || !vs)
     return false;
-  int64_t rows =
-      op.getNumQueryHeads() / op.getNumKVHeads() * op.getNumQueries();
-  if (tileGridRowBlocks(rows) != 1)
+  if (rowBlocksOf(op) != 1)
     return false;
   for (int64_t h = 0, e = op.getNumKVHeads(); h < e; ++h)
     if (op.getHeadDim() * ks.getBitsOfHead(h) >= 512)
@@ -108,12 +110,9 @@ public:
         tileKeys(shape.tileKeys ? shape.tileKeys : chooseTileKeys(op)),
         lazyMax(shape.lazyMax < 0 ? chooseLazyMax(op) : shape.lazyMax),
         headsFastest(shape.headsFastest), staticSlots(chooseStaticSlots(op)),
-        warpsPerSM(shape.warpsPerSM
-                       ? shape.warpsPerSM
-                       : tileGridWarpsPerSM(
-                             rule.chip, tileKeys,
-                             tileGridRowBlocks(group() * op.getNumQueries()))) {
-  }
+        warpsPerSM(shape.warpsPerSM ? shape.warpsPerSM
+                                    : tileGridWarpsPerSM(rule.chip, tileKeys,
+                                                         rowBlocksOf(op))) {}
 
   Value materialize();
 
@@ -276,11 +275,11 @@ SmallVector<Value> DecodeTiler::keyLoop(Pass pass, bool fromBuffer, Value lo,
   // second tile's registers through the whole kernel (at d = 128 int8, 64 a
   // lane: 165 live at its peak against the cache loop's 129, which sized
   // the kernel's registers). A depth already written is one it keeps.
-  loop->setAttr("qattn.key_loop", b.getUnitAttr());
+  loop->setAttr(kKeyLoopAttr, b.getUnitAttr());
   if (fromBuffer)
-    loop->setAttr("qattn.pipeline_stages", b.getI64IntegerAttr(1));
+    loop->setAttr(kPipelineStagesAttr, b.getI64IntegerAttr(1));
   else if (staticSlots)
-    loop->setAttr("qattn.static_slots", b.getUnitAttr());
+    loop->setAttr(kStaticSlotsAttr, b.getUnitAttr());
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value j = loop.getInductionVar();
