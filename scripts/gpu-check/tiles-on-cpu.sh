@@ -13,6 +13,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cases="${1:?usage: tiles-on-cpu.sh CASES_DIR [SEED]}" seed="${2:-7}"
 bin="$root/build/bin" py=/usr/bin/python3
 [ -x "$py" ] || py=python3
+[ -f "$cases/cases.json" ] || {
+  echo "tiles-on-cpu: no $cases/cases.json (scripts/gpu-check/cases.py DIR writes it)" >&2; exit 1; }
+[ -x "$bin/qattn-opt" ] || { echo "tiles-on-cpu: no $bin/qattn-opt (scripts/build.sh)" >&2; exit 1; }
 status=0 passed=0 skipped=()
 names=$("$py" -c "import json,sys; print(' '.join(c['name'] for c in json.load(open(sys.argv[1]))
                    if c['cpu_reference']))" "$cases/cases.json") || exit 1
