@@ -39,9 +39,10 @@ from qattn import format as F  # noqa: E402
 # Allowed |gpu - reference| / max|reference|: f32 accumulation order, plus
 # half an ulp of the output type.
 TOLERANCE = {"f32": 2e-4, "f16": 2e-3, "bf16": 1e-2}
-# The tensor-core kernels (kernel = mma, wgmma, decode) multiply P and V' as f16
-# operands (f32 accumulation): each carries a relative rounding error up to
-# 2^-11; the decode kernel also rounds float queries to f16.
+# The tensor-core kernels (kernel = mma, wgmma, decode, the tile layer's
+# decode_tiles) multiply P and V' as f16 operands (f32 accumulation): each
+# carries a relative rounding error up to 2^-11; the decode kernels also
+# round float queries to f16.
 F16_OPERANDS = 1e-3
 # The wgmma kernel with pv = e4m3 rounds P and V to e4m3: a tolerance per
 # output element, e4m3_pv_bound below (a flat 1e-1 of max|ref| let a wrong V
@@ -76,7 +77,7 @@ def operand_tolerance(folder):
                for launch in fn["launches"]]
     if any(k.endswith("_wgmma_e4m3") for k in kernels):
         return E4M3_PV
-    if any(k.endswith(("_mma", "_wgmma", "_decode")) for k in kernels):
+    if any(k.endswith(("_mma", "_wgmma", "_decode", "_decode_tiles")) for k in kernels):
         return F16_OPERANDS
     return 0.0
 

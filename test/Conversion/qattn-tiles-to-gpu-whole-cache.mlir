@@ -39,3 +39,24 @@ func.func @dynamic_cache(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x?x64xi8>, %ks:
       : (tensor<?x8x1x64xf16>, tensor<?x2x?x64xi8>, tensor<?x2x?xf32>, tensor<?x2x?x64xi8>, tensor<?x2x?xf32>) -> tensor<?x8x1x64xf16>
   return %o : tensor<?x8x1x64xf16>
 }
+
+// -----
+
+// A static cache of 1000 keys is no whole number of 32-key tiles: its 63
+// groups of 16 end at key 1008, so the last tile (key 992) has no second
+// group. A tile's group past the end reads the first group's constants (its
+// keys are masked), not a 64th row past the tensor.
+// CHECK-LABEL: gpu.func @ragged_cache_decode_tiles
+// CHECK: %[[G:.*]] = arith.divui %{{.*}}, %c16 : index
+// CHECK: %[[NEXT:.*]] = arith.addi %[[G]], %c1 : index
+// CHECK: %[[K16:.*]] = arith.addi %{{.*}}, %c16 : index
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[K16]], %{{.*}} : index
+// CHECK: %[[ROW:.*]] = arith.select %[[IN]], %[[NEXT]], %[[G]] : index
+// CHECK: arith.muli %{{.*}}, %c63 : index
+// CHECK-NEXT: arith.addi %{{.*}}, %[[ROW]] : index
+func.func @ragged_cache(%q: tensor<1x8x1x64xf16>, %kp: tensor<1x1000x64xi8>, %ks: tensor<1x2x16xf32>, %ks2: tensor<1x2x63x64xi8>, %kz2: tensor<1x2x63x64xi8>) -> tensor<1x8x1x64xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>}
+      : (tensor<1x8x1x64xf16>, tensor<1x1000x64xi8>, tensor<1x2x16xf32>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>, tensor<1x1000x64xi8>, tensor<1x2x16xf32>, tensor<1x2x63x64xi8>, tensor<1x2x63x64xi8>) -> tensor<1x8x1x64xf16>
+  return %o : tensor<1x8x1x64xf16>
+}

@@ -20,7 +20,9 @@
 // the tile's constants) meet a weight of 0. Tiles are whole stage-1
 // blocks and whole groups or whole multiples of them (checkLowerable), so
 // the stage-1 scale comes from the tile's first key, and the constants from
-// its first key's group and the groups after it.
+// its first key's group and the groups after it (a group past `bound`,
+// where rows are not whole tiles, from the first group's row: it may not
+// exist).
 //
 //===----------------------------------------------------------------------===//
 
@@ -365,10 +367,23 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
     // The constants of each stage-2 group of the tile (groups of 16 keys
     // in tiles of 32: two).
     Value groupRow = div(b, head.row, s2.getGroup());
+    // Where rows are not whole tiles, a group that starts past `bound` may
+    // lie past the tensor's last group (1000 keys: 63 groups of 16, the
+    // tile of 32 at key 992 names a 64th): it reads the first group's row
+    // (its keys are masked).
+    auto groupOfTile = [&](int64_t k) {
+      Value row = add(b, groupRow, w.idx(k));
+      if (wholeTiles || k == 0)
+        return row;
+      Value valid =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                add(b, first, w.idx(k * s2.getGroup())), bound);
+      return Value(arith::SelectOp::create(b, valid, row, groupRow));
+    };
     for (int64_t part : {2, 3}) {
       const FlatTensor &consts = w.tensor(sources[part]);
       for (auto [k, pieceBytes] : llvm::enumerate(bytes[part - 1])) {
-        Value row = add(b, groupRow, w.idx(k));
+        Value row = groupOfTile(k);
         TilePiece piece{&consts,
                         consts.linearize(b, {head.entry, hk, row, channel0}),
                         pieceBytes, words(pieceBytes),
