@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """The decode speed gate of issue 22: at every decode shape of bench/cases.py,
 the shape-generic serving kernel (qattn.attention ... lengths() pages(),
-lowered through the tile layer) against today's static decode kernel, and one
-varlen batch against SDPA cuDNN.
+lowered through the tile layer) against the static decode kernel, and one
+varlen batch against SDPA cuDNN. The static kernel (DecodeKernel.cpp) was
+deleted once the tile layer took the static shapes too: the static column
+comes from a build of a tree that still has it (--static-compile; e.g.
+scripts/build-rev.sh 434f776 builds that tree's qattn-compile), else from
+this tree, whose static shapes now go through the tile layer themselves.
 
   prepare OUT        CPU machine, qattn-compile built. For each decode case of
                      bench/cases.py (family "decode"), the static GPU module
@@ -19,11 +23,13 @@ varlen batch against SDPA cuDNN.
                      OUT/serving/<scheme>/cuda, compiled once for all the
                      shapes that share it. A scheme that qattn-compile refuses
                      is recorded as "unsupported: <first line of the
-                     diagnostic>". With --static-tiles also each static case
-                     through the tile layer (qattn-tile tile-layer=true: the
-                     static shape, no lengths, pages or buffer) into
-                     OUT/static-tiles/<case>/cuda: what the static kernel's
-                     shapes would run without DecodeKernel.cpp. Then
+                     diagnostic>". The static modules are compiled by
+                     --static-compile (default: --qattn-compile). With
+                     --static-tiles also each static case compiled by
+                     --qattn-compile (this tree: the static shape through
+                     the tile layer, no lengths, pages or buffer, with
+                     --tile-options and --pipeline-options) into
+                     OUT/static-tiles/<case>/cuda. Then
                      OUT/plan.json. PTX, cubins and manifests only: the data
                      is made on the GPU machine.
   run OUT QATTN_RUN WORK
@@ -43,10 +49,10 @@ varlen batch against SDPA cuDNN.
 Lengths. Every bench shape has N a multiple of the page (64): the serving row
 gives each sequence N - 64 + TAIL keys, N/64 - 1 full pages through a shuffled
 page table and TAIL (default 37) int8 buffer rows, so that the serving kernel
-runs its tail path; the static kernel keeps the bench's N (it takes no
+runs its tail path; the static case keeps the bench's N (it takes no
 buffer). So the serving kernel sees 27 keys fewer, and moves about as many
 bytes (a key and value row costs 2d bytes per head in int8, 1.25d in 4 bits
-with its constants: within 0.3% of the static kernel's bytes at every bench
+with its constants: within 0.3% of the static case's bytes at every bench
 shape); both key counts and both byte counts are in gate.json. (For an N
 that is not a multiple of 64, kv_lens = N and the tail is N mod 64.)
 
@@ -56,7 +62,7 @@ Operands: random bytes for the codes, stage-2 scales 1..16, zero points
 
 usage: decode_gate.py prepare OUT [--only SUBSTR[,SUBSTR..]] [--qattn-compile PATH] [--tail T]
                                   [--tile-options 'splits=N ..'] [--pipeline-options 'num-stages=N']
-                                  [--static-tiles]
+                                  [--static-compile PATH] [--static-tiles]
        decode_gate.py run OUT QATTN_RUN WORK [--only SUBSTR[,..]] [--repeat N] [--rounds N]
                       [--warm-l2] [--keep] [--dry-run]
 """
@@ -192,20 +198,19 @@ def prepare(a):
         src = os.path.join(folder, "gpu.mlir")
         with open(src, "w") as f:
             f.write(casegen.attention_func(c, casegen.Operands(c), gpu=True))
-        rc, err = compile_cuda(a.qattn_compile, src, os.path.join(folder, "cuda"))
+        rc, err = compile_cuda(a.static_compile, src, os.path.join(folder, "cuda"))
         if rc:
-            sys.exit(f"{c.name}: qattn-compile --target=cuda failed:\n{err}")
+            sys.exit(f"{c.name}: {a.static_compile} --target=cuda failed:\n{err}")
         key = scheme_key(c)
         tail = c.nk % PAGE or a.tail
         row = {"name": c.name, "shape": shape_of(c), "scheme": key,
                "static": {"artifact": f"static/{c.name}/cuda", "function": "attention"}}
         if a.static_tiles:
             tiles = os.path.join(a.out, "static-tiles", c.name, "cuda")
-            options = " ".join(["tile-layer=true", a.tile_options]).strip()
-            rc, err = compile_cuda(a.qattn_compile, src, tiles, options, a.pipeline_options)
+            rc, err = compile_cuda(a.qattn_compile, src, tiles, a.tile_options,
+                                   a.pipeline_options)
             if rc:
-                sys.exit(f"{c.name}: qattn-compile --target=cuda --tile-options='{options}' "
-                         f"failed:\n{err}")
+                sys.exit(f"{c.name}: qattn-compile --target=cuda (static tiles) failed:\n{err}")
             row["static_tiles"] = {"artifact": f"static-tiles/{c.name}/cuda",
                                    "function": "attention"}
         if "unsupported" in compiled[key]:
@@ -221,7 +226,8 @@ def prepare(a):
             "lengths": f"static: the bench's N; serving: kv_lens = N - {PAGE} + {a.tail} "
                        f"({a.tail} int8 buffer rows after the full pages) where N is a "
                        f"multiple of {PAGE}, else N (tail N mod {PAGE})",
-            "qattn_compile": a.qattn_compile, "tile_options": a.tile_options,
+            "qattn_compile": a.qattn_compile, "static_compile": a.static_compile,
+            "tile_options": a.tile_options,
             "pipeline_options": a.pipeline_options}
     if varlen:
         rnd = random.Random(VARLEN["seed"])
@@ -410,8 +416,9 @@ class Artifact:
 
 
 def static_artifacts(out, row, pool, folder):
-    """The static kernel's artifact and, where prepared, the static shape
-    through the tile layer, on the same operands (one signature)."""
+    """The static column's artifact and, where prepared, the static shape
+    compiled by this tree (the tile layer), on the same operands (one
+    signature)."""
     ref = row["static"]
     with open(os.path.join(out, ref["artifact"], "manifest.json")) as f:
         spec = next(x for x in json.load(f)["functions"] if x["name"] == ref["function"])
@@ -473,7 +480,7 @@ def gate_row(row, a, pool, k, n):
     if tiles:
         us, mn = times[1]
         res["static_tiles"] = {"median_us": us, "min_us": mn, "ratio": us / times[0][0]}
-        line += f", static shape on the tile layer {us:.1f} us ({us / times[0][0]:.3f}x)"
+        line += f", static shape on this tree's tile layer {us:.1f} us ({us / times[0][0]:.3f}x)"
     if row["serving"]:
         sv, (us, mn) = arts[-1], times[-1]
         ratio = us / times[0][0]
@@ -610,12 +617,13 @@ def varlen_case(v, a, pool):
 
 
 def report(results, varlen, plan, l2):
-    print(f"\nDecode gate (issue 22): static = today's decode kernel, serving = the tile layer's "
+    print(f"\nDecode gate (issue 22): static = the static shape compiled by "
+          f"{plan.get('static_compile') or plan['qattn_compile']}, serving = the tile layer's "
           f"paged function; {plan['lengths']}; medians of qattn-run medians, {l2} L2; TB/s on "
           f"the bytes each must move")
     tiles = any("static_tiles" in r for r in results)
     print("| shape | static us | static TB/s | serving us | serving TB/s | of 4.8 TB/s "
-          "| serving/static | gate |" + (" static shape on the tile layer us | its / static |"
+          "| serving/static | gate |" + (" static shape, this tree us | its / static |"
                                           if tiles else ""))
     print("|---|---|---|---|---|---|---|---|" + ("---|---|" if tiles else ""))
     for r in results:
@@ -741,9 +749,12 @@ def main():
     p.add_argument("--pipeline-options", default="", help="more qattn-pipeline options for "
                    "the serving functions (qattn-compile --pipeline-options), e.g. "
                    "'num-stages=3' (default none)")
-    p.add_argument("--static-tiles", action="store_true", help="also each static case through "
-                   "the tile layer (tile-layer=true, with --tile-options and --pipeline-options), "
-                   "timed on the static inputs: the static shapes without DecodeKernel.cpp")
+    p.add_argument("--static-compile", help="the qattn-compile of the static column (default: "
+                   "--qattn-compile): a build of a tree with the static decode kernel, e.g. "
+                   "the path scripts/build-rev.sh 434f776 prints")
+    p.add_argument("--static-tiles", action="store_true", help="also each static case compiled "
+                   "by --qattn-compile (the tile layer, with --tile-options and "
+                   "--pipeline-options), timed on the static inputs beside --static-compile's")
     r = sub.add_parser("run")
     r.add_argument("out")
     r.add_argument("qattn_run")
@@ -757,6 +768,9 @@ def main():
     r.add_argument("--dry-run", action="store_true")
     a = ap.parse_args()
     if a.cmd == "prepare":
+        a.static_compile = a.static_compile or a.qattn_compile
+        if not shutil.which(a.static_compile):
+            sys.exit(f"decode_gate.py: no qattn-compile at {a.static_compile} (--static-compile)")
         if not 1 <= a.tail < PAGE:
             sys.exit(f"--tail {a.tail}: 1..{PAGE - 1}")
         prepare(a)

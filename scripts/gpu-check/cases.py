@@ -7,9 +7,9 @@ writes travels to the GPU machine, where check.py runs the cases.
 
 usage: cases.py OUT_DIR [--qattn-compile PATH] [--only NAME_SUBSTRING] [--tile-options OPTS]
 
---tile-options 'tile-layer=true' compiles the GPU modules' static decode shapes
-through the tile layer (those it can express), the matrix to pass before
-DecodeKernel.cpp can go.
+--tile-options passes more qattn-tile options to the GPU modules, e.g.
+'tile-layer=none' (decode on the warp kernel instead of the tile layer) or
+'splits=8'.
 """
 import argparse
 import os
@@ -128,7 +128,7 @@ def main():
         os.path.dirname(__file__), "..", "..", "build", "bin", "qattn-compile"))
     ap.add_argument("--only", default="")
     ap.add_argument("--tile-options", default="", help="more qattn-tile options for the GPU "
-                    "modules (qattn-compile --tile-options), e.g. 'tile-layer=true'")
+                    "modules (qattn-compile --tile-options), e.g. 'tile-layer=none'")
     args = ap.parse_args()
     write_cases(matrix(), args.out, args.qattn_compile, args.only, args.tile_options)
 

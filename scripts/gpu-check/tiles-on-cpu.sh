@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # On the MLIR machine: each case of a folder cases.py wrote (run it with --only decode) whose
-# GPU module the tile layer takes (qattn-tile tile-layer=true), lowered through the tile ops'
-# reference semantics to the CPU and run against the case's CPU reference `attention` on the
-# operands its `quantize` makes from fresh floats (check.py's distributions): the static matrix
-# on the tile layer, checked before the H200 (run.sh on a `cases.py --tile-options
-# tile-layer=true` folder). Bound: check.py's, max |tiles - reference| / max |reference| <=
+# GPU module the tile layer takes (qattn-tile's default: static decode its GPU lowering
+# covers), lowered through the tile ops' reference semantics to the CPU and run against the
+# case's CPU reference `attention` on the operands its `quantize` makes from fresh floats
+# (check.py's distributions): the static matrix's GPU programs, checked on the CPU before the
+# H200 runs them (run.sh). Bound: check.py's, max |tiles - reference| / max |reference| <=
 # 2e-4 (f32 out), 2e-3 (f16), 1e-2 (bf16). Cases the tile layer does not take are listed, not
 # run. Exit 1 on a failure.
 # usage: tiles-on-cpu.sh CASES_DIR [SEED]
@@ -22,7 +22,7 @@ names=$("$py" -c "import json,sys; print(' '.join(c['name'] for c in json.load(o
 for c in $names; do
   dir="$cases/$c" work="$cases/$c/tiles-on-cpu"
   rm -rf "$work" && mkdir -p "$work"
-  "$bin/qattn-opt" "$dir/gpu.mlir" --qattn-tile=tile-layer=true --qattn-pipeline \
+  "$bin/qattn-opt" "$dir/gpu.mlir" --qattn-tile --qattn-pipeline \
     -o "$work/tiled.mlir" || { echo "$c: qattn-opt failed"; status=1; continue; }
   if ! grep -q "qattn.load_kv_tile" "$work/tiled.mlir"; then skipped+=("$c"); continue; fi
   read -r out dist operands < <("$py" -c "import json,sys; c=next(x for x in json.load(open(sys.argv[1]))

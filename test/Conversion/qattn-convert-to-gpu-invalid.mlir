@@ -35,18 +35,6 @@ func.func @host_quantize(%x: tensor<1x1x8x32xf32>) -> tensor<1x1x8x32xi8> {
 
 // -----
 
-func.func @decode_ring_too_big(%q: tensor<1x8x1x128xf32>, %kp: tensor<1x2000x128xi8>, %ks: tensor<1x2x32xf32>, %kg: tensor<1x2x125x128xi8>, %kz: tensor<1x2x125x128xi8>) -> tensor<1x8x1x128xf32> {
-  // expected-error@+1 {{decode kernel: 8 warps x 11264 bytes (4 ring stages and group constants) of shared memory exceed 49152; use fewer warps or stages}}
-  %o = qattn.attention %q keys(%kp, %ks, %kg, %kz) values(%kp, %ks, %kg, %kz)
-      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>,
-       v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>,
-       gpu_tiling = #qattn.gpu_tiling<warps = 8, splits = 2, kernel = decode, stages = 4>}
-      : (tensor<1x8x1x128xf32>, tensor<1x2000x128xi8>, tensor<1x2x32xf32>, tensor<1x2x125x128xi8>, tensor<1x2x125x128xi8>, tensor<1x2000x128xi8>, tensor<1x2x32xf32>, tensor<1x2x125x128xi8>, tensor<1x2x125x128xi8>) -> tensor<1x8x1x128xf32>
-  return %o : tensor<1x8x1x128xf32>
-}
-
-// -----
-
 // Hand-written tilings that the tensor-core prefill kernel cannot run.
 func.func @mma_float_queries(%q: tensor<1x4x64x64xf32>, %k: tensor<1x4x64x64xi8>, %ks: tensor<1x4x1xf32>) -> tensor<1x4x64x64xf32> {
   // expected-error@+1 {{tensor-core prefill kernel (kernel = mma): expected BPQ int8 queries with block scales}}

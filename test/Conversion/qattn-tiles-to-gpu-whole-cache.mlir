@@ -1,4 +1,4 @@
-// RUN: qattn-opt %s -split-input-file --qattn-tile=tile-layer=true --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s
+// RUN: qattn-opt %s -split-input-file --qattn-tile --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s
 
 // Without kv_lens every sequence holds the whole cache: the key loop's end is
 // the cache's key count, read inside the grid (from the kernel's own view of

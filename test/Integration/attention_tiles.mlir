@@ -1,12 +1,12 @@
 // attention.mlir's functions through the tile layer with static shapes
-// (qattn-tile=tile-layer=true: the decode grid over 16-row tiles of (query, head) pairs, up to 10
+// (qattn-tile=tile-layer=all: the decode grid over 16-row tiles of (query, head) pairs, up to 10
 // row tiles of a 37-query causal prefill here, the split heuristic's key splits, 2-stage
 // pipelined key loops), lowered to the CPU and checked against the NumPy model with the same
 // seeds and bounds as attention.mlir; its SAS functions (one split, two passes) too.
 
 // REQUIRES: numpy
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: qattn-opt %S/attention.mlir --qattn-tile=tile-layer=true --qattn-pipeline=num-stages=2 -o %t/tiled.mlir
+// RUN: qattn-opt %S/attention.mlir --qattn-tile=tile-layer=all --qattn-pipeline=num-stages=2 -o %t/tiled.mlir
 // RUN: FileCheck %s --check-prefix=IR --input-file=%t/tiled.mlir
 // RUN: qattn-compile %t/tiled.mlir -o %t/art
 // RUN: qattn-run %t/art --function a4_d64_gqa --seed 31 --dist normal --output-dir %t/a4_d64_gqa
@@ -27,7 +27,7 @@
 
 // qattn-pipeline's static slots (each 2-stage key loop unrolled by 2, its
 // tiles' ring slots fixed): the same functions within the same bounds.
-// RUN: qattn-opt %S/attention.mlir --qattn-tile=tile-layer=true '--qattn-pipeline=num-stages=2 static-slots=true' -o %t/static.mlir
+// RUN: qattn-opt %S/attention.mlir --qattn-tile=tile-layer=all '--qattn-pipeline=num-stages=2 static-slots=true' -o %t/static.mlir
 // RUN: FileCheck %s --check-prefix=STATIC --input-file=%t/static.mlir
 // RUN: qattn-compile %t/static.mlir -o %t/static
 // RUN: qattn-run %t/static --function a4_d64_gqa --seed 31 --dist normal --output-dir %t/static_a4_d64_gqa
@@ -45,7 +45,7 @@
 
 // The lazy max at a bar of 0.25 (most tiles move some rows, others not):
 // the same softmax, within the same bounds.
-// RUN: qattn-opt %S/attention.mlir --qattn-tile='tile-layer=true lazy-max=0.25' --qattn-pipeline=num-stages=2 -o %t/lazy.mlir
+// RUN: qattn-opt %S/attention.mlir --qattn-tile='tile-layer=all lazy-max=0.25' --qattn-pipeline=num-stages=2 -o %t/lazy.mlir
 // RUN: FileCheck %s --check-prefix=LAZY --input-file=%t/lazy.mlir
 // RUN: qattn-compile %t/lazy.mlir -o %t/lazy
 // RUN: qattn-run %t/lazy --function a8_d128_bf16 --seed 34 --dist normal --output-dir %t/lazy_a8_d128_bf16
@@ -56,11 +56,11 @@
 // LAZY: qattn.softmax_update {{.*}} {lazy_max = 2.500000e-01 : f32}
 
 // IR-LABEL: func.func @a4_d64_gqa
-// IR: scf.forall ({{.*}}) in (%{{.*}}, 1, 10, {{[0-9]+}})
+// IR: scf.forall ({{.*}}) in (1, 1, 10, {{[0-9]+}})
 // IR: qattn.combine_splits
 // SAS: one key split, a first pass for each row's final max, then the terms against it.
 // IR-LABEL: func.func @a2_d128_sas_f16
-// IR: scf.forall ({{.*}}) in (%{{.*}}, 4, 2, 1)
+// IR: scf.forall ({{.*}}) in (1, 4, 2, 1)
 // IR: qattn.tile_row_max
 // IR: } {qattn.key_loop, qattn.pipeline_stages = 2 : i64}
 // IR: qattn.softmax_update {{.*}} {fixed_max, softmax = #qattn.softmax<sas, threshold = -6.000000e+00, degree = 3>}

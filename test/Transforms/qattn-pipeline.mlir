@@ -31,22 +31,3 @@ func.func @mma_kernel(%q: tensor<1x4x256x64xi8>, %qs: tensor<1x4x4xf32>, %k: ten
       : (tensor<1x4x256x64xi8>, tensor<1x4x4xf32>, tensor<1x4x256x64xi8>, tensor<1x4x4xf32>, tensor<1x4x256x64xi8>, tensor<1x4x4xf32>) -> tensor<1x4x256x64xf32>
   return %o : tensor<1x4x256x64xf32>
 }
-
-// -----
-
-// The decode kernel's depth (2 from qattn-tile) is kept by default and set by
-// num-stages.
-// CHECK-LABEL: func.func @decode_kernel
-// CHECK: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15, kernel = decode, stages = 2>
-// ONE-LABEL: func.func @decode_kernel
-// ONE: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15, kernel = decode, stages = 2>
-// SET1-LABEL: func.func @decode_kernel
-// SET1: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15, kernel = decode>
-func.func @decode_kernel(%q: tensor<1x8x1x64xf32>, %kp: tensor<1x2000x64xi8>, %ks: tensor<1x2x32xf32>, %kg: tensor<1x2x125x64xi8>, %kz: tensor<1x2x125x64xi8>) -> tensor<1x8x1x64xf32> {
-  %o = qattn.attention %q keys(%kp, %ks, %kg, %kz) values(%kp, %ks, %kg, %kz)
-      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>,
-       v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>,
-       gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15, kernel = decode, stages = 2>}
-      : (tensor<1x8x1x64xf32>, tensor<1x2000x64xi8>, tensor<1x2x32xf32>, tensor<1x2x125x64xi8>, tensor<1x2x125x64xi8>, tensor<1x2000x64xi8>, tensor<1x2x32xf32>, tensor<1x2x125x64xi8>, tensor<1x2x125x64xi8>) -> tensor<1x8x1x64xf32>
-  return %o : tensor<1x8x1x64xf32>
-}

@@ -1,6 +1,7 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile --canonicalize | FileCheck %s
 // RUN: qattn-opt %s -split-input-file --qattn-tile=splits=2 --canonicalize | FileCheck %s --check-prefix=SPLITS
-// RUN: qattn-opt %s -split-input-file --qattn-tile=tile-layer=true --canonicalize | FileCheck %s --check-prefix=LAYER
+// RUN: qattn-opt %s -split-input-file --qattn-tile=tile-layer=none --canonicalize | FileCheck %s --check-prefix=NOTILE
+// RUN: qattn-opt %s -split-input-file --qattn-tile=tile-layer=all --canonicalize | FileCheck %s --check-prefix=LAYER
 // RUN: qattn-opt %s -split-input-file --qattn-tile=tile-keys=16 --canonicalize | FileCheck %s --check-prefix=NARROW
 // RUN: qattn-opt %s -split-input-file --qattn-tile=num-sms=4 --canonicalize | FileCheck %s --check-prefix=SMS
 // RUN: qattn-opt %s -split-input-file --qattn-tile=heads-fastest=false --canonicalize | FileCheck %s --check-prefix=SPLITFAST
@@ -98,22 +99,38 @@ func.func @paged_decode(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>, %ks: 
 
 // -----
 
-// Static shapes without lengths keep the GPU kernels' tiling attribute;
-// with tile-layer they take the tile layer too, with the serving form's
-// split rule folded to a constant (B1 Hkv2 N128: one split), the whole cache
-// as the length.
+// A static decode without lengths takes the tile layer too (tile-layer =
+// decode, the default), with the serving form's split rule folded to a
+// constant (B1 Hkv2 N128: one split), the whole cache as the length;
+// tile-layer=none keeps the GPU kernels' tiling attribute.
 // CHECK-LABEL: func.func @static_decode
-// CHECK: qattn.attention {{.*}}gpu_tiling = #qattn.gpu_tiling<
-// LAYER-LABEL: func.func @static_decode
-// LAYER: scf.forall ({{.*}}) in (1, 2, 1, 1)
-// LAYER: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
-// LAYER: qattn.load_kv_tile {{.*}} bound
-// LAYER: qattn.combine_splits {{.*}} -> tensor<1x8x1x64xf16>
-// LAYER-NOT: qattn.attention
+// CHECK: scf.forall ({{.*}}) in (1, 2, 1, 1)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK: qattn.load_kv_tile {{.*}} bound
+// CHECK: qattn.combine_splits {{.*}} -> tensor<1x8x1x64xf16>
+// CHECK-NOT: qattn.attention
+// NOTILE-LABEL: func.func @static_decode
+// NOTILE: qattn.attention {{.*}}gpu_tiling = #qattn.gpu_tiling<
 func.func @static_decode(%q: tensor<1x8x1x64xf16>, %k: tensor<1x2x128x64xi8>, %ks: tensor<1x2x2xf32>) -> tensor<1x8x1x64xf16> {
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
       : (tensor<1x8x1x64xf16>, tensor<1x2x128x64xi8>, tensor<1x2x2xf32>, tensor<1x2x128x64xi8>, tensor<1x2x2xf32>) -> tensor<1x8x1x64xf16>
   return %o : tensor<1x8x1x64xf16>
+}
+
+// -----
+
+// 32 float queries a sequence are prefill: the warp kernel by default, the
+// tile layer (128 (query, head) rows per KV head: 8 row tiles) only with
+// tile-layer=all.
+// CHECK-LABEL: func.func @static_prefill
+// CHECK: qattn.attention {{.*}}gpu_tiling = #qattn.gpu_tiling<
+// LAYER-LABEL: func.func @static_prefill
+// LAYER: scf.forall ({{.*}}) in (1, 2, 8, 1)
+// LAYER-NOT: qattn.attention
+func.func @static_prefill(%q: tensor<1x8x32x64xf16>, %k: tensor<1x2x128x64xi8>, %ks: tensor<1x2x2xf32>) -> tensor<1x8x32x64xf16> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
+      : (tensor<1x8x32x64xf16>, tensor<1x2x128x64xi8>, tensor<1x2x2xf32>, tensor<1x2x128x64xi8>, tensor<1x2x2xf32>) -> tensor<1x8x32x64xf16>
+  return %o : tensor<1x8x32x64xf16>
 }
 
 // -----
@@ -187,7 +204,7 @@ func.func @wide_tiles_narrowed(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>
 // splits of 128.
 // CHECK-LABEL: func.func @static_batch
 // CHECK: scf.forall ({{.*}}) in (4, 2, 1, 8)
-// CHECK: qattn.combine_splits {{.*}} : tensor<?x2x1x8x16x64xf32>
+// CHECK: qattn.combine_splits {{.*}} : tensor<4x2x1x8x16x64xf32>
 // A larger batch with a long cache: 1584 / (64 x 2) = 12 splits.
 // CHECK-LABEL: func.func @static_large_batch
 // CHECK: scf.forall ({{.*}}) in (64, 2, 1, 12)

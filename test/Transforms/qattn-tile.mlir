@@ -1,23 +1,34 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile | FileCheck %s --check-prefix=AUTO
-// RUN: qattn-opt %s -split-input-file --qattn-tile="warps=8 splits=3 keys-per-step=4" | FileCheck %s --check-prefix=FIXED
+// RUN: qattn-opt %s -split-input-file --qattn-tile="tile-layer=none" | FileCheck %s --check-prefix=NOTILE
+// RUN: qattn-opt %s -split-input-file --qattn-tile="tile-layer=none warps=8 splits=3 keys-per-step=4" | FileCheck %s --check-prefix=FIXED
+// RUN: qattn-opt %s -split-input-file --qattn-tile="splits=3" | FileCheck %s --check-prefix=TILESPLITS
 // RUN: not qattn-opt %s -split-input-file --qattn-tile="warps=64" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: qattn-opt %s -split-input-file --qattn-tile="mma=false" | FileCheck %s --check-prefix=NOMMA
-// RUN: qattn-opt %s -split-input-file --qattn-tile="decode-kernel=false" | FileCheck %s --check-prefix=NODEC
-// RUN: qattn-opt %s -split-input-file --qattn-tile="decode-min-warps=0 decode-min-keys-per-split=512" | FileCheck %s --check-prefix=FEWWARPS
 // RUN: qattn-opt %s -split-input-file --qattn-tile="wgmma=true" | FileCheck %s --check-prefix=WGMMA
 // RUN: qattn-opt %s -split-input-file --qattn-tile="wgmma=false" | FileCheck %s --check-prefix=NOWGMMA
-// RUN: not qattn-opt %s -split-input-file --qattn-tile="decode-min-warps=-1" 2>&1 | FileCheck %s --check-prefix=BADOPT
+// RUN: not qattn-opt %s -split-input-file --qattn-tile="decode-min-keys-per-split=0" 2>&1 | FileCheck %s --check-prefix=BADOPT
+// RUN: not qattn-opt %s -split-input-file --qattn-tile="tile-layer=true" 2>&1 | FileCheck %s --check-prefix=BADSCOPE
 // RUN: qattn-opt %s -split-input-file --qattn-tile="pv-e4m3=true" | FileCheck %s --check-prefix=E4M3
 // RUN: qattn-opt %s -split-input-file --qattn-tile="num-sms=4096" | FileCheck %s --check-prefix=BIGGPU
 
-// Decode: 8 query rows are 2 CTAs of 4 warps; 8 CTAs on each of 132 SMs would
-// need 528 splits, but 2000 keys afford only 15 slices of >= 128 keys.
+// Decode goes through the tile layer: a grid over (batch, KV head, row
+// tile, key split), 2000 keys affording 16 splits of >= 128 keys (one wave
+// would take 792), then the combine; splits=3 fixes the count. With
+// tile-layer=none the warp kernel: 8 query rows are 2 CTAs of 4 warps; 8
+// CTAs on each of 132 SMs would need 528 splits, 2000 keys afford 15.
 // AUTO-LABEL: func.func @decode
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
+// AUTO-NOT: gpu_tiling
+// AUTO: scf.forall ({{.*}}) in (1, 2, 1, 16)
+// AUTO: qattn.combine_splits
+// TILESPLITS-LABEL: func.func @decode
+// TILESPLITS: scf.forall ({{.*}}) in (1, 2, 1, 3)
+// NOTILE-LABEL: func.func @decode
+// NOTILE: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
 // FIXED-LABEL: func.func @decode
 // FIXED: gpu_tiling = #qattn.gpu_tiling<warps = 8, splits = 3, keys_per_step = 4>
 // BAD: error: qattn-tile: expected 1 to 32 warps per CTA, got 64
 // BADOPT: error: qattn-tile: invalid options
+// BADSCOPE: error: qattn-tile: tile-layer must be decode, all or none, got 'true'
 func.func @decode(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks: tensor<1x2x32xf32>) -> tensor<1x8x1x64xf32> {
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
       : (tensor<1x8x1x64xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x32xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x32xf32>) -> tensor<1x8x1x64xf32>
@@ -122,9 +133,12 @@ func.func @prefill_two_warpgroups(%q: tensor<4x32x4096x128xi8>, %qs: tensor<4x32
 
 // -----
 
-// SAS needs each row's final max in one warp: one split, the warp kernel.
+// SAS needs each row's final max in one warp: one split (the tile layer's
+// grid, or the warp kernel).
 // AUTO-LABEL: func.func @decode_sas
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1>
+// AUTO: scf.forall ({{.*}}) in (1, 2, 1, 1)
+// NOTILE-LABEL: func.func @decode_sas
+// NOTILE: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1>
 func.func @decode_sas(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks: tensor<1x2x32xf32>) -> tensor<1x8x1x64xf32> {
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>, softmax = #qattn.softmax<sas>}
       : (tensor<1x8x1x64xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x32xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x32xf32>) -> tensor<1x8x1x64xf32>
@@ -133,24 +147,13 @@ func.func @decode_sas(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks:
 
 // -----
 
-// Packed 4-bit K/V with block scales take the tensor-core decode kernel: the
-// 4 query heads of each of the 2 KV heads fit one 16-row tile, so 2 warps;
-// 16 warps on each of 132 SMs would want 1056 slices, 2000 keys afford 15
-// of >= 128 keys, which start at multiples of 16: 144 keys each, so 14
-// hold keys. With a 512-key minimum they would afford 3, and 6 warps are
-// below decode-min-warps (512): slices shrink to 128 keys, 14 again; with
-// decode-min-warps=0 as well the 3 stay. With a
-// decode buffer, or decode-kernel=false, the warp kernel stays (its slices:
-// >= 128 keys). Grids of fewer CTAs than SMs (14 and 3 here) take a ring of
-// 4 stages.
+// Packed 4-bit K/V, with a decode buffer or without: the tile layer.
 // AUTO-LABEL: func.func @decode_packed
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 14, kernel = decode, stages = 4>
-// FEWWARPS-LABEL: func.func @decode_packed
-// FEWWARPS: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 3, kernel = decode, stages = 4>
+// AUTO: scf.forall ({{.*}}) in (1, 2, 1, 16)
 // AUTO-LABEL: func.func @decode_packed_buffer
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
-// NODEC-LABEL: func.func @decode_packed
-// NODEC: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
+// AUTO: scf.forall ({{.*}}) in (1, 2, 1, 16)
+// NOTILE-LABEL: func.func @decode_packed
+// NOTILE: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
 func.func @decode_packed(%q: tensor<1x8x1x64xf32>, %kp: tensor<1x2000x64xi8>, %ks: tensor<1x2x32xf32>, %kg: tensor<1x2x125x64xi8>, %kz: tensor<1x2x125x64xi8>) -> tensor<1x8x1x64xf32> {
   %o = qattn.attention %q keys(%kp, %ks, %kg, %kz) values(%kp, %ks, %kg, %kz)
       {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>,
@@ -169,16 +172,34 @@ func.func @decode_packed_buffer(%q: tensor<1x8x1x64xf32>, %kp: tensor<1x2000x64x
 
 // -----
 
-// B8 Hq32 Hkv8 d64, 8192 keys: 64 warp tasks (16 CTAs of 4 warps); 16 warps
-// on each of 132 SMs want 33 slices (one wave), 8192 keys afford 64 of >= 128
-// keys; 33 slices of 256 keys (a multiple of 16) leave the last empty, so 32:
-// 512 CTAs, more than the SMs, so the ring keeps 2 stages.
+// B8 Hq32 Hkv8 d64, 8192 keys: 64 warp tasks; the grid kernel holds 12
+// warps on each of 132 SMs, so one wave is 24 splits (8192 keys would
+// afford 64).
 // AUTO-LABEL: func.func @decode_packed_batch8
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 32, kernel = decode, stages = 2>
+// AUTO: scf.forall ({{.*}}) in (8, 8, 1, 24)
 func.func @decode_packed_batch8(%q: tensor<8x32x1x64xf32>, %kp: tensor<8x8192x256xi8>, %ks: tensor<8x8x128xf32>, %kg: tensor<8x8x512x64xi8>, %kz: tensor<8x8x512x64xi8>) -> tensor<8x32x1x64xf32> {
   %o = qattn.attention %q keys(%kp, %ks, %kg, %kz) values(%kp, %ks, %kg, %kz)
       {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>,
        v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>}
       : (tensor<8x32x1x64xf32>, tensor<8x8192x256xi8>, tensor<8x8x128xf32>, tensor<8x8x512x64xi8>, tensor<8x8x512x64xi8>, tensor<8x8192x256xi8>, tensor<8x8x128xf32>, tensor<8x8x512x64xi8>, tensor<8x8x512x64xi8>) -> tensor<8x32x1x64xf32>
   return %o : tensor<8x32x1x64xf32>
+}
+
+// -----
+
+// Decode the tile ops' GPU lowering does not cover keeps the warp kernel:
+// head dim 96, stage-1 blocks of 8 keys.
+// AUTO-LABEL: func.func @decode_d96
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
+// AUTO-LABEL: func.func @decode_block8
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
+func.func @decode_d96(%q: tensor<1x8x1x96xf32>, %k: tensor<1x2x2000x96xi8>, %ks: tensor<1x2x32xf32>) -> tensor<1x8x1x96xf32> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
+      : (tensor<1x8x1x96xf32>, tensor<1x2x2000x96xi8>, tensor<1x2x32xf32>, tensor<1x2x2000x96xi8>, tensor<1x2x32xf32>) -> tensor<1x8x1x96xf32>
+  return %o : tensor<1x8x1x96xf32>
+}
+func.func @decode_block8(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks: tensor<1x2x250xf32>) -> tensor<1x8x1x64xf32> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>}
+      : (tensor<1x8x1x64xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x250xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x250xf32>) -> tensor<1x8x1x64xf32>
+  return %o : tensor<1x8x1x64xf32>
 }

@@ -5,8 +5,8 @@
 // Exact stage-2 dequantization in f16x2 registers, free of any kernel's
 // state: a pair of codes read in place within their bytes (1024 + M q), the
 // group constants (s2, z2) of two channels as the matching f16x2 pairs, and
-// the one subtract-multiply (or FMA) that makes q8 = (q - z2) * s2. The
-// decode kernel (DecodeKernel.cpp) and the tile layer's GPU lowering use them.
+// the one subtract-multiply (or FMA) that makes q8 = (q - z2) * s2. The tile
+// layer's GPU lowering uses them.
 //
 //===----------------------------------------------------------------------===//
 

@@ -5,8 +5,8 @@
 // The register-level pieces of the tensor-core decode path, free of any
 // kernel's state: f16x2 pairs, byte selection and lop3 on 32-bit words, the
 // m8n8 transpose, mma operand fragments, and the order in which a lane holds
-// the channels of packed 2/4-bit codes. The decode kernel (DecodeKernel.cpp)
-// uses them; the tile layer's GPU lowering is meant to reuse them.
+// the channels of packed 2/4-bit codes. The tile layer's GPU lowering uses
+// them.
 //
 //===----------------------------------------------------------------------===//
 

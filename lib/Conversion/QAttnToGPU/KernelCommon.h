@@ -1,10 +1,11 @@
-//===- KernelCommon.h - shared pieces of the GPU attention kernels -*- C++ -*-===//
+//===- KernelCommon.h - shared pieces of the GPU attention kernels -*- C++
+//-*-===//
 //
 // Part of the qattn project.
 //
 // The operand views, shapes and in-register dequantization shared by the
-// warp-per-row kernel (RowsKernel.cpp) and the tensor-core kernels
-// (MmaKernel.cpp, DecodeKernel.cpp).
+// warp-per-row kernel (RowsKernel.cpp), the tensor-core prefill kernels
+// (MmaKernel.cpp) and the tile layer's GPU lowering.
 //
 //===----------------------------------------------------------------------===//
 
@@ -297,7 +298,7 @@ struct AttentionShape {
   int64_t channelsPerLane() const { return headDim / kThreadsPerWarp; }
   int64_t rowCtas() const { return llvm::divideCeilSigned(rows(), warps); }
   int64_t taskCtas() const { return llvm::divideCeilSigned(warpTasks(), warps); }
-  /// Slices start at multiples of 16 keys (the decode kernel's step).
+  /// Slices start at multiples of 16 keys.
   int64_t keysPerSplit() const {
     return llvm::alignTo(llvm::divideCeilSigned(keys(), splits), 16);
   }
@@ -432,33 +433,6 @@ void emitRowsAttention(ImplicitLocOpBuilder &b, const AttentionShape &shape,
 /// (partialAcc, partialMaxSum, out).
 void emitRowsCombine(ImplicitLocOpBuilder &b, const AttentionShape &shape,
                      Type outType, SoftmaxAttr softmax, gpu::GPUFuncOp kernel);
-
-/// Emits the tensor-core decode kernel's body (see DecodeKernel.cpp);
-/// `outputs` is {out} or, with several key splits, {partialAcc,
-/// partialMaxSum} for the combine kernel.
-void emitDecodeAttention(ImplicitLocOpBuilder &b, const AttentionShape &shape,
-                         const AttentionView &view, Type outType,
-                         ValueRange outputs, gpu::GPUFuncOp kernel);
-/// Grid (x: key splits, y: warp tasks) of the decode kernel, and its 16-row
-/// tiles of (query, query head) pairs per KV head.
-std::pair<int64_t, int64_t> decodeGrid(const AttentionShape &shape);
-int64_t decodeRowTiles(const AttentionShape &shape);
-/// Bytes of one slot of the decode kernel's shared-memory ring (a step's
-/// codes and group constants), sized for the widest of `kvHeads` heads.
-int64_t decodeSlotBytes(int64_t headDim, Stage2Attr k, Stage2Attr v,
-                        int64_t kvHeads);
-/// Shared memory of one warp of the decode kernel with a ring (stages > 1):
-/// its slots and its converted group constants.
-int64_t decodeWarpSharedBytes(const AttentionShape &shape, Stage2Attr k,
-                              Stage2Attr v);
-
-/// Gives every workgroup buffer of `kernel` 16-byte alignment (vector and
-/// cp.async accesses need it; the default is the element's).
-inline void alignWorkgroupBuffers(gpu::GPUFuncOp kernel) {
-  Builder b(kernel.getContext());
-  for (unsigned i = 0, e = kernel.getNumWorkgroupAttributions(); i < e; ++i)
-    kernel.setWorkgroupAttributionAttr(i, "llvm.align", b.getI64IntegerAttr(16));
-}
 
 } // namespace mlir::qattn::kernels
 

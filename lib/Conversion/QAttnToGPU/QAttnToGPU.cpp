@@ -5,8 +5,8 @@
 // The lowering of qattn.attention to GPU kernels and host launches: the pass,
 // the kernel module, each kernel's launch and the index width of the
 // kernels. The kernels: the tile layer's decode grids (TileGrid.cpp), the
-// warp kernel on CUDA cores (RowsKernel.cpp), the tensor-core prefill
-// kernels (MmaKernel.cpp) and the static decode kernel (DecodeKernel.cpp).
+// warp kernel on CUDA cores (RowsKernel.cpp) and the tensor-core prefill
+// kernels (MmaKernel.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -245,37 +245,17 @@ static LogicalResult lowerAttention(AttentionOp op, const AttentionShape &shape,
 
   if (op.getGpuTilingAttr().getKernel() == GpuKernel::mma || shape.wgmma)
     return lowerMmaAttention(op, kernels, prefix, shape, operands, out);
-  if (op.getGpuTilingAttr().getKernel() == GpuKernel::decode &&
-      shape.stages > 1) {
-    int64_t perWarp =
-        decodeWarpSharedBytes(shape, op.getKStage2Attr(), op.getVStage2Attr());
-    if (shape.warps * perWarp > shape.chip.staticSharedBytes)
-      return op.emitOpError()
-             << "decode kernel: " << shape.warps << " warps x " << perWarp
-             << " bytes (" << shape.stages
-             << " ring stages and group constants) of shared "
-                "memory exceed "
-             << shape.chip.staticSharedBytes << "; use fewer warps or stages";
-  }
-
   SmallVector<Value> mainArgs(operands);
   mainArgs.append(outputs);
-  bool decode = op.getGpuTilingAttr().getKernel() == GpuKernel::decode;
-  launchKernel(
-      b, kernels,
-      (prefix + (decode ? "_attention_decode" : "_attention")).str(), mainArgs,
-      decode ? decodeGrid(shape)
-             : std::pair<int64_t, int64_t>{shape.splits, shape.taskCtas()},
-      shape.threads(), [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
-        AttentionView view = viewOperands(op, kernel.getArguments());
-        ValueRange kernelOutputs = kernel.getArguments().take_back(outputs.size());
-        if (decode)
-          emitDecodeAttention(k, shape, view, outType.getElementType(),
-                              kernelOutputs, kernel);
-        else
-          emitRowsAttention(k, shape, view, outType.getElementType(),
-                            op.getSoftmaxOrDefault(), kernelOutputs);
-      });
+  launchKernel(b, kernels, (prefix + "_attention").str(), mainArgs,
+               {shape.splits, shape.taskCtas()}, shape.threads(),
+               [&](ImplicitLocOpBuilder &k, gpu::GPUFuncOp kernel) {
+                 AttentionView view = viewOperands(op, kernel.getArguments());
+                 ValueRange kernelOutputs =
+                     kernel.getArguments().take_back(outputs.size());
+                 emitRowsAttention(k, shape, view, outType.getElementType(),
+                                   op.getSoftmaxOrDefault(), kernelOutputs);
+               });
 
   if (shape.splits > 1) {
     SmallVector<Value> combineArgs = {outputs[0], outputs[1], out};
@@ -296,17 +276,12 @@ static LogicalResult lowerAttention(AttentionOp op, const AttentionShape &shape,
 }
 
 /// Where 32-bit indices paid on the H200 (same call, bit-identical
-/// outputs; docs/PERF.md). The decode kernel: B8 N32K d128 110.4 -> 105.2
-/// us, N64K 201.2 -> 191.0, 2-bit 109.0 -> 104.4, mixed 2/4-bit 117.8 ->
-/// 106.0, Nq = 4 causal 192.7 -> 177.8 (small grids lost 1-3%: B1 N32K 28.1
-/// -> 28.5, B8 N4K 26.4 -> 27.3). The warpgroup prefill kernel with e4m3
-/// P.V (B4 N4K 1416 -> 1409, causal 856 -> 825, B1 N16K causal 2932 ->
-/// 2881: no spill left at 128 registers) and at d = 64 (B16 N1K 184.9 ->
-/// 179.4). With f16 P.V at d = 128 ptxas scheduled the narrower code worse
-/// (B4 N4K 1607 -> 1636, causal one warpgroup 974 -> 989): 64 bits there.
+/// outputs; docs/PERF.md): the warpgroup prefill kernel with e4m3 P.V (B4
+/// N4K 1416 -> 1409, causal 856 -> 825, B1 N16K causal 2932 -> 2881: no
+/// spill left at 128 registers) and at d = 64 (B16 N1K 184.9 -> 179.4).
+/// With f16 P.V at d = 128 ptxas scheduled the narrower code worse (B4 N4K
+/// 1607 -> 1636, causal one warpgroup 974 -> 989): 64 bits there.
 static bool prefersNarrowIndices(AttentionOp op, const AttentionShape &shape) {
-  if (op.getGpuTilingAttr().getKernel() == GpuKernel::decode)
-    return true;
   return shape.wgmma && (shape.e4m3Pv || shape.headDim == 64);
 }
 

@@ -13,8 +13,7 @@
 // (mma and masks), TileSoftmax.cpp (online softmax and P.V, the partial rows'
 // stores), TileCombine.cpp (the split-combine kernel).
 //
-// Lane l = 4g + t. The layouts are those of the decode kernel
-// (DecodeKernel.cpp), S^T = K Q^T and O^T += V^T P^T on mma.sync m16n8k16,
+// Lane l = 4g + t. S^T = K Q^T and O^T += V^T P^T on mma.sync m16n8k16,
 // rows (query, head pairs) on the n side in 8-row blocks `nb`:
 //   query tile (mma_queries_b): per nb and 16-channel chunk j, the B
 //     fragment (vector<2x2xf16>) of row 8 nb + g at lane t's channel pairs

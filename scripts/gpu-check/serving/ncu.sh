@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Nsight Compute's details and SASS source view of the serving grid kernel
-# and of the static decode kernel at timing.py's shape, on inputs timing.py
+# and of the static shape (the tile layer) at timing.py's shape, on inputs timing.py
 # wrote to WORK (run it first). ART picks the serving artifact.
 # usage: ART=artifacts/serving/cuda ncu.sh WORK OUT
 set -euo pipefail

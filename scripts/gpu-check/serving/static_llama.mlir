@@ -1,5 +1,5 @@
-// The static form of serving.py's timing shape for the decode kernel
-// (DecodeKernel.cpp): B 8, Hq 32, Hkv 8, d 128, N 32768, 4-bit K/V, group 32.
+// The static form of serving.py's timing shape (the tile layer on a static
+// shape): B 8, Hq 32, Hkv 8, d 128, N 32768, 4-bit K/V, group 32.
 func.func @static_llama(
     %q: tensor<8x32x1x128xf16> {qattn.name = "q"},
     %kp: tensor<8x32768x512xi8> {qattn.name = "k_codes"}, %ks: tensor<8x8x512xf32> {qattn.name = "k_scales"},

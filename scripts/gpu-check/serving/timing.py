@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Times the serving-form decode (cases.py's llama_int4_d128: Hq 32, Hkv 8,
 d 128, 4-bit K/V, group 32, pages of 64) at batch 8 and 32K keys per
-sequence, next to the static decode kernel at the same shape
+sequence, next to the static shape (the tile layer, contiguous cache)
 (static_llama.mlir), in one run on the GPU machine; prints median times and
 the KV bytes read per microsecond.
 
@@ -66,7 +66,7 @@ def main():
     for label, cmd in (
             ("serving (tile layer, paged, lengths)",
              [run, serving, "--function", "llama_int4_d128", "--repeat", "50"] + inputs),
-            ("static decode kernel (contiguous, N fixed)",
+            ("static shape (contiguous, N fixed)",
              [run, static_art, "--function", "static_llama", "--repeat", "50"] + static),
             *((f"variant {v}", [run, v, "--function", "llama_int4_d128", "--repeat", "50"] + inputs)
               for v in variants)):

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "qattn-tile"
@@ -35,10 +36,6 @@ constexpr int64_t kWgmmaStagesBelow128 = 4; // see runOnOperation
 // Causal prefill with this many queries or more takes a producer warpgroup
 // (see producerWarpgroup), with a ring of 4 stages.
 constexpr int64_t kProducerCausalRows = 4096, kProducerStages = 4;
-constexpr int64_t kDecodeDeepRingStages = 4, kDecodeDeepRingWarps = 4;
-// Decode key slices below this many keys (8 steps of 16) cost more in the
-// combine than they gain in parallelism.
-constexpr int64_t kShortestSplit = 128;
 
 struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   using QAttnTileBase::QAttnTileBase;
@@ -47,64 +44,6 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   /// m16 tile.
   static bool fitsMmaKernel(AttentionOp op) {
     return op.whyNotMmaKernel().empty() && op.getNumQueries() >= 16;
-  }
-
-  /// What the tensor-core decode kernel handles: packed 2/4-bit K and V in
-  /// 16-key aligned groups and blocks with block scales, no decode buffer,
-  /// exact softmax, d of 64 or 128, the (query, head) rows of a KV head in a
-  /// few 16-row tiles.
-  static bool fitsDecodeKernel(AttentionOp op) {
-    auto packed = [](Stage2Attr s) {
-      return s && s.getGroup() % 16 == 0 &&
-             llvm::all_of(s.getBits(),
-                          [](int64_t b) { return b == 2 || b == 4; });
-    };
-    auto blockScales = [](Stage1Attr s) {
-      return s && s.getGranularity() == Granularity::block &&
-             s.getBlock() % 16 == 0;
-    };
-    int64_t d = op.getHeadDim();
-    return (!op.getQScales() || blockScales(op.getQStage1Attr())) &&
-           packed(op.getKStage2Attr()) && packed(op.getVStage2Attr()) &&
-           blockScales(op.getKStage1()) && blockScales(op.getVStage1()) &&
-           !op.getKBuffer() &&
-           op.getSoftmaxOrDefault().getMode() == SoftmaxMode::exact &&
-           (d == 64 || d == 128) && decodeRows(op) <= 64;
-  }
-
-  /// The decode kernel's rows per KV head: (query, query head) pairs.
-  static int64_t decodeRows(AttentionOp op) {
-    return op.getNumQueries() * op.getNumQueryHeads() / op.getNumKVHeads();
-  }
-  /// Its warp tasks: (batch, KV head, 16-row tile).
-  static int64_t decodeTasks(AttentionOp op) {
-    return op.getBatch() * op.getNumKVHeads() *
-           llvm::divideCeilSigned(decodeRows(op), int64_t(16));
-  }
-
-  /// Decode kernel: a warp per 16 (query, head) rows of a KV head and key
-  /// slice; as many slices as fit `decodeWarpsPerSM` warps on every SM (the
-  /// kernel's occupancy), none shorter than the minimum. A shape that gets
-  /// fewer than `decodeMinWarps` warps that way (its latency not hidden) takes
-  /// shorter slices, down to kShortestSplit keys, to reach that many.
-  int64_t chooseDecodeSplits(AttentionOp op) const {
-    int64_t tasks = decodeTasks(op);
-    int64_t keys = op.getNumCacheKeys();
-    // At most one wave: a second, partial one would leave most SMs idle
-    // while it runs (B32 N8K: 9 slices, 2304 warps for 2112 places).
-    int64_t wanted = sms * int64_t(decodeWarpsPerSM) / tasks;
-    int64_t affordable = std::max<int64_t>(1, keys / decodeMinKeysPerSplit);
-    int64_t s = std::max<int64_t>(1, std::min(wanted, affordable));
-    if (tasks * s < decodeMinWarps)
-      s = std::max(
-          s, std::min(llvm::divideCeilSigned(int64_t(decodeMinWarps), tasks),
-                      keys / kShortestSplit));
-    // Slices start at multiples of 16 keys (the kernel side:
-    // AttentionShape::keysPerSplit), so some of s slices may get no
-    // key (N128K: 264 wanted, 256 of 512 keys): drop them, the combine then
-    // merges fewer partial rows.
-    int64_t perSplit = llvm::alignTo(llvm::divideCeilSigned(keys, s), 16);
-    return std::max<int64_t>(1, llvm::divideCeilSigned(keys, perSplit));
   }
 
   /// Whether the wgmma kernel with f16 P.V at d = 128 takes 8 warps: two
@@ -152,6 +91,23 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     return std::max<int64_t>(1, std::min(wanted, affordable));
   }
 
+  enum class TileScope { decode, all, none };
+  /// Whether a static `op` goes through the tile layer (tile-layer): decode
+  /// that the GPU lowering of the tile ops covers and the tensor-core
+  /// prefill kernels do not take (16 int8 queries), everything the layer
+  /// can express, or nothing.
+  bool takesTileLayer(AttentionOp op, TileScope scope) const {
+    switch (scope) {
+    case TileScope::decode:
+      return !(useMma && fitsMmaKernel(op)) && whyNotGpuDecodeTiles(op).empty();
+    case TileScope::all:
+      return whyNotDecodeTiles(op).empty();
+    case TileScope::none:
+      return false;
+    }
+    llvm_unreachable("TileScope");
+  }
+
   /// The SMs the heuristics fill: num-sms, or the chip's.
   int64_t sms = 0;
   /// The chip's limits.
@@ -168,12 +124,14 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     sms = numSMs > 0 ? int64_t(numSMs) : info->numSMs;
     chipInfo = *info;
     if (failed(GpuTilingAttr::verifyInvariants(
-            [&] { return mlir::emitError(getOperation().getLoc(), "qattn-tile: "); }, warps,
-            splits > 0 ? int64_t(splits) : 1, keysPerStep, GpuKernel::rows,
+            [&] {
+              return mlir::emitError(getOperation().getLoc(), "qattn-tile: ");
+            },
+            warps, splits > 0 ? int64_t(splits) : 1, keysPerStep,
+            GpuKernel::rows,
             /*stages=*/1, PvOperands::f16, TileProducer::none)) ||
         numSMs < 0 || ctasPerSM < 1 || minKeysPerSplit < 1 ||
-        decodeWarpsPerSM < 1 || decodeMinKeysPerSplit < 1 ||
-        decodeMinWarps < 0) {
+        decodeMinKeysPerSplit < 1) {
       mlir::emitError(getOperation().getLoc(), "qattn-tile: invalid options");
       return signalPassFailure();
     }
@@ -194,18 +152,33 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
           << "qattn-tile: lazy-max must be -1 or in [0, 10], got " << lazyMax;
       return signalPassFailure();
     }
+    std::optional<TileScope> scope =
+        llvm::StringSwitch<std::optional<TileScope>>(tileLayer)
+            .Case("decode", TileScope::decode)
+            .Case("all", TileScope::all)
+            .Case("none", TileScope::none)
+            .Default(std::nullopt);
+    if (!scope) {
+      emitError(getOperation().getLoc())
+          << "qattn-tile: tile-layer must be decode, all or none, got '"
+          << tileLayer << "'";
+      return signalPassFailure();
+    }
     // The serving form (lengths, pages, dynamic sizes) goes through the
-    // tile layer; with tile-layer, static attentions it can express too.
+    // tile layer; static attentions as `scope` says.
     SmallVector<AttentionOp> tiled;
     WalkResult inexpressible = getOperation()->walk([&](AttentionOp op) {
       bool generic = op.isShapeGeneric();
-      if (!generic &&
-          !(tileLayer && !op.getGpuTilingAttr() && op.getBatch() >= 1))
+      if (!generic) {
+        if (!op.getGpuTilingAttr() && op.getBatch() >= 1 &&
+            takesTileLayer(op, *scope))
+          tiled.push_back(op);
         return WalkResult::advance();
+      }
       std::string why = whyNotDecodeTiles(op);
       if (why.empty()) {
         tiled.push_back(op);
-      } else if (generic) {
+      } else {
         op.emitOpError() << "with per-sequence lengths, a page table or "
                             "dynamic sizes needs the tile layer, which "
                             "cannot express it yet: "
@@ -239,11 +212,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       GpuKernel kernel = GpuKernel::rows;
       if (useMma && fitsMmaKernel(op))
         kernel = useWgmma ? GpuKernel::wgmma : GpuKernel::mma;
-      else if (useDecode && fitsDecodeKernel(op))
-        kernel = GpuKernel::decode;
-      int64_t s = splits > 0                    ? static_cast<int64_t>(splits)
-                  : kernel == GpuKernel::decode ? chooseDecodeSplits(op)
-                                                : chooseSplits(op);
+      int64_t s = splits > 0 ? static_cast<int64_t>(splits) : chooseSplits(op);
       LLVM_DEBUG(llvm::dbgs() << "qattn-tile: " << op.getLoc()
                               << " kernel=" << stringifyGpuKernel(kernel)
                               << " warps=" << warps << " splits=" << s << "\n");
@@ -270,14 +239,6 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       int64_t stages = kernel == GpuKernel::rows ? 1 : 2;
       if (kernel == GpuKernel::wgmma && op.getHeadDim() != 128)
         stages = kWgmmaStagesBelow128;
-      // A decode grid of less than one CTA per SM has few warps to hide the
-      // latency of its loads: a deeper ring does (H200, B1 Hkv8 N32K d128:
-      // 41.7 us with 4 stages against 43.9 with 2; at 4 CTAs per SM deeper
-      // rings gain at most 1% and lose up to 7%: 2-bit, d = 64). 4 warps x 4
-      // stages take 45 KB at d = 128, within 48 KB of static shared memory.
-      if (kernel == GpuKernel::decode && w <= kDecodeDeepRingWarps &&
-          s * llvm::divideCeilSigned(decodeTasks(op), w) < sms)
-        stages = kDecodeDeepRingStages;
       TileProducer producer = TileProducer::none;
       if (producerWarpgroup(op, kernel, pv)) {
         producer = TileProducer::warpgroup;

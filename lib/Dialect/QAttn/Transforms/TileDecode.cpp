@@ -2,9 +2,9 @@
 //
 // Part of the qattn project.
 //
-// qattn-tile's materialization of an attention in the serving form (per-
-// sequence lengths, a page table, dynamic sizes; static ones too with
-// tile-layer=true) as tile programs: an scf.forall grid over
+// qattn-tile's materialization of decode attention (the serving form: per-
+// sequence lengths, a page table, dynamic sizes; and static shapes, see
+// the tile-layer option) as tile programs: an scf.forall grid over
 // (batch, KV head, row tile, key split), each point loading its query rows,
 // then walking its slice of the sequence's keys in tiles of 16 with an
 // scf.for whose bounds come from kv_lens (the cache's keys, then the int8
@@ -344,13 +344,17 @@ Value DecodeTiler::materialize() {
   Value splits =
       sas || rule.fixed ? idx(sas ? 1 : rule.fixed) : shapeGenericSplits(batch);
   std::optional<int64_t> staticSplits = getConstantIntValue(splits);
+  std::optional<int64_t> staticBatch = getConstantIntValue(batch);
   int64_t dyn = ShapedType::kDynamic;
+  int64_t batchDim = staticBatch.value_or(dyn);
   int64_t splitDim = staticSplits.value_or(dyn);
   auto accType =
-      RankedTensorType::get({dyn, hkv, rts, splitDim, kTileRows, d}, f32);
+      RankedTensorType::get({batchDim, hkv, rts, splitDim, kTileRows, d}, f32);
   auto rowType =
-      RankedTensorType::get({dyn, hkv, rts, splitDim, kTileRows}, f32);
-  SmallVector<Value> dynamicSizes = {batch};
+      RankedTensorType::get({batchDim, hkv, rts, splitDim, kTileRows}, f32);
+  SmallVector<Value> dynamicSizes;
+  if (!staticBatch)
+    dynamicSizes.push_back(batch);
   if (!staticSplits)
     dynamicSizes.push_back(splits);
   // Per grid point and row: the running max, sum and accumulators.
@@ -360,8 +364,8 @@ Value DecodeTiler::materialize() {
       tensor::EmptyOp::create(b, accType.getShape(), f32, dynamicSizes)};
   // One program per (batch, KV head, row tile, key split): a CTA of the
   // grid on the GPU.
-  SmallVector<OpFoldResult> ubs = {batch, b.getIndexAttr(hkv),
-                                   b.getIndexAttr(rts),
+  SmallVector<OpFoldResult> ubs = {getAsOpFoldResult(batch),
+                                   b.getIndexAttr(hkv), b.getIndexAttr(rts),
                                    getAsOpFoldResult(splits)};
   MLIRContext *ctx = b.getContext();
   auto dim = [&](gpu::MappingId id) {
@@ -469,6 +473,32 @@ std::string mlir::qattn::whyNotDecodeTiles(AttentionOp op) {
   if (op.getPageTable() && op.getNumCacheKeys() % kTileKeys != 0)
     return "expected a page size that is a multiple of " +
            std::to_string(kTileKeys) + " keys";
+  return "";
+}
+
+std::string mlir::qattn::whyNotGpuDecodeTiles(AttentionOp op) {
+  if (std::string why = whyNotDecodeTiles(op); !why.empty())
+    return why;
+  if (op.getNumQueries() > kTileRows)
+    return "more than " + std::to_string(kTileRows) +
+           " queries a sequence (prefill)";
+  int64_t d = op.getHeadDim();
+  if (d != 64 && d != 128)
+    return "head dim " + std::to_string(d) + " (64 and 128 only)";
+  for (Stage1Attr s1 : {op.getKStage1Attr(), op.getVStage1Attr()})
+    if (s1 && s1.getBlock() % kTileKeys != 0)
+      return "stage-1 blocks of " + std::to_string(s1.getBlock()) +
+             " keys (multiples of " + std::to_string(kTileKeys) + " only)";
+  for (Stage2Attr s2 : {op.getKStage2Attr(), op.getVStage2Attr()}) {
+    if (!s2)
+      continue;
+    if (s2.getGroup() % kTileKeys != 0)
+      return "stage-2 groups of " + std::to_string(s2.getGroup()) +
+             " keys (multiples of " + std::to_string(kTileKeys) + " only)";
+    for (int64_t bits : s2.getBits())
+      if (bits < 2 || bits > 4)
+        return std::to_string(bits) + "-bit codes (2, 3 and 4 only)";
+  }
   return "";
 }
 

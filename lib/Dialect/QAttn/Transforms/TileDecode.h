@@ -43,6 +43,11 @@ struct TileProgramShape {
 
 /// Why the tile layer cannot express `op` yet, or an empty string.
 std::string whyNotDecodeTiles(AttentionOp op);
+/// Why a static `op` does not go through the tile layer to the GPU, or an
+/// empty string: what whyNotDecodeTiles says, more than 16 queries a
+/// sequence (prefill), or what the GPU lowering of the tile ops does not
+/// cover (the op-level form of checkLowerable in TileSupport.cpp).
+std::string whyNotGpuDecodeTiles(AttentionOp op);
 /// Replaces `op` by its decode grid over the tile layer (see TileDecode.cpp)
 /// with `splits` key splits per sequence.
 void tileDecodeAttention(AttentionOp op, const DecodeSplits &splits,

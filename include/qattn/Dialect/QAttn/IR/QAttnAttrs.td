@@ -51,7 +51,7 @@ def QAttn_Stage2Fit : I32EnumAttr<"Stage2Fit",
 
 def QAttn_GpuKernel : I32EnumAttr<"GpuKernel", "GPU attention kernel", [
     I32EnumAttrCase<"rows", 0>, I32EnumAttrCase<"mma", 1>,
-    I32EnumAttrCase<"decode", 2>, I32EnumAttrCase<"wgmma", 3>]> {
+    I32EnumAttrCase<"wgmma", 3>]> {
   let cppNamespace = "::mlir::qattn";
   let genSpecializedAttr = 0;
 }
@@ -231,7 +231,9 @@ def QAttn_SoftmaxAttr : QAttn_Attr<"Softmax", "softmax"> {
 def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
   let summary = "how a qattn.attention maps onto a GPU grid";
   let description = [{
-    Chosen by `qattn-tile`, consumed by `qattn-convert-to-gpu`. Each warp
+    Chosen by `qattn-tile` for the attentions that do not go through the
+    tile layer (prefill, and decode in formats the tile ops' GPU lowering
+    lacks), consumed by `qattn-convert-to-gpu`. Each warp
     owns query `i` of every query head that shares one KV head (so each key
     and value is loaded and dequantized once for the grouped-query heads); a
     CTA holds `warps` such warps, and the keys are cut into `splits` slices
@@ -275,17 +277,6 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     warps that compute (240 each, `setmaxnreg`), which run the overlapped
     loop. One CTA per SM.
 
-    `kernel = decode` selects the tensor-core decode kernel (packed 2/4-bit
-    K and V with block stage-1 scales, stage-2 groups of a multiple of 16
-    tokens, no decode buffer): a warp owns up to 16 rows, each a (query,
-    query head) pair of one KV head, on the n side of mma.sync m16n8k16 in
-    8-row blocks, and streams 16 keys per step from global memory into its
-    fragments, dequantizing in registers;
-    `splits` key slices are merged by the combine kernel. With `stages = s`
-    (2 to 4) each warp owns a ring of s shared-memory slots that cp.async
-    fills s - 1 steps ahead of the math; with 1 it loads each step straight
-    into registers. `keys_per_step` does not apply to it.
-
     ```mlir
     #qattn.gpu_tiling<warps = 4, splits = 16>
     #qattn.gpu_tiling<warps = 4, splits = 16, keys_per_step = 4, stages = 2>
@@ -293,7 +284,6 @@ def QAttn_GpuTilingAttr : QAttn_Attr<"GpuTiling", "gpu_tiling"> {
     #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2>
     #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 2, pv = e4m3>
     #qattn.gpu_tiling<warps = 8, splits = 1, kernel = wgmma, stages = 4, producer = warpgroup>
-    #qattn.gpu_tiling<warps = 4, splits = 24, kernel = decode, stages = 2>
     ```
   }];
   let parameters = (ins "int64_t":$warps, "int64_t":$splits,

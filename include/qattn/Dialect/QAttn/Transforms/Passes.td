@@ -12,11 +12,42 @@ include "mlir/Pass/PassBase.td"
 def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
   let summary = "Choose the GPU tiling of each qattn.attention";
   let description = [{
-    Attaches `#qattn.gpu_tiling<warps, splits, keys_per_step>` to every
-    `qattn.attention` that has none: one warp per (batch, KV head, query)
-    serving all query heads of the group, `warps` warps per CTA, and the keys
-    split over several CTAs when there are too few warps to fill the GPU
-    (decode, flash-decoding style). Prefill with BPQ int8 queries and d of 64
+    Decides how each `qattn.attention` runs on the GPU.
+
+    Decode goes through the tile layer: every attention in the serving form
+    (`kv_lens`, a page table or dynamic sizes), and by default (`tile-layer
+    = decode`) every static one with at most 16 queries a sequence that the
+    tensor-core prefill kernels do not take, in the formats the tile ops'
+    GPU lowering covers (head dims 64 and 128, stage-1 blocks and stage-2
+    groups of multiples of 16 keys, 2- to 4-bit codes or int8 data). It is
+    materialized as a grid of tile programs: an `scf.forall` over (batch, KV
+    head, 16-row tile, key split), its CTAs ordered KV head fastest
+    (`heads-fastest`; else key split), each loading its query rows
+    (`qattn.load_query_tile`), walking its slice of the sequence's keys in
+    tiles of 32 keys (16 where the formats or two 8-row blocks ask for it,
+    see `tile-keys`) with an `scf.for` whose bounds come from `kv_lens` (or
+    the cache's length) (`qattn.load_kv_tile`, `qattn.dequantize_tile`,
+    `qattn.tile_scores`, `qattn.softmax_update`; the cache's keys, then the
+    int8 tail's) and writing its partial rows, which `qattn.combine_splits`
+    merges. The online softmax takes a lazy reference max (`lazy_max`, see
+    `lazy-max`). `splits` key splits; when 0, one wave of the grid kernel's
+    resident warps: `S = max(1, min(slots / (B Hkv RT), ceil(capacity /
+    decode-min-keys-per-split), max(64, ceil(capacity / 256))))`, `slots`
+    being `num-sms` times the warps per SM its register budget leaves (12
+    at 168 registers, 16 at 128), `capacity` the keys a sequence can hold
+    (max pages times the page size, or the cache's length, plus the
+    buffer's). Where the batch or the capacity is dynamic, the host computes
+    S from them at run time (`arith` ops on `tensor.dim`s: the forall's
+    split bound and the scratch tensors' split dimension are dynamic); else
+    it folds to a constant. SAS takes one split and two passes over the keys
+    (each row's final max, then the terms). The tile layer runs on the CPU
+    (`qattn-lower-reference`) and on the GPU (`qattn-convert-to-gpu`, one
+    warp per grid point). The serving form needs stage-2 groups and pages
+    of multiples of 16 keys (or groups dividing 16); anything else in that
+    form is an error.
+
+    The other attentions get `#qattn.gpu_tiling<warps, splits,
+    keys_per_step>`. Prefill with BPQ int8 queries (16 or more) and d of 64
     or 128 gets the tensor-core kernel (`kernel = mma`, 4 warps of 16 query
     rows, 2 stages) unless `mma=false`, in its warpgroup form (`kernel =
     wgmma`) unless `wgmma=false`; at d = 64 the warpgroup kernel takes 4
@@ -24,43 +55,12 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     (two warpgroups sharing one ring) where that still gives `num-sms` SMs
     two CTAs each and a causal grid has 8192 or more rows; causal ones with
     4096 or more queries take a producer warpgroup beside two that compute
-    instead (`producer = warpgroup`, 4 stages). Packed 2/4-bit caches get the tensor-core
-    decode kernel (`kernel = decode`) with a 2-stage ring, or 4 stages when
-    its grid has fewer CTAs than `num-sms` (few warps to hide latency with;
-    at most 4 warps per CTA, so the ring fits static shared memory). With
-    `splits = 0` the
-    pass picks the split count so that the grid reaches `ctas-per-sm` CTAs
-    per SM without slices shorter than `min-keys-per-split` keys.
-
-    An attention in the serving form (`kv_lens`, a page table or dynamic
-    sizes) is materialized instead as a grid of tile programs over the tile
-    layer: an `scf.forall` over (batch, KV head, 16-row tile, key split),
-    its CTAs ordered KV head fastest (`heads-fastest`; else key split),
-    each loading its query rows (`qattn.load_query_tile`), walking its slice
-    of the sequence's keys in tiles of 32 keys (16 where the formats or two
-    8-row blocks ask for it, see `tile-keys`) with an `scf.for` whose bounds
-    come from `kv_lens` (`qattn.load_kv_tile`, `qattn.dequantize_tile`,
-    `qattn.tile_scores`, `qattn.softmax_update`; the cache's keys, then the
-    int8 tail's) and writing its partial rows, which `qattn.combine_splits`
-    merges. The online softmax takes a lazy reference max (`lazy_max`, see
-    `lazy-max`) where it pays. `splits` key splits; when 0, with dynamic shapes, one wave of
-    the grid kernel's resident warps: `S = max(1, min(slots / (B Hkv RT),
-    ceil(capacity / decode-min-keys-per-split), max(64, ceil(capacity / 256))))`, `slots` being
-    `num-sms` times the warps per SM its register budget leaves (12 at 168
-    registers, 16 at 128), `capacity` the keys a sequence can hold (max
-    pages times the page size, or the cache's length, plus the buffer's).
-    Where the batch or the capacity is dynamic, the host computes S from
-    them at run time (`arith` ops on `tensor.dim`s: the forall's split
-    bound and the scratch tensors' split dimension are dynamic); else it
-    folds to a constant. With static shapes the decode kernel's split
-    heuristic.
-    With `tile-layer` static attentions that the tile layer can express take
-    it too. The tile layer runs on the CPU (`qattn-lower-reference`) and on
-    the GPU (`qattn-convert-to-gpu`, one warp per grid point). SAS takes one
-    split and two passes over the keys
-    (each row's final max, then the terms). It needs stage-2 groups and
-    pages of multiples of 16 keys (or groups dividing 16) and buffers of
-    multiples of 16 keys; anything else in this form is an error.
+    instead (`producer = warpgroup`, 4 stages). The rest (float-query
+    prefill, and decode in formats the tile lowering lacks) gets the warp
+    kernel (`kernel = rows`): one warp per (batch, KV head, query) serving
+    all query heads of the group, `warps` warps per CTA, the keys split
+    over CTAs (with `splits = 0`, enough to reach `ctas-per-sm` CTAs per SM
+    without slices shorter than `min-keys-per-split` keys).
   }];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::gpu::GPUDialect",
                            "mlir::scf::SCFDialect", "mlir::tensor::TensorDialect"];
@@ -105,32 +105,18 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            "its register budget (65536 / (32 x this)) and the warps the "
            "split count fills; 0: 16 (128 registers) for 16-key tiles of "
            "one row block, else 12 (168) (default 0)">,
-    Option<"tileLayer", "tile-layer", "bool", /*default=*/"false",
-           "Materialize every attention the tile layer can express as tile "
-           "programs, static shapes too (those it cannot express keep the "
-           "kernels' tiling) (default false)">,
-    Option<"useDecode", "decode-kernel", "bool", /*default=*/"true",
-           "Use the tensor-core decode kernel where it applies (packed 2/4-bit "
-           "K/V, block scales, no decode buffer, exact softmax) (default true)">,
-    // 16: the decode kernel's occupancy (4 CTAs of 4 warps at 128 registers).
-    Option<"decodeWarpsPerSM", "decode-warps-per-sm", "int64_t",
-           /*default=*/"16",
-           "Warps per SM the decode kernel's split heuristic fills (one wave at "
-           "most) (default 16)">,
+    Option<"tileLayer", "tile-layer", "std::string", /*default=*/"\"decode\"",
+           "Which static attentions go through the tile layer: decode (at "
+           "most 16 queries a sequence, not the tensor-core prefill "
+           "kernels', in formats its GPU lowering covers), all (every one "
+           "it can express: the CPU lowering runs them all) or none (the "
+           "kernels' tiling) (default decode)">,
     // 128: on the H200, since the combine kernel spreads a row's splits over
     // up to 16 warps, B1 Hq32 Hkv8 N32K d128 takes 29.0 us with 256 slices of
     // 128 keys against 34.6 us with 64 of 512, d64 20.8 against 25.0, B8 N4K
     // d128 27.3 us with 32 slices against 33.6 with 8 (docs/PERF.md).
     Option<"decodeMinKeysPerSplit", "decode-min-keys-per-split", "int64_t",
-           /*default=*/"128", "Shortest key slice of the decode kernel (default 128)">,
-    // 512: on the H200 at B8 Hq32 Hkv8 N2K d128 (64 warps of rows), 8 slices
-    // of 256 keys took 27.7 us against 39.5 us for 4 of 512 (docs/PERF.md).
-    // With the 128-key default minimum it has nothing left to cut; it acts
-    // when decode-min-keys-per-split is raised.
-    Option<"decodeMinWarps", "decode-min-warps", "int64_t", /*default=*/"512",
-           "Warps the decode kernel's split heuristic reaches by cutting "
-           "slices below the minimum, down to 128 keys, on shapes too small "
-           "to fill the machine (default 512)">,
+           /*default=*/"128", "Shortest key slice of a decode grid (of the capacity) (default 128)">,
     Option<"useMma", "mma", "bool", /*default=*/"true",
            "Use the tensor-core kernel where it applies (BPQ int8 queries, "
            "16 or more of them) (default true)">,
@@ -152,8 +138,7 @@ def QAttnPipeline : Pass<"qattn-pipeline", "mlir::ModuleOp"> {
     Sets `stages` in the `#qattn.gpu_tiling` of every tiled `qattn.attention`
     (run `qattn-tile` first): with 2 stages the warp kernel loads the next
     step's keys and values (into registers) before it reduces the current
-    step's scores, so two steps of loads are in flight per warp; the decode
-    kernel (`kernel = decode`) does the same with its 16-key steps, and the
+    step's scores, so two steps of loads are in flight per warp; the
     prefill tensor-core kernels (`kernel = mma`, `wgmma`) with their 64-key tiles: a ring
     of `stages` shared-memory slots filled by cp.async `stages - 1` tiles
     ahead. Ops without a tiling are an error.
