@@ -203,3 +203,18 @@ func.func @decode_block8(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %
       : (tensor<1x8x1x64xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x250xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x250xf32>) -> tensor<1x8x1x64xf32>
   return %o : tensor<1x8x1x64xf32>
 }
+
+// -----
+
+// 16 int8 queries a sequence (speculative decode) take the tile layer: 64
+// (query, head) rows per KV head in 4 row tiles; with tile-layer=none the
+// warpgroup prefill kernel.
+// AUTO-LABEL: func.func @decode_nq16_int8_q
+// AUTO: scf.forall ({{.*}}) in (1, 2, 4, {{[0-9]+}})
+// NOTILE-LABEL: func.func @decode_nq16_int8_q
+// NOTILE: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 1, kernel = wgmma, stages = 4>
+func.func @decode_nq16_int8_q(%q: tensor<1x8x16x64xi8>, %qs: tensor<1x8x1xf32>, %k: tensor<1x2x512x64xi8>, %ks: tensor<1x2x8xf32>) -> tensor<1x8x16x64xf32> {
+  %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %ks) {q_stage1 = #qattn.stage1<block = 64>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
+      : (tensor<1x8x16x64xi8>, tensor<1x8x1xf32>, tensor<1x2x512x64xi8>, tensor<1x2x8xf32>, tensor<1x2x512x64xi8>, tensor<1x2x8xf32>) -> tensor<1x8x16x64xf32>
+  return %o : tensor<1x8x16x64xf32>
+}

@@ -16,9 +16,9 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
 
     Decode goes through the tile layer: every attention in the serving form
     (`kv_lens`, a page table or dynamic sizes), and by default (`tile-layer
-    = decode`) every static one with at most 16 queries a sequence that the
-    tensor-core prefill kernels do not take, in the formats the tile ops'
-    GPU lowering covers (head dims 64 and 128, stage-1 blocks and stage-2
+    = decode`) every static one with at most 16 queries a sequence (16
+    int8 queries too, which the prefill kernels would take), in the formats
+    the tile ops' GPU lowering covers (head dims 64 and 128, stage-1 blocks and stage-2
     groups of multiples of 16 keys, 2- to 4-bit codes or int8 data). It is
     materialized as a grid of tile programs: an `scf.forall` over (batch, KV
     head, 16-row tile, key split), its CTAs ordered KV head fastest
@@ -107,8 +107,8 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            "one row block, else 12 (168) (default 0)">,
     Option<"tileLayer", "tile-layer", "std::string", /*default=*/"\"decode\"",
            "Which static attentions go through the tile layer: decode (at "
-           "most 16 queries a sequence, not the tensor-core prefill "
-           "kernels', in formats its GPU lowering covers), all (every one "
+           "most 16 queries a sequence, in formats its GPU lowering "
+           "covers), all (every one "
            "it can express: the CPU lowering runs them all) or none (the "
            "kernels' tiling) (default decode)">,
     // 128: on the H200, since the combine kernel spreads a row's splits over
