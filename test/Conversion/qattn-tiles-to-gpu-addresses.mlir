@@ -1,20 +1,5 @@
 // RUN: qattn-opt %s --qattn-tile --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s
 // RUN: qattn-opt %s --qattn-tile --qattn-pipeline=static-slots=true --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=STATIC
-// RUN: qattn-opt %s --qattn-tile --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=TABLE
-
-// The first tile's page-table read is at its key's own slot, clamped to the
-// table, not at the safe key's (which waits for kv_lens through the
-// bound): both reads go out together, and the entry is dropped after it
-// arrives where the key is past the bound.
-// TABLE-LABEL: gpu.func @paged_d128_decode_tiles
-// TABLE: %[[VALID:.*]] = arith.cmpi ult, %[[KEY:.*]], %{{.*}} : index
-// TABLE: %[[LAST:.*]] = arith.subi %{{.*}}, %c1 : index
-// TABLE: %[[SLOT0:.*]] = arith.divui %[[KEY]], %c64 : index
-// TABLE: %[[SLOT:.*]] = arith.minui %[[SLOT0]], %[[LAST]] : index
-// TABLE: %[[AT:.*]] = arith.addi %{{.*}}, %[[SLOT]] : index
-// TABLE: %[[ENTRY:.*]] = memref.load %{{.*}}[%[[AT]]] : memref<{{[0-9]+}}xi32>
-// TABLE: %[[PAGE:.*]] = arith.index_cast %[[ENTRY]] : i32 to index
-// TABLE: arith.select %[[VALID]], %[[PAGE]], %c0 : index
 
 // A paged 4-bit cache at d = 128 in tiles of 32 keys: the look-ahead loads of
 // a step read the page table once for K's tile and V's, and a lane's pieces

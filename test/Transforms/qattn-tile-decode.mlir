@@ -49,19 +49,12 @@
 // CHECK: %[[LEN:.*]] = arith.index_cast %[[LEN32]] : i32 to index
 // CHECK: %[[TAIL:.*]] = arith.remui %[[LEN]], %[[C64]] : index
 // CHECK: %[[CACHED:.*]] = arith.subi %[[LEN]], %[[TAIL]] : index
-// Each split takes ceil(capacity / S) keys (the table's width read in the
-// grid), rounded up to whole tiles: its first key does not wait for
-// kv_lens, which only cuts its end.
-// CHECK: %[[MPK:.*]] = tensor.dim %{{.*}}, %[[C1]] : tensor<?x?xi32>
-// CHECK: %[[KPAGED:.*]] = arith.muli %[[MPK]], %[[C64]] : index
-// CHECK: %[[KCAP:.*]] = arith.addi %[[KPAGED]], %[[C64]] : index
+// Each split takes ceil(L / S) keys, rounded up to whole tiles.
 // CHECK: %[[NS1:.*]] = arith.subi %[[NS]], %[[C1]] : index
-// CHECK: %[[CAPS:.*]] = arith.addi %[[KCAP]], %[[NS1]] : index
-// CHECK: arith.divui %[[CAPS]], %[[NS]] : index
-// CHECK: %[[PER:.*]] = arith.muli %{{.*}}, %[[C32]] : index
-// CHECK: %[[LO:.*]] = arith.muli %[[S]], %[[PER]] : index
+// CHECK: %[[LENS:.*]] = arith.addi %[[LEN]], %[[NS1]] : index
+// CHECK: arith.divui %[[LENS]], %[[NS]] : index
 // CHECK: %[[Q:.*]] = qattn.load_query_tile %{{.*}} [%[[BI]], %[[HK]], %{{.*}}] {group = 4 : i64, layout = #qattn.fragment<mma_queries_b>}
-// CHECK: %[[STATE:.*]]:3 = scf.for %[[J:.*]] = %[[LO]] to %[[CEND:.*]] step %[[C32]] iter_args
+// CHECK: %[[STATE:.*]]:3 = scf.for %[[J:.*]] = %{{.*}} to %[[CEND:.*]] step %[[C32]] iter_args
 // CHECK:   %[[KT:.*]]:4 = qattn.load_kv_tile %{{.*}}[%[[BI]], %[[HK]], %[[J]]] bound %[[CEND]] pages(%{{.*}} : tensor<?x?xi32>) {keys = 32 : i64{{.*}} -> (tensor<32x32xi8>, tensor<2x64xi8>, tensor<2x64xi8>, tensor<32xf32>)
 // CHECK:   %[[VT:.*]]:4 = qattn.load_kv_tile
 // CHECK:   %[[K:.*]] = qattn.dequantize_tile %[[KT]]#0, %[[KT]]#1, %[[KT]]#2, %[[KT]]#3 {layout = #qattn.fragment<mma_keys_a>

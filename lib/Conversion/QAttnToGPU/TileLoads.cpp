@@ -66,15 +66,9 @@ KeyPlace locate(WarpProgram &w, LoadKVTileOp op, Value bi, Value key,
                                             w.usableHere(it->second.first) &&
                                             w.usableHere(it->second.second))
     return {it->second.first, it->second.second};
-  // The table is read at the key's own slot (clamped to the table), not at
-  // the safe key's: the read then goes out beside kv_lens's, which `bound`
-  // comes from, instead of after it; an entry past the sequence's pages is
-  // read but not used.
   const FlatTensor &table = w.tensor(op.getPageTable());
   Value pageSize = first.sizes[rowsPerEntryDim];
-  Value slot = arith::MinUIOp::create(
-      b, arith::DivUIOp::create(b, key, pageSize),
-      arith::SubIOp::create(b, table.sizes[1], w.idx(1)));
+  Value slot = arith::DivUIOp::create(b, safeKey, pageSize);
   Value page = arith::IndexCastOp::create(
       b, b.getIndexType(),
       memref::LoadOp::create(b, table.buffer,

@@ -403,23 +403,15 @@ Value DecodeTiler::materialize() {
       cacheEnd = b.createOrFold<tensor::DimOp>(op.getK(), k.stage2 ? 1 : 2);
       length = add(cacheEnd, idx(bufferKeys));
     }
-    // This split's keys: whole tiles of the capacity, in `splits` slices,
-    // cut at the sequence's end (a split past it walks no key). Not of
-    // the length: the split's first key, and so its first page-table read,
-    // then need not wait for kv_lens (one DRAM latency fewer before the
-    // first codes arrive); and the longest sequence, which bounds the
-    // grid's time, is cut the same either way.
+    // This split's keys: whole tiles of the sequence, in `splits` slices.
     Value count = staticSplits ? idx(*staticSplits) : splits;
-    Value capacity = op.getKvLens() ? capacityKeys() : length;
-    Value perSplit = divU(add(capacity, staticSplits ? idx(*staticSplits - 1)
-                                                     : sub(count, idx(1))),
-                          count);
+    Value perSplit = divU(
+        add(length, staticSplits ? idx(*staticSplits - 1) : sub(count, idx(1))),
+        count);
     perSplit = mul(divU(add(perSplit, idx(tileKeys - 1)), idx(tileKeys)),
                    idx(tileKeys));
-    // Each loop's end at or past its start (qattn-pipeline's prologue
-    // counts the steps from their difference).
-    Value lo = mul(s, perSplit);
-    Value hi = maxU(lo, minU(add(lo, perSplit), length));
+    Value lo = minU(mul(s, perSplit), length);
+    Value hi = minU(add(lo, perSplit), length);
 
     auto qType = RankedTensorType::get({kTileRows, d}, f32);
     Value queryTile = LoadQueryTileOp::create(
@@ -430,12 +422,12 @@ Value DecodeTiler::materialize() {
     SmallVector<Value> state = {
         splat(rows, -INFINITY), splat(rows, 0.0),
         splat(RankedTensorType::get({kTileRows, d}, f32), 0.0)};
-    Value cacheHi = maxU(lo, minU(hi, cacheEnd));
+    Value cacheHi = minU(hi, cacheEnd);
     // The cache's keys, then the buffer's.
     auto allKeys = [&](Pass pass, ValueRange init) {
       SmallVector<Value> out =
-          keyLoop(pass, /*fromBuffer=*/false, lo, cacheHi, cacheEnd, length, bi,
-                  hk, rt, queryTile, init);
+          keyLoop(pass, /*fromBuffer=*/false, minU(lo, cacheHi), cacheHi,
+                  cacheEnd, length, bi, hk, rt, queryTile, init);
       if (bufferKeys)
         out = keyLoop(pass, /*fromBuffer=*/true, maxU(lo, cacheEnd),
                       maxU(hi, cacheEnd), cacheEnd, length, bi, hk, rt,
