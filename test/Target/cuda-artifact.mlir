@@ -8,7 +8,8 @@
 // (per batch entry, KV head, 16-row tile and split, 16 rows: 2000 keys
 // afford 16 splits of >= 128 keys), the tile layer's grid kernel (a warp
 // per (KV head, split): 8 x 16 CTAs) with its ring in static shared memory,
-// then the combine kernel over the 32 output rows' tiles.
+// then the combine kernel over the 32 output rows' tiles, an early launch
+// (its CTAs start as the grid's retire and wait for its partial rows).
 // CHECK: "chip": "sm_90a",
 // CHECK: "buffers": [
 // CHECK-NEXT: {
@@ -42,6 +43,7 @@
 // CHECK: "buffer": 0
 // CHECK: "buffer": 1
 // CHECK: "buffer": 2
+// CHECK: "early": true,
 // CHECK: "kernel": "decode_combine_tiles",
 // CHECK: "result": 0
 // CHECK: "shared_bytes": 0
@@ -54,6 +56,7 @@
 // PTX: .target sm_90a
 // PTX: .entry decode_decode_tiles(
 // PTX: .shared .align 128 .b8 {{.*}}[12800];
+// PTX: griddepcontrol.launch_dependents;
 // PTX: bar.warp.sync
 // PTX: cp.async.cg.shared.global
 // PTX: cp.async.commit_group
@@ -62,6 +65,7 @@
 // PTX: shfl.sync.bfly.b32
 // PTX: ex2.approx
 // PTX: .entry decode_combine_tiles(
+// PTX: griddepcontrol.wait;
 
 func.func @decode(%q: tensor<1x32x1x128xbf16> {qattn.name = "q"}, %kp: tensor<1x2000x512xi8>, %ks: tensor<1x8x32xf32>, %kg: tensor<1x8x125x128xi8>, %kz: tensor<1x8x125x128xi8>,
                   %vp: tensor<1x2000x512xi8>, %vs: tensor<1x8x32xf32>, %vg: tensor<1x8x125x128xi8>, %vz: tensor<1x8x125x128xi8>) -> tensor<1x32x1x128xbf16> {

@@ -15,6 +15,7 @@
 #include "TileLowering.h"
 
 #include "qattn/Conversion/LoweringUtils.h"
+#include "qattn/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -122,10 +123,10 @@ static SmallVector<FlatTensor> kernelTensors(ImplicitLocOpBuilder &b,
   return out;
 }
 
-static void launch(ImplicitLocOpBuilder &b, gpu::GPUFuncOp kernel,
-                   gpu::KernelDim3 grid, const LaunchArgs &args) {
+static gpu::LaunchFuncOp launch(ImplicitLocOpBuilder &b, gpu::GPUFuncOp kernel,
+                                gpu::KernelDim3 grid, const LaunchArgs &args) {
   Value one = indexConst(b, 1);
-  gpu::LaunchFuncOp::create(
+  return gpu::LaunchFuncOp::create(
       b, kernel, grid, {indexConst(b, kThreadsPerWarp), one, one},
       /*dynamicSharedMemorySize=*/Value(), args.operands());
 }
@@ -287,13 +288,21 @@ static Value launchCombine(ImplicitLocOpBuilder &hb, CombineSplitsOp combine,
   {
     OpBuilder kb = OpBuilder::atBlockBegin(&combineKernel.front());
     ImplicitLocOpBuilder b(combine.getLoc(), kb);
-    emitCombineKernel(b, combine, kernelTensors(b, combineKernel, combineArgs));
+    SmallVector<FlatTensor> tensors =
+        kernelTensors(b, combineKernel, combineArgs);
+    // An early launch (kEarlyLaunchAttrName): its CTAs take the SMs as the
+    // grid's retire, and wait here, after their argument arithmetic, for
+    // the grid's partial rows.
+    waitForEarlierLaunches(b);
+    emitCombineKernel(b, combine, tensors);
   }
   Value rows = mul(hb, batch,
                    outType.getDimSize(1) * outType.getDimSize(2) *
                        combineWarpsPerRow(outType.getDimSize(3)));
-  launch(hb, combineKernel, {rows, indexConst(hb, 1), indexConst(hb, 1)},
-         combineArgs);
+  gpu::LaunchFuncOp launched =
+      launch(hb, combineKernel, {rows, indexConst(hb, 1), indexConst(hb, 1)},
+             combineArgs);
+  launched->setAttr(kEarlyLaunchAttrName, hb.getUnitAttr());
   return out;
 }
 
@@ -415,6 +424,10 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
     w.scalars.map(ivs[dimOf[0]], minor);
     if (failed(lowerPrograms(w, grid)))
       return failure();
+    // Lets the combine's early launch start once every CTA of the grid has.
+    OpBuilder start = OpBuilder::atBlockBegin(&kernel.front());
+    NVVM::GriddepcontrolOp::create(start, grid.getLoc(),
+                                   NVVM::GridDepActionKind::launch_dependents);
   }
   SmallVector<Value> ub = getValueOrCreateConstantIndexOp(
       hb, hb.getLoc(), grid.getMixedUpperBound());
