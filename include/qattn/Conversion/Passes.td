@@ -51,10 +51,11 @@ def QAttnConvertToGPU : Pass<"qattn-convert-to-gpu", "mlir::ModuleOp"> {
     buffers and a combine kernel merges them (flash-decoding).
 
     A decode grid of the tile layer (the `scf.forall` qattn-tile writes for
-    the serving form, or with `tile-layer`) becomes a kernel of one warp per
+    decode, see its `tile-layer`) becomes a kernel of one warp per
     grid point (the forall's mapping: linear block dims 0 (fastest) and 1
     on grid x, 2 on y, 3 on z; a dynamic fastest dim must be the split) and
-    its `qattn.combine_splits` a combine kernel of one warp per output row.
+    its `qattn.combine_splits` a combine kernel of warps per output row,
+    launched early (below).
     The tensors pass as flat views (`memref.reinterpret_cast`, 2^40
     elements) with each dynamic size as an i32, so one artifact serves every
     batch, length and pool; a split count computed at run time is the
@@ -73,15 +74,15 @@ def QAttnConvertToGPU : Pass<"qattn-convert-to-gpu", "mlir::ModuleOp"> {
     side then only allocates scratch buffers and launches kernels, which is
     what the artifact manifest records.
 
-    A launch that reads what the launch before it wrote (the combine kernel,
-    the prefill attention kernel after its stage launch) is marked
+    A launch that reads what the launch before it wrote (the combine
+    kernels, the prefill attention kernel after its stage launch) is marked
     `qattn.early_launch`: it may start while that one finishes (programmatic
     dependent launch), its kernel waiting with `griddepcontrol.wait` before
     the first such read, the earlier kernel allowing it with
     `griddepcontrol.launch_dependents`.
 
-    The decode kernels, and the warpgroup prefill kernels with e4m3 P.V or
-    a head dimension of 64, get 32-bit index arithmetic (`dlti.dl_spec<index = 32>` on the
+    The warpgroup prefill kernels with e4m3 P.V or
+    a head dimension of 64 get 32-bit index arithmetic (`dlti.dl_spec<index = 32>` on the
     kernel module, which `convert-gpu-to-nvvm` follows) when every memref in
     the module has fewer than 2^31 bytes and no nvgpu op takes a memref
     (`convert-nvgpu-to-nvvm` lowers those with 64-bit indices regardless).
