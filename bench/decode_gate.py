@@ -677,7 +677,7 @@ def dry_run(plan, a, rows, pool):
         folder, sv = os.path.join(a.work, row["name"]), row["serving"]
         statics = static_artifacts(a.out, row, pool, folder)
         sets += [(row["name"] + label, folder, art)
-                 for label, art in zip((" static", " static on the tile layer"), statics)]
+                 for label, art in zip((" static", " static, this tree"), statics)]
         sets += [(row["name"] + " serving", folder, serving_artifact(
                      a.out, sv, row["shape"], [sv["kv_len"]] * row["shape"]["batch"], pool,
                      folder))]
