@@ -6,9 +6,12 @@
 // stage-2 caches (per-head widths too) or int8 stage-1 caches, with stage-1
 // scales per block or per channel, the int8 tail, float queries (rounded to
 // f16) or int8 ones (scales per block, or per channel applied before the
-// rounding), exact softmax, head dims 64 and 128. Everything else is a
-// diagnostic on the op, naming what is missing. Also the lane channel
-// orders, which the cache's packing fixes (TileLowering.h).
+// rounding), exact and SAS softmax, head dims 64 and 128. Everything else is a
+// diagnostic on the op, naming what is missing. qattn-tile keeps static
+// decode that this would refuse off the tile layer (whyNotGpuDecodeTiles
+// in TileDecode.cpp, the same limits on the attention): keep the two in
+// step. Also the lane channel orders, which the cache's packing fixes
+// (TileLowering.h).
 //
 //===----------------------------------------------------------------------===//
 
