@@ -7,6 +7,7 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile="wgmma=true" | FileCheck %s --check-prefix=WGMMA
 // RUN: qattn-opt %s -split-input-file --qattn-tile="wgmma=false" | FileCheck %s --check-prefix=NOWGMMA
 // RUN: not qattn-opt %s -split-input-file --qattn-tile="decode-min-keys-per-split=0" 2>&1 | FileCheck %s --check-prefix=BADOPT
+// RUN: not qattn-opt %s -split-input-file --qattn-tile="splits=-1" 2>&1 | FileCheck %s --check-prefix=BADOPT
 // RUN: not qattn-opt %s -split-input-file --qattn-tile="tile-layer=true" 2>&1 | FileCheck %s --check-prefix=BADSCOPE
 // RUN: qattn-opt %s -split-input-file --qattn-tile="pv-e4m3=true" | FileCheck %s --check-prefix=E4M3
 // RUN: qattn-opt %s -split-input-file --qattn-tile="num-sms=4096" | FileCheck %s --check-prefix=BIGGPU

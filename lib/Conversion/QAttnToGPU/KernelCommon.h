@@ -1,5 +1,4 @@
-//===- KernelCommon.h - shared pieces of the GPU attention kernels -*- C++
-//-*-===//
+//===- KernelCommon.h - shared GPU attention kernel pieces -----*- C++ -*-===//
 //
 // Part of the qattn project.
 //
@@ -14,6 +13,7 @@
 
 #include "qattn/Conversion/FormatMath.h"
 #include "qattn/Conversion/LoweringUtils.h"
+#include "qattn/Conversion/Passes.h"
 #include "qattn/Dialect/QAttn/IR/QAttnOps.h"
 #include "qattn/Target/Chip.h"
 
@@ -150,6 +150,19 @@ inline void copyAsync(ImplicitLocOpBuilder &b, Value dst, Value src,
 /// reference moves, in the online softmax of the decode and tensor-core
 /// prefill kernels (lazy maxima): p = 2^(s - max) stays <= 2^8.
 inline constexpr double kLazyMaxLog2 = 8.0;
+
+/// Makes `launch` an early launch (kEarlyLaunchAttrName) after `previous`,
+/// the kernel of the launch before it: `previous` lets it start once every
+/// one of its CTAs runs (griddepcontrol.launch_dependents, first thing), so
+/// that its CTAs take SMs as `previous`'s retire, their prologue overlapping
+/// that one's tail. `launch`'s kernel must wait (waitForEarlierLaunches)
+/// before it reads what `previous` wrote.
+inline void markEarlyLaunch(gpu::LaunchFuncOp launch, gpu::GPUFuncOp previous) {
+  launch->setAttr(kEarlyLaunchAttrName, UnitAttr::get(launch.getContext()));
+  OpBuilder b = OpBuilder::atBlockBegin(&previous.front());
+  NVVM::GriddepcontrolOp::create(b, launch.getLoc(),
+                                 NVVM::GridDepActionKind::launch_dependents);
+}
 
 /// Waits until the launches before this one (an early launch, see
 /// kEarlyLaunchAttrName) have finished and their writes are visible; at

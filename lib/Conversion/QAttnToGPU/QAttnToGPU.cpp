@@ -87,11 +87,8 @@ static gpu::KernelDim3 dims(ImplicitLocOpBuilder &b, int64_t x, int64_t y) {
 /// Adds kernel `name` over `args` to `module`, its body emitted by `body`,
 /// and launches it from `b` on `grid` CTAs of `threads` threads with
 /// `sharedBytes` of dynamic shared memory. An `early` launch may start
-/// while the previous one runs (kEarlyLaunchAttrName): `body` must wait
-/// (waitForEarlierLaunches) before it reads what that one writes, and the
-/// previous kernel lets it start once every CTA of its own runs (its CTAs
-/// then take SMs as the previous one's retire, their prologue overlapping
-/// that one's tail).
+/// while the previous one runs (markEarlyLaunch): `body` must wait
+/// (waitForEarlierLaunches) before it reads what that one writes.
 static void
 launchKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef name,
              ArrayRef<Value> args, std::pair<int64_t, int64_t> grid,
@@ -119,16 +116,12 @@ launchKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef name,
                                 dims(b, threads, 1), shared, args);
   if (!early)
     return;
-  launch->setAttr(kEarlyLaunchAttrName, b.getUnitAttr());
   Operation *prev = launch->getPrevNode();
   while (prev && !isa<gpu::LaunchFuncOp>(prev))
     prev = prev->getPrevNode();
   assert(prev && "an early launch follows another launch");
-  auto prevKernel = module.lookupSymbol<gpu::GPUFuncOp>(
-      cast<gpu::LaunchFuncOp>(prev).getKernelName());
-  OpBuilder pb = OpBuilder::atBlockBegin(&prevKernel.front());
-  NVVM::GriddepcontrolOp::create(pb, loc,
-                                 NVVM::GridDepActionKind::launch_dependents);
+  markEarlyLaunch(launch, module.lookupSymbol<gpu::GPUFuncOp>(
+                              cast<gpu::LaunchFuncOp>(prev).getKernelName()));
 }
 
 static gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module) {

@@ -15,7 +15,6 @@
 #include "TileLowering.h"
 
 #include "qattn/Conversion/LoweringUtils.h"
-#include "qattn/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -259,10 +258,11 @@ static FailureOr<std::array<int64_t, 4>> linearBlockDims(scf::ForallOp grid) {
 
 /// The combine kernel of `combine` over the grid's partial rows (acc, max,
 /// sum: the grid's outputs 2, 0, 1) and its launch, combineWarpsPerRow warps
-/// per output row; returns the output buffer.
+/// per output row, early after `gridKernel`'s; returns the output buffer.
 static Value launchCombine(ImplicitLocOpBuilder &hb, CombineSplitsOp combine,
                            scf::ForallOp grid, ArrayRef<Value> partials,
-                           gpu::GPUModuleOp kernels, StringRef prefix) {
+                           gpu::GPUModuleOp kernels, StringRef prefix,
+                           gpu::GPUFuncOp gridKernel) {
   auto outType = cast<RankedTensorType>(combine.getResult().getType());
   Value batch = memref::DimOp::create(hb, partials[2], 0);
   SmallVector<Value> outSizes = {batch};
@@ -290,8 +290,7 @@ static Value launchCombine(ImplicitLocOpBuilder &hb, CombineSplitsOp combine,
     ImplicitLocOpBuilder b(combine.getLoc(), kb);
     SmallVector<FlatTensor> tensors =
         kernelTensors(b, combineKernel, combineArgs);
-    // An early launch (kEarlyLaunchAttrName): its CTAs take the SMs as the
-    // grid's retire, and wait here, after their argument arithmetic, for
+    // An early launch: it waits here, after its argument arithmetic, for
     // the grid's partial rows.
     waitForEarlierLaunches(b);
     emitCombineKernel(b, combine, tensors);
@@ -299,10 +298,10 @@ static Value launchCombine(ImplicitLocOpBuilder &hb, CombineSplitsOp combine,
   Value rows = mul(hb, batch,
                    outType.getDimSize(1) * outType.getDimSize(2) *
                        combineWarpsPerRow(outType.getDimSize(3)));
-  gpu::LaunchFuncOp launched =
-      launch(hb, combineKernel, {rows, indexConst(hb, 1), indexConst(hb, 1)},
-             combineArgs);
-  launched->setAttr(kEarlyLaunchAttrName, hb.getUnitAttr());
+  markEarlyLaunch(launch(hb, combineKernel,
+                         {rows, indexConst(hb, 1), indexConst(hb, 1)},
+                         combineArgs),
+                  gridKernel);
   return out;
 }
 
@@ -424,10 +423,6 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
     w.scalars.map(ivs[dimOf[0]], minor);
     if (failed(lowerPrograms(w, grid)))
       return failure();
-    // Lets the combine's early launch start once every CTA of the grid has.
-    OpBuilder start = OpBuilder::atBlockBegin(&kernel.front());
-    NVVM::GriddepcontrolOp::create(start, grid.getLoc(),
-                                   NVVM::GridDepActionKind::launch_dependents);
   }
   SmallVector<Value> ub = getValueOrCreateConstantIndexOp(
       hb, hb.getLoc(), grid.getMixedUpperBound());
@@ -437,7 +432,8 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
          args);
 
   auto outType = cast<RankedTensorType>(combine.getResult().getType());
-  Value out = launchCombine(hb, combine, grid, partials, kernels, prefix);
+  Value out =
+      launchCombine(hb, combine, grid, partials, kernels, prefix, kernel);
   combine.replaceAllUsesWith(toTensor(hb, out, outType));
   combine.erase();
   SmallVector<Value> inits(grid.getOutputs());

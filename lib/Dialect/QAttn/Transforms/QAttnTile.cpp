@@ -98,7 +98,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   /// layer against 15.5 on the wgmma kernel, gpu-check's
   /// decode_nq16_noncausal_d64 in two calls) that the GPU lowering of the
   /// tile ops covers, everything the layer can express, or nothing.
-  bool takesTileLayer(AttentionOp op, TileScope scope) const {
+  static bool takesTileLayer(AttentionOp op, TileScope scope) {
     switch (scope) {
     case TileScope::decode:
       return whyNotGpuDecodeTiles(op).empty();
@@ -132,7 +132,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
             warps, splits > 0 ? int64_t(splits) : 1, keysPerStep,
             GpuKernel::rows,
             /*stages=*/1, PvOperands::f16, TileProducer::none)) ||
-        numSMs < 0 || ctasPerSM < 1 || minKeysPerSplit < 1 ||
+        splits < 0 || numSMs < 0 || ctasPerSM < 1 || minKeysPerSplit < 1 ||
         decodeMinKeysPerSplit < 1) {
       mlir::emitError(getOperation().getLoc(), "qattn-tile: invalid options");
       return signalPassFailure();
@@ -198,7 +198,6 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       // heuristic, which fills 16 warps an SM where the grid kernel holds 12
       // (B8 N32K: 33 splits, 1.33 waves).
       DecodeSplits rule{splits, chipInfo, sms, decodeMinKeysPerSplit};
-      rule.fixed = std::max<int64_t>(0, rule.fixed);
       tileDecodeAttention(op, rule,
                           {tileKeys, lazyMax, headsFastest, gridWarpsPerSM});
     }
