@@ -39,8 +39,8 @@ this tree, whose static shapes now go through the tile layer themselves.
                      --repeat --cold-l2 on the static then the serving
                      artifact (and the static shape through the tile layer,
                      on the static inputs, where prepared), alternating for
-                     --rounds rounds (the medians' median is kept); then the varlen batch and SDPA over the
-                     same sequences. Prints a table, writes WORK/gate.json.
+                     --rounds rounds (the medians' median is kept); then the
+                     varlen batch and SDPA over the same sequences. Prints a table, writes WORK/gate.json.
                      --dry-run writes the inputs of the smallest selected row
                      (and of the varlen batch at 1/32 of its lengths), checks
                      them against the manifests, and asks `qattn-run
@@ -164,6 +164,9 @@ def folder_bytes(path):
 def prepare(a):
     if not shutil.which(a.qattn_compile):
         sys.exit(f"decode_gate.py: no qattn-compile at {a.qattn_compile} (--qattn-compile PATH)")
+    a.static_compile = a.static_compile or a.qattn_compile
+    if not shutil.which(a.static_compile):
+        sys.exit(f"decode_gate.py: no qattn-compile at {a.static_compile} (--static-compile)")
     cases = [c for c in bench_cases.matrix() if c.family == "decode" and selected(c.name, a.only)]
     varlen = selected(VARLEN["name"], a.only)
     vcase = bench_cases.decode(VARLEN["batch"], VARLEN["hq"], VARLEN["hkv"], VARLEN["hi"],
@@ -768,9 +771,6 @@ def main():
     r.add_argument("--dry-run", action="store_true")
     a = ap.parse_args()
     if a.cmd == "prepare":
-        a.static_compile = a.static_compile or a.qattn_compile
-        if not shutil.which(a.static_compile):
-            sys.exit(f"decode_gate.py: no qattn-compile at {a.static_compile} (--static-compile)")
         if not 1 <= a.tail < PAGE:
             sys.exit(f"--tail {a.tail}: 1..{PAGE - 1}")
         prepare(a)

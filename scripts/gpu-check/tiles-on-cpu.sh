@@ -39,18 +39,14 @@ for c in $names; do
            "${inputs[@]}"; }; then
     echo "$c: FAIL (compile or run)"; status=1; continue
   fi
-  if "$py" - "$work" "$out" "$c" <<'PY'
+  if "$py" - "$root/scripts/gpu-check" "$work" "$out" "$c" <<'PY'
 import sys
 import numpy as np
-work, out, name = sys.argv[1:]
-def load(path):
-    x = np.load(path)
-    if out == "bf16":  # bf16 as uint16 bit patterns
-        x = (x.astype(np.uint32) << 16).view(np.float32)
-    return x.astype(np.float64)
-ref, tiles = load(f"{work}/ref/out.npy"), load(f"{work}/tiles/out.npy")
-err = np.abs(tiles - ref).max() / np.abs(ref).max()
-bound = {"f32": 2e-4, "f16": 2e-3, "bf16": 1e-2}[out]
+sys.path.insert(0, sys.argv[1])
+from check import TOLERANCE, load, rel  # noqa: E402  (check.py's bounds and bf16 reading)
+work, out, name = sys.argv[2:]
+ref, tiles = load(f"{work}/ref/out.npy", out), load(f"{work}/tiles/out.npy", out)
+err, bound = rel(tiles, ref), TOLERANCE[out]
 ok = bool(np.isfinite(tiles).all() and err <= bound)
 print(f"{name}: {'ok' if ok else 'FAIL'} (max err {err:.2e} of max |ref|, bound {bound:.0e})")
 sys.exit(0 if ok else 1)

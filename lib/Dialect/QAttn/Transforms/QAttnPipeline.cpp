@@ -52,13 +52,10 @@ static void assignStaticSlots(scf::ForOp loop, ValueRange inits) {
   for (Value init : inits)
     if (auto load = init.getDefiningOp<LoadKVTileOp>())
       load->setAttr(kRingSlotAttr, slot(0));
-  for (std::optional<scf::ForOp> l :
-       {unrolled->mainLoopOp, unrolled->epilogueLoopOp}) {
-    if (!l)
-      continue;
+  for (scf::ForOp l : {*unrolled->mainLoopOp, *unrolled->epilogueLoopOp}) {
     // Copy c's loads come before its wait.
     int64_t copy = 0;
-    for (Operation &op : l->getBody()->without_terminator()) {
+    for (Operation &op : l.getBody()->without_terminator()) {
       if (isa<LoadKVTileOp>(op))
         op.setAttr(kRingSlotAttr, slot(1 - copy % 2));
       if (isa<WaitTilesOp>(op))
