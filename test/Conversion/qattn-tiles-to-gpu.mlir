@@ -26,8 +26,17 @@
 // CHECK: %[[NSX:.*]] = arith.muli %[[NS]], %c2 : index
 // CHECK: gpu.launch_func @qattn_kernels::@paged_decode_decode_tiles blocks in (%[[NSX]], %c1, %[[B]]) threads in (%c32, %c1, %c1)
 // CHECK-SAME: %[[NS32]] : i32)
-// CHECK: %[[ROWS:.*]] = arith.muli %[[B]], %c16 : index
-// CHECK: gpu.launch_func @qattn_kernels::@paged_decode_combine_tiles blocks in (%[[ROWS]], %c1, %c1) threads in (%c32, %c1, %c1)
+// The combine: 16 tasks (a row's 32 channels) a batch entry, each of 1, 2
+// or 4 warps as the split count asks (the kernel computes the same), in
+// CTAs of 4 warps.
+// CHECK: %[[TASKS:.*]] = arith.muli %[[B]], %c16 : index
+// CHECK: %[[C:.*]] = arith.ceildivui %[[NS]], %c64 : index
+// CHECK: %[[C3:.*]] = arith.divui %[[C]], %c3 : index
+// CHECK: %[[CW:.*]] = arith.addi %[[C]], %[[C3]] : index
+// CHECK: %[[W:.*]] = arith.minui %[[CW]], %c4 : index
+// CHECK: %[[WARPS:.*]] = arith.muli %[[TASKS]], %[[W]] : index
+// CHECK: %[[CTAS:.*]] = arith.ceildivui %[[WARPS]], %c4 : index
+// CHECK: gpu.launch_func @qattn_kernels::@paged_decode_combine_tiles blocks in (%[[CTAS]], %c1, %c1) threads in (%c128, %c1, %c1)
 // CHECK: %[[OUT:.*]] = bufferization.to_tensor
 // CHECK: return %[[OUT]]
 
@@ -164,45 +173,77 @@
 // STAGES1-NOT: cp.async
 // STAGES1-NOT: nvvm.bar.warp.sync
 // STAGES1: scf.for {{.*}} -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>) {
-// The combine loops over the splits twice (their maxima, then the weighted
-// sums and channels), as many as the accumulators' dimension 3 says.
+// The combine walks the splits once, as many as the accumulators' dimension
+// 3 says (run-time here).
 // CHECK-LABEL: gpu.func @paged_decode_combine_tiles
 // CHECK-SAME: (%{{[^:]*}}: memref<1099511627776xf32>, %{{[^:]*}}: i32, %[[CS:[^:]*]]: i32,
-// CHECK-SAME: nvvm.minctasm = 1 : i32
+// CHECK-SAME: workgroup(%[[SHARED:.*]] : memref<136xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 1 : i32
 // CHECK: %[[CSI:.*]] = arith.index_cast %[[CS]] : i32 to index
-// Two warps per row (32 channels each, d = 64, so 16 per batch entry above);
-// split s to lane s mod 32: the row's max over the lanes, 8 of a lane's
-// splits a step (indices clamped to the last split, those past it -inf),
-// all 8 loads before the maxima; then each lane's weighted sum of its
-// splits' 32 channels (16-byte loads), 2 splits a step, all their loads
-// first (those past the end weigh 0); then the lanes' partial rows reduced
-// and scattered in five shuffle steps (16 values sent at the first, 1 at the
-// last) so that lane l holds channel l. One CTA per SM asked for (ptxas then
-// keeps a step's loads in flight).
-// CHECK: %[[LANE:.*]] = gpu.thread_id x
-// CHECK: scf.for %[[S:.*]] = %[[LANE]] to %[[CSI]] step %c256 iter_args(%{{.*}}) -> (f32) {
+// CHECK: %[[C:.*]] = arith.ceildivui %[[CSI]], %c64 : index
+// CHECK: %[[W:.*]] = arith.minui %{{.*}}, %c4 : index
+// Warp g of the grid serves task g / W (those past the last task none), its
+// 32 channels c0 (d = 64: two a row); split s to lane s mod 32 of the
+// task's warp s / 32 mod W, 2 of a lane's splits a step (indices clamped to
+// the last split), all their loads first (max, sum and 32 channels in
+// 16-byte loads); the lane's running maximum rescales what it carries once
+// a step, then each split adds its sum and channels weighed by e^(m_s - m)
+// (those past the end weigh 0). One CTA per SM asked for (ptxas then keeps
+// a step's loads in flight).
+// CHECK: %[[T:.*]] = gpu.thread_id x
+// CHECK: %[[LANE:.*]] = arith.remui %[[T]], %c32 : index
+// CHECK: %[[WARP:.*]] = arith.divui %[[T]], %c32 : index
+// CHECK: %[[BX:.*]] = gpu.block_id x
+// CHECK: %[[G0:.*]] = arith.muli %[[BX]], %c4 : index
+// CHECK: %[[G:.*]] = arith.addi %[[G0]], %[[WARP]] : index
+// CHECK: %[[TASK:.*]] = arith.divui %[[G]], %[[W]] : index
+// CHECK: %[[SUB:.*]] = arith.remui %[[G]], %[[W]] : index
+// CHECK: %[[REAL:.*]] = arith.cmpi ult, %[[TASK]], %{{.*}} : index
+// CHECK: %[[SPACING:.*]] = arith.muli %[[W]], %c32 : index
+// CHECK: %[[SUB32:.*]] = arith.muli %[[SUB]], %c32 : index
+// CHECK: %[[FIRST:.*]] = arith.addi %[[LANE]], %[[SUB32]] : index
+// CHECK: %[[END:.*]] = arith.select %[[REAL]], %[[CSI]], %c0 : index
+// CHECK: %[[STEP:.*]] = arith.muli %[[W]], %c64 : index
+// CHECK: scf.for %[[S:.*]] = %[[FIRST]] to %[[END]] step %[[STEP]] iter_args({{.*}}) -> (f32, f32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
 // CHECK: %[[LAST:.*]] = arith.subi %[[CSI]], %c1 : index
 // CHECK: arith.minui %[[S]], %[[LAST]] : index
-// CHECK-COUNT-8: memref.load
-// CHECK-NOT: memref.load
-// CHECK-COUNT-8: arith.maximumf
-// CHECK: scf.yield
-// CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32 : f32
-// CHECK: scf.for %{{.*}} = %[[LANE]] to %[[CSI]] step %c64 iter_args({{.*}}) -> (f32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
-// CHECK-COUNT-4: vector.load %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf32>, vector<4xf32>
+// CHECK: %[[S2:.*]] = arith.addi %[[S]], %[[SPACING]] : index
+// CHECK: arith.minui %[[S2]], %[[LAST]] : index
+// CHECK-COUNT-2: memref.load
+// CHECK-COUNT-8: vector.load %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf32>, vector<4xf32>
 // CHECK-NOT: ex2.approx
-// CHECK-COUNT-12: vector.load
+// CHECK-COUNT-2: memref.load
+// CHECK-COUNT-8: vector.load
 // CHECK-NOT: vector.load
+// CHECK-COUNT-2: arith.maximumf
+// CHECK: ex2.approx.ftz.f32
+// CHECK-COUNT-8: arith.mulf %{{.*}} : vector<4xf32>
 // CHECK: ex2.approx.ftz.f32
 // CHECK-COUNT-8: vector.fma
 // CHECK: ex2.approx.ftz.f32
 // CHECK-COUNT-8: vector.fma
 // CHECK: scf.yield
+// The warp's maximum, each lane weighed against it, the warp's sum, then
+// the lanes' partial rows reduced and scattered in five shuffle steps (16
+// values sent at the first, 1 at the last) so that lane l holds channel l.
+// CHECK-COUNT-5: gpu.shuffle  xor %{{.*}}, %c{{16|8|4|2|1}}_i32
+// CHECK: ex2.approx.ftz.f32
 // CHECK-COUNT-5: gpu.shuffle  xor %{{.*}}, %c{{16|8|4|2|1}}_i32
 // CHECK-COUNT-16: gpu.shuffle  xor %{{.*}}, %c16_i32
 // CHECK-COUNT-8: gpu.shuffle  xor %{{.*}}, %c8_i32
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
 // CHECK-NOT: gpu.shuffle
+// The warps meet in shared memory (34 floats each: channels, max, sum);
+// the first of a task weighs its task's W by e^(M_w - M) and writes the row.
+// CHECK: memref.store %{{.*}}, %[[SHARED]][%{{.*}}]
+// CHECK-COUNT-2: memref.store %{{.*}}, %[[SHARED]]
+// CHECK: gpu.barrier
+// CHECK: %[[FIRSTW:.*]] = arith.cmpi eq, %[[SUB]], %c0 : index
+// CHECK: %[[WRITES:.*]] = arith.andi %[[REAL]], %[[FIRSTW]] : i1
+// CHECK: scf.if %[[WRITES]]
+// CHECK-COUNT-4: arith.cmpi ugt, %[[W]], %c{{0|1|2|3}} : index
+// CHECK-COUNT-4: ex2.approx.ftz.f32
+// CHECK: arith.divf
 // CHECK: arith.truncf {{.*}} : f32 to f16
 // CHECK: memref.store
 // 32-key tiles of two stage-2 groups of 16: 168 registers, 12 warps per SM.

@@ -87,16 +87,17 @@ static SmallVector<Value> hostSizes(ImplicitLocOpBuilder &b, Value tensor) {
 }
 
 /// Creates kernel `name` in `kernels` taking `args` (flat buffers and their
-/// i32 sizes), for blocks of one warp; its body is an empty gpu.return.
+/// i32 sizes), for blocks of `warps` warps; its body is an empty gpu.return.
 static gpu::GPUFuncOp createKernel(gpu::GPUModuleOp kernels, Location loc,
-                                   StringRef name, const LaunchArgs &args) {
+                                   StringRef name, const LaunchArgs &args,
+                                   int64_t warps = 1) {
   OpBuilder mb = OpBuilder::atBlockEnd(kernels.getBody());
   auto type = FunctionType::get(kernels.getContext(),
                                 ValueRange(args.operands()).getTypes(), {});
   auto kernel = gpu::GPUFuncOp::create(mb, loc, name, type);
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
   kernel.setKnownBlockSizeAttr(
-      mb.getDenseI32ArrayAttr({kThreadsPerWarp, 1, 1}));
+      mb.getDenseI32ArrayAttr({int32_t(warps * kThreadsPerWarp), 1, 1}));
   SymbolTable(kernels).insert(kernel);
   OpBuilder kb = OpBuilder::atBlockBegin(&kernel.front());
   gpu::ReturnOp::create(kb, loc);
@@ -123,10 +124,11 @@ static SmallVector<FlatTensor> kernelTensors(ImplicitLocOpBuilder &b,
 }
 
 static gpu::LaunchFuncOp launch(ImplicitLocOpBuilder &b, gpu::GPUFuncOp kernel,
-                                gpu::KernelDim3 grid, const LaunchArgs &args) {
+                                gpu::KernelDim3 grid, const LaunchArgs &args,
+                                int64_t warps = 1) {
   Value one = indexConst(b, 1);
   return gpu::LaunchFuncOp::create(
-      b, kernel, grid, {indexConst(b, kThreadsPerWarp), one, one},
+      b, kernel, grid, {indexConst(b, warps * kThreadsPerWarp), one, one},
       /*dynamicSharedMemorySize=*/Value(), args.operands());
 }
 
@@ -257,12 +259,12 @@ static FailureOr<std::array<int64_t, 4>> linearBlockDims(scf::ForallOp grid) {
 }
 
 /// The combine kernel of `combine` over the grid's partial rows (acc, max,
-/// sum: the grid's outputs 2, 0, 1) and its launch, combineWarpsPerRow warps
-/// per output row, early after `gridKernel`'s; returns the output buffer.
+/// sum: the grid's outputs 2, 0, 1, `splits` of them a row) and its launch,
+/// early after `gridKernel`'s; returns the output buffer.
 static Value launchCombine(ImplicitLocOpBuilder &hb, CombineSplitsOp combine,
-                           scf::ForallOp grid, ArrayRef<Value> partials,
-                           gpu::GPUModuleOp kernels, StringRef prefix,
-                           gpu::GPUFuncOp gridKernel) {
+                           scf::ForallOp grid, Value splits,
+                           ArrayRef<Value> partials, gpu::GPUModuleOp kernels,
+                           StringRef prefix, gpu::GPUFuncOp gridKernel) {
   auto outType = cast<RankedTensorType>(combine.getResult().getType());
   Value batch = memref::DimOp::create(hb, partials[2], 0);
   SmallVector<Value> outSizes = {batch};
@@ -279,10 +281,16 @@ static Value launchCombine(ImplicitLocOpBuilder &hb, CombineSplitsOp combine,
   combineArgs.add(hb, out, outType, outSizes);
   gpu::GPUFuncOp combineKernel =
       createKernel(kernels, combine.getLoc(), (prefix + "_combine_tiles").str(),
-                   combineArgs);
+                   combineArgs, kCombineWarps);
+  Value shared = combineKernel.addWorkgroupAttribution(
+      MemRefType::get({kCombineSharedFloats}, hb.getF32Type(),
+                      MemRefLayoutAttrInterface(),
+                      gpu::AddressSpaceAttr::get(hb.getContext(),
+                                                 gpu::AddressSpace::Workgroup)),
+      combine.getLoc());
   // One CTA per SM is all it asks for: ptxas otherwise sizes the registers
-  // for the most 32-thread CTAs an SM takes (86 at d128) and issues a
-  // split's loads only after the last split's sums (see TileCombine.cpp).
+  // for the most CTAs an SM takes and issues a split's loads only after the
+  // last split's sums (see TileCombine.cpp).
   combineKernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                          hb.getI32IntegerAttr(1));
   {
@@ -293,14 +301,19 @@ static Value launchCombine(ImplicitLocOpBuilder &hb, CombineSplitsOp combine,
     // An early launch: it waits here, after its argument arithmetic, for
     // the grid's partial rows.
     waitForEarlierLaunches(b);
-    emitCombineKernel(b, combine, tensors);
+    emitCombineKernel(b, combine, tensors, shared);
   }
-  Value rows = mul(hb, batch,
-                   outType.getDimSize(1) * outType.getDimSize(2) *
-                       combineWarpsPerRow(outType.getDimSize(3)));
+  // A task: an output row's 32 channels.
+  Value tasks = mul(hb, batch,
+                    outType.getDimSize(1) * outType.getDimSize(2) *
+                        combineChunksPerRow(outType.getDimSize(3)));
+  Value warps =
+      arith::MulIOp::create(hb, tasks, combineWarpsPerTask(hb, splits));
+  Value ctas =
+      arith::CeilDivUIOp::create(hb, warps, indexConst(hb, kCombineWarps));
   markEarlyLaunch(launch(hb, combineKernel,
-                         {rows, indexConst(hb, 1), indexConst(hb, 1)},
-                         combineArgs),
+                         {ctas, indexConst(hb, 1), indexConst(hb, 1)},
+                         combineArgs, kCombineWarps),
                   gridKernel);
   return out;
 }
@@ -432,8 +445,8 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
          args);
 
   auto outType = cast<RankedTensorType>(combine.getResult().getType());
-  Value out =
-      launchCombine(hb, combine, grid, partials, kernels, prefix, kernel);
+  Value out = launchCombine(hb, combine, grid, ub[3], partials, kernels, prefix,
+                            kernel);
   combine.replaceAllUsesWith(toTensor(hb, out, outType));
   combine.erase();
   SmallVector<Value> inits(grid.getOutputs());

@@ -332,12 +332,22 @@ LogicalResult lowerGridBody(WarpProgram &w, Block &block);
 /// accumulators.
 LogicalResult lowerGridConstant(WarpProgram &w, arith::ConstantOp op);
 
-/// The combine kernel's warps per output row (32 channels each).
-int64_t combineWarpsPerRow(int64_t headDim);
+/// The combine kernel's tasks per output row (32 channels each), its CTAs'
+/// warps, and the f32s of shared memory a CTA takes (32 channels, a maximum
+/// and a sum a warp).
+int64_t combineChunksPerRow(int64_t headDim);
+constexpr int64_t kCombineWarps = 4;
+constexpr int64_t kCombineSharedFloats =
+    kCombineWarps * (kernels::kThreadsPerWarp + 2);
+/// The warps of the combine kernel that share an output row's 32 channels,
+/// 1, 2 or 4, from the split count `splits` (index): on the host, for the
+/// launch's CTA count, and in the kernel alike.
+Value combineWarpsPerTask(ImplicitLocOpBuilder &b, Value splits);
 /// Emits the body of the combine kernel of `op` over its flat arguments
-/// (acc, max, sum, out) and the batch size (index).
+/// (acc, max, sum, out) and its workgroup memory `shared`
+/// (memref<kCombineSharedFloats x f32>).
 void emitCombineKernel(ImplicitLocOpBuilder &b, CombineSplitsOp op,
-                       ArrayRef<FlatTensor> args);
+                       ArrayRef<FlatTensor> args, Value shared);
 
 /// Lowers every decode grid of the tile layer in `module` (and the
 /// combine_splits after it) to kernels in `kernels` and their launches,
