@@ -57,7 +57,8 @@ def compare(gates_a, gates_b):
     for i, name in enumerate(names):
         runs_a = [g["rows"][i] for g in gates_a]
         runs_b = [g["rows"][i] for g in gates_b]
-        failed += [name for r in runs_a + runs_b if "error" in r][:1]
+        if any("error" in r for r in runs_a + runs_b):
+            failed.append(name)
         static = [t for t in (us(r, "static") for r in runs_a + runs_b) if t]
         a = [us(r, "serving") for r in runs_a]
         b = [us(r, "serving") for r in runs_b]

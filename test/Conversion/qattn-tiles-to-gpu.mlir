@@ -203,9 +203,9 @@
 // CHECK: %[[SUB32:.*]] = arith.muli %[[SUB]], %c32 : index
 // CHECK: %[[FIRST:.*]] = arith.addi %[[LANE]], %[[SUB32]] : index
 // CHECK: %[[END:.*]] = arith.select %[[REAL]], %[[CSI]], %c0 : index
+// CHECK: %[[LAST:.*]] = arith.subi %[[CSI]], %c1 : index
 // CHECK: %[[STEP:.*]] = arith.muli %[[W]], %c64 : index
 // CHECK: scf.for %[[S:.*]] = %[[FIRST]] to %[[END]] step %[[STEP]] iter_args({{.*}}) -> (f32, f32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
-// CHECK: %[[LAST:.*]] = arith.subi %[[CSI]], %c1 : index
 // CHECK: arith.minui %[[S]], %[[LAST]] : index
 // CHECK: %[[S2:.*]] = arith.addi %[[S]], %[[SPACING]] : index
 // CHECK: arith.minui %[[S2]], %[[LAST]] : index

@@ -56,10 +56,10 @@ overLaneSplits(ImplicitLocOpBuilder &b, Value splits, Value end, Value first,
                function_ref<SmallVector<Value>(ArrayRef<Value>, ArrayRef<Value>,
                                                ValueRange)>
                    body) {
+  Value last = arith::SubIOp::create(b, splits, indexConst(b, 1));
   auto loop = scf::ForOp::create(b, first, end, mul(b, spacing, perStep), init);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value last = arith::SubIOp::create(b, splits, indexConst(b, 1));
   SmallVector<Value> at, real;
   for (int64_t u = 0; u < perStep; ++u) {
     Value s = add(b, loop.getInductionVar(), mul(b, spacing, u));
