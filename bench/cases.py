@@ -42,10 +42,11 @@ CONTEXT_SWEEP = (2048, 4096, 8192, 16384, 32768, 65536)  # B8 Hq32 Hkv8 d128
 PREFILL_SWEEP = (1024, 2048, 4096, 8192)  # B4 H32 d128 causal
 
 
-def decode(b, hq, hkv, nk, d, bits=(4,), nq=1, causal=False, tag="", sweep=""):
+def decode(b, hq, hkv, nk, d, bits=(4,), nq=1, causal=False, tag="", sweep="", **scheme):
+    """scheme: Case fields of the quantization other than the default's (group, block)."""
     name = f"decode_b{b}_h{hq}x{hkv}_n{nk}_d{d}" + (f"_{tag}" if tag else "")
     return BenchCase(name, b, hq, hkv, nq, nk, d, list(bits), causal=causal,
-                     cpu_reference=False, family="decode", sweep=sweep)
+                     cpu_reference=False, family="decode", sweep=sweep, **scheme)
 
 
 def prefill(b, h, n, d, causal, sweep="", kernel=""):
@@ -93,6 +94,9 @@ def matrix():
         decode(8, 32, 8, 32768, 128, bits=[2], tag="2bit"),
         decode(8, 32, 8, 32768, 128, bits=[2, 4] * 4, tag="mixed24"),
         decode(8, 32, 8, 32768, 128, nq=4, causal=True, tag="nq4_causal"),
+        # Stage-2 groups and stage-1 blocks of 8 keys (two a 16-key mma block).
+        decode(8, 32, 8, 32768, 128, tag="group8", group=8),
+        decode(8, 32, 8, 8192, 128, tag="group8_block8", group=8, block=8),
     ]
     cases += [decode(8, 32, 8, n, 128, sweep="decode_context")
               for n in CONTEXT_SWEEP if n != 32768]  # N32K is a main shape

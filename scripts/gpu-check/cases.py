@@ -39,6 +39,13 @@ def matrix():
         Case("decode_anchor_min_mixed_d64", 1, 16, 4, 2, 900, 64, [4, 2, 2, 4], anchor="min"),
         Case("decode_anchor_min_3bit", 1, 16, 4, 1, 700, 128, [3], anchor="min"),
         Case("prefill_anchor_min_n300", 1, 8, 2, 300, 300, 64, [4], anchor="min"),
+        # Stage-2 groups and stage-1 blocks of 8 keys (two per 16-key mma
+        # block), a buffer that is not whole tiles.
+        Case("decode_group8_block8_d128", 2, 16, 4, 1, 1001, 128, [4], group=8, block=8,
+             buffer=24),
+        Case("decode_group8_msb_2bit_d64_nq3", 1, 16, 2, 3, 777, 64, [2], group=8,
+             order="msb_first"),
+        Case("decode_int8_kv_block8_d64", 2, 16, 4, 1, 900, 64, [], block=8),
         Case("decode_nq16_noncausal_d64", 3, 16, 4, 16, 555, 64, [4], causal=False),
         Case("decode_mixed_2_4", 2, 16, 4, 2, 900, 128, [4, 2, 2, 4]),
         Case("decode_int8_kv", 2, 16, 4, 1, 1000, 128, []),

@@ -22,7 +22,8 @@ sanitize() { # case tool
     --function attention "${inputs[@]}" --quiet 2>&1 | tail -n 4 | tee -a "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 }
-for c in decode_with_buffer decode_b2_h32x8_d128_n1000_4bit prefill_n300_causal_d64; do
+for c in decode_with_buffer decode_b2_h32x8_d128_n1000_4bit decode_group8_block8_d128 \
+    prefill_n300_causal_d64; do
   [ -d "$cases/$c/run" ] || continue
   sanitize "$c" memcheck
   sanitize "$c" racecheck

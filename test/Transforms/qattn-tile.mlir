@@ -189,15 +189,25 @@ func.func @decode_packed_batch8(%q: tensor<8x32x1x64xf32>, %kp: tensor<8x8192x25
 // -----
 
 // Decode the tile ops' GPU lowering does not cover keeps the warp kernel:
-// head dim 96, stage-1 blocks of 8 keys.
+// head dim 96, stage-1 blocks of 24 keys (8 and multiples of 16 only).
+// Blocks of 8 take the tile layer (two scales a 16-key tile).
 // AUTO-LABEL: func.func @decode_d96
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
-// AUTO-LABEL: func.func @decode_block8
+// AUTO-LABEL: func.func @decode_block24
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
+// AUTO-LABEL: func.func @decode_block8
+// AUTO-NOT: gpu_tiling
+// AUTO: scf.forall
+// AUTO: qattn.load_kv_tile {{.*}} {keys = 16 : i64, layout = #qattn.fragment<mma_keys_a>, stage1 = #qattn.stage1<block = 8>}
 func.func @decode_d96(%q: tensor<1x8x1x96xf32>, %k: tensor<1x2x2000x96xi8>, %ks: tensor<1x2x32xf32>) -> tensor<1x8x1x96xf32> {
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
       : (tensor<1x8x1x96xf32>, tensor<1x2x2000x96xi8>, tensor<1x2x32xf32>, tensor<1x2x2000x96xi8>, tensor<1x2x32xf32>) -> tensor<1x8x1x96xf32>
   return %o : tensor<1x8x1x96xf32>
+}
+func.func @decode_block24(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks: tensor<1x2x84xf32>) -> tensor<1x8x1x64xf32> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 24>, v_stage1 = #qattn.stage1<block = 24>}
+      : (tensor<1x8x1x64xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x84xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x84xf32>) -> tensor<1x8x1x64xf32>
+  return %o : tensor<1x8x1x64xf32>
 }
 func.func @decode_block8(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks: tensor<1x2x250xf32>) -> tensor<1x8x1x64xf32> {
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>}

@@ -18,6 +18,8 @@
 
 #include "TileLowering.h"
 
+#include <deque>
+
 using namespace mlir;
 using namespace mlir::qattn;
 using namespace mlir::qattn::kernels;
@@ -88,7 +90,9 @@ private:
 /// lane loaded. Null scales (one per tile) leave pairs as they are.
 class ChannelScales {
 public:
-  ChannelScales(WarpProgram &w, Value scales, bool keys) : w(w) {
+  /// The scales of the tile's `piece`-th stage-1 block.
+  ChannelScales(WarpProgram &w, Value scales, bool keys, int64_t piece)
+      : w(w), piece(piece) {
     if (cast<RankedTensorType>(scales.getType()).getRank() != 2)
       return;
     tile = scales;
@@ -119,7 +123,7 @@ private:
     int64_t bytes;
     auto ring = w.readFromRing.find(tile);
     if (ring != w.readFromRing.end()) {
-      const RingTile::Piece &row = ring->second.pieces.front();
+      const RingTile::Piece &row = ring->second.pieces[piece];
       bytes = row.rowBytes / w.headDim;
       Value byte = add(b, add(b, ring->second.slot, w.idx(row.offset)),
                        mul(b, add(b, channel0, w.idx(c)), bytes));
@@ -135,7 +139,7 @@ private:
         word = arith::ShRUIOp::create(b, word, odd);
       }
     } else {
-      Value words = w.reg(tile, 0);
+      Value words = w.reg(tile, piece);
       int64_t count = cast<VectorType>(words.getType()).getNumElements();
       bytes = 4 * count / static_cast<int64_t>(made.size());
       word =
@@ -156,18 +160,30 @@ private:
   }
 
   WarpProgram &w;
+  int64_t piece;
   Value tile, channel0;
   SmallVector<Value> made;
 };
 
+/// The group constants and stage-1 scales per channel that hold for one
+/// half of a key block (GroupConstants and ChannelScales of its group and
+/// block).
+struct HalfConstants {
+  GroupConstants *group;
+  ChannelScales *scales;
+};
+
 /// K's A fragment of S^T = K Q^T for 16-channel chunk j: lane t's pairs 2j
-/// and 2j + 1 of keys g and g + 8 (`codes`, the key block's two words).
+/// and 2j + 1 of keys g and g + 8 (`codes`, the key block's two words; the
+/// constants of each key's half, `halves`).
 static Value keyFragment(WarpProgram &w, DequantizeTileOp op,
-                         ArrayRef<Value> codes, GroupConstants &consts,
-                         ChannelScales &channelScales, int64_t j) {
+                         ArrayRef<Value> codes,
+                         std::array<HalfConstants, 2> halves, int64_t j) {
   ImplicitLocOpBuilder &b = w.b;
   Stage2Attr s2 = op.getStage2Attr();
   auto pairOf = [&](int64_t p, int64_t key) -> Value {
+    GroupConstants &consts = *halves[key].group;
+    ChannelScales &channelScales = *halves[key].scales;
     auto [lo, hi] = w.channels.keyPairs[p];
     Value pair;
     if (!s2) {
@@ -188,32 +204,33 @@ static Value keyFragment(WarpProgram &w, DequantizeTileOp op,
 
 /// V^T's A fragment of O^T += V^T P^T for 16-channel m tile i: lane g's
 /// channels 2i (row g) and 2i + 1 (row g + 8) of keys (2t, 2t + 1) and
-/// (2t + 8, 2t + 9) (`codes`, the key block's four words), each pair one
-/// channel of two keys.
+/// (2t + 8, 2t + 9) (`codes`, the key block's four words; the constants of
+/// the two halves, `halves`), each pair one channel of two keys.
 static Value valueFragment(WarpProgram &w, DequantizeTileOp op,
-                           ArrayRef<Value> codes, GroupConstants &consts,
-                           ChannelScales &channelScales, int64_t i) {
+                           ArrayRef<Value> codes,
+                           std::array<HalfConstants, 2> halves, int64_t i) {
   ImplicitLocOpBuilder &b = w.b;
   Stage2Attr s2 = op.getStage2Attr();
   // The pairs of channel u for keys (2t, 2t + 1) and (2t + 8, 2t + 9).
   auto pairsOf = [&](int64_t u) -> std::array<Value, 2> {
     int64_t c = w.channels.valueChannels[u];
     std::array<Value, 2> out;
-    auto scaled = [&](Value pair) {
+    auto scaled = [&](Value pair, int64_t reg) {
+      ChannelScales &channelScales = *halves[reg].scales;
       return channelScales ? channelScales.scale(pair, c, c) : pair;
     };
     if (!s2) {
       for (int64_t reg = 0; reg < 2; ++reg)
         out[reg] =
-            scaled(int8Pair(b, codes[2 * reg], c, codes[2 * reg + 1], c));
+            scaled(int8Pair(b, codes[2 * reg], c, codes[2 * reg + 1], c), reg);
       return out;
     }
     int64_t bits = w.regBits(false), perHalf = 16 / bits;
     // The 16-bit chunk holding channel u, of the two keys side by side.
     int64_t chunk = u / perHalf, byte = 2 * (chunk % 2);
     int64_t sel = byte | (byte + 1) << 4 | (4 + byte) << 8 | (5 + byte) << 12;
-    auto [s, z] = consts[u];
     for (int64_t reg = 0; reg < 2; ++reg) {
+      auto [s, z] = (*halves[reg].group)[u];
       auto word = [&](int64_t key) {
         return vector::ExtractOp::create(b, codes[key],
                                          ArrayRef<int64_t>{chunk / 2});
@@ -222,7 +239,8 @@ static Value valueFragment(WarpProgram &w, DequantizeTileOp op,
                                            word(2 * reg + 1), i32Const(b, sel),
                                            NVVM::PermuteMode::DEFAULT);
       out[reg] = scaled(dequantPair(b, both, u % perHalf * bits, bits, s, z,
-                                    s2.getAnchor(), w.valueBits));
+                                    s2.getAnchor(), w.valueBits),
+                        reg);
     }
     return out;
   };
@@ -241,25 +259,52 @@ void mlir::qattn::tiles::lowerDequantizeTile(WarpProgram &w,
   Stage2Attr s2 = op.getStage2Attr();
   bool staged = s2 && stageGroupConstants(w, op, keys);
   int64_t groups = s2 ? tileGroups(op.getParts()[1]) : 1;
-  auto consts = std::make_shared<SmallVector<GroupConstants>>();
+  // std::deque: the halves below point into it.
+  auto consts = std::make_shared<std::deque<GroupConstants>>();
   for (int64_t group = 0; group < groups; ++group)
     consts->emplace_back(w, op, keys, staged, group);
-  // Fragment kb * chunks + j is made at its first use; the scale follows
-  // (1 where the fragments carry scales per channel).
-  auto channelScales =
-      std::make_shared<ChannelScales>(w, op.getParts().back(), keys);
-  Value scale =
-      *channelScales ? f32Const(w.b, 1.0) : w.reg(op.getParts().back(), 0);
-  w.setLazy(op.getValues(), blocks * chunks + 1, [=, &w](int64_t at) -> Value {
-    if (at == blocks * chunks)
-      return scale;
-    int64_t kb = at / chunks, j = at % chunks;
-    GroupConstants &blockConsts =
-        (*consts)[s2 ? kb * kKeyBlock / s2.getGroup() : 0];
-    SmallVector<Value> block;
-    for (int64_t key = 0; key < perBlock; ++key)
-      block.push_back(w.reg(codes, kb * perBlock + key));
-    return keys ? keyFragment(w, op, block, blockConsts, *channelScales, j)
-                : valueFragment(w, op, block, blockConsts, *channelScales, j);
-  });
+  // The stage-1 scales: one per tile (or per block of 8 keys), or, per
+  // channel, the rows of each block of the tile, which the fragments carry
+  // (their scales then 1).
+  Value scales = op.getParts().back();
+  // (Rows from the ring are read where used, not registers.)
+  auto rows = w.readFromRing.find(scales);
+  int64_t scaleCount = rows != w.readFromRing.end()
+                           ? static_cast<int64_t>(rows->second.pieces.size())
+                           : w.numRegs(scales);
+  auto channelScales = std::make_shared<std::deque<ChannelScales>>();
+  for (int64_t piece = 0; piece < scaleCount; ++piece)
+    channelScales->emplace_back(w, scales, keys, piece);
+  Regs scaleRegs;
+  if (channelScales->front())
+    scaleRegs.push_back(f32Const(w.b, 1.0));
+  else
+    for (int64_t piece = 0; piece < scaleCount; ++piece)
+      scaleRegs.push_back(w.reg(scales, piece));
+  // Fragment kb * chunks + j is made at its first use; the scales follow.
+  int64_t fragments = blocks * chunks;
+  w.setLazy(
+      op.getValues(), fragments + scaleRegs.size(),
+      [=, &w](int64_t at) -> Value {
+        if (at >= fragments)
+          return scaleRegs[at - fragments];
+        int64_t kb = at / chunks, j = at % chunks;
+        std::array<HalfConstants, 2> halves;
+        for (int64_t h = 0; h < 2; ++h)
+          halves[h] = {
+              &(*consts)[constantOfHalf(kb, h, groups, blocks)],
+              &(*channelScales)[constantOfHalf(kb, h, scaleCount, blocks)]};
+        SmallVector<Value> block;
+        for (int64_t key = 0; key < perBlock; ++key)
+          block.push_back(w.reg(codes, kb * perBlock + key));
+        return keys ? keyFragment(w, op, block, halves, j)
+                    : valueFragment(w, op, block, halves, j);
+      });
+}
+
+Value mlir::qattn::tiles::tileScale(WarpProgram &w, Value tile, int64_t blocks,
+                                    int64_t kb, int64_t h) {
+  int64_t fragments = blocks * (w.headDim / 16);
+  int64_t count = w.numRegs(tile) - fragments;
+  return w.reg(tile, fragments + constantOfHalf(kb, h, count, blocks));
 }

@@ -363,27 +363,30 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
     piece.keyRowStride = keyStride;
     pieces[0].push_back(piece);
   }
+  // The row of the k-th stage-2 group, or stage-1 block, of `unit` keys of
+  // the tile (groups of 16 keys in tiles of 32: two; of 8 in tiles of 16:
+  // two). Where rows are not whole tiles, one that starts past `bound` may
+  // lie past the tensor's last (1000 keys: 63 groups of 16, the tile of 32
+  // at key 992 names a 64th): it reads the tile's first one (its keys are
+  // masked).
+  DenseMap<int64_t, Value> firstOfUnit;
+  auto unitOfTile = [&](int64_t unit, int64_t k) {
+    Value &base = firstOfUnit[unit];
+    if (!base)
+      base = div(b, head.row, unit);
+    Value row = add(b, base, w.idx(k));
+    if (wholeTiles || k == 0)
+      return row;
+    Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                        add(b, first, w.idx(k * unit)), bound);
+    return Value(arith::SelectOp::create(b, valid, row, base));
+  };
   if (s2) {
-    // The constants of each stage-2 group of the tile (groups of 16 keys
-    // in tiles of 32: two).
-    Value groupRow = div(b, head.row, s2.getGroup());
-    // Where rows are not whole tiles, a group that starts past `bound` may
-    // lie past the tensor's last group (1000 keys: 63 groups of 16, the
-    // tile of 32 at key 992 names a 64th): it reads the first group's row
-    // (its keys are masked).
-    auto groupOfTile = [&](int64_t k) {
-      Value row = add(b, groupRow, w.idx(k));
-      if (wholeTiles || k == 0)
-        return row;
-      Value valid =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                add(b, first, w.idx(k * s2.getGroup())), bound);
-      return Value(arith::SelectOp::create(b, valid, row, groupRow));
-    };
+    // The constants of each stage-2 group of the tile.
     for (int64_t part : {2, 3}) {
       const FlatTensor &consts = w.tensor(sources[part]);
       for (auto [k, pieceBytes] : llvm::enumerate(bytes[part - 1])) {
-        Value row = groupOfTile(k);
+        Value row = unitOfTile(s2.getGroup(), k);
         TilePiece piece{&consts,
                         consts.linearize(b, {head.entry, hk, row, channel0}),
                         pieceBytes, words(pieceBytes),
@@ -393,29 +396,30 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
       }
     }
   }
-  // One scale per tile: the buffer's of its sequence and head [B, Hkv], or
-  // the stage-1 block's [entries, Hkv, P/block]; or, per channel
-  // [entries, Hkv, P/block, d], the warp's row of them, of which the lane
-  // holds its channels' (read as words).
+  // One scale per tile (or per stage-1 block of the tile where blocks are
+  // shorter): the buffer's of its sequence and head [B, Hkv], or the
+  // stage-1 block's [entries, Hkv, P/block]; or, per channel [entries, Hkv,
+  // P/block, d], the warp's row of them, of which the lane holds its
+  // channels' (read as words).
   const FlatTensor &scales = w.tensor(sources[1]);
-  SmallVector<Value> idx = {head.entry, hk};
-  if (s1)
-    idx.push_back(div(b, head.row, s1.getBlock()));
-  if (hasChannelScales(op)) {
-    int64_t laneBytes = bytes.back().front();
-    auto at = [&](Value channel) {
-      SmallVector<Value> full = idx;
-      full.push_back(channel);
-      return scales.linearize(b, full);
-    };
-    TilePiece piece{&scales, at(channel0), laneBytes, words(laneBytes),
-                    at(w.idx(0))};
-    piece.rowBytes = channelScaleRowBytes(op, d);
-    pieces.back().push_back(piece);
-  } else {
-    pieces.back().push_back({&scales, scales.linearize(b, idx),
-                             bytes.back().front(), b.getF32Type(), Value(),
-                             /*once=*/true});
+  for (auto [k, pieceBytes] : llvm::enumerate(bytes.back())) {
+    SmallVector<Value> idx = {head.entry, hk};
+    if (s1)
+      idx.push_back(unitOfTile(s1.getBlock(), k));
+    if (hasChannelScales(op)) {
+      auto at = [&](Value channel) {
+        SmallVector<Value> full = idx;
+        full.push_back(channel);
+        return scales.linearize(b, full);
+      };
+      TilePiece piece{&scales, at(channel0), pieceBytes, words(pieceBytes),
+                      at(w.idx(0))};
+      piece.rowBytes = channelScaleRowBytes(op, d);
+      pieces.back().push_back(piece);
+    } else {
+      pieces.back().push_back({&scales, scales.linearize(b, idx), pieceBytes,
+                               b.getF32Type(), Value(), /*once=*/true});
+    }
   }
 
   if (w.ringLoads.contains(op)) {

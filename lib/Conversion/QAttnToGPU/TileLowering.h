@@ -241,6 +241,20 @@ inline int64_t keyBlocks(Value scores) {
   return cast<RankedTensorType>(scores.getType()).getDimSize(1) / kKeyBlock;
 }
 
+/// Of `count` constants that split a tile of `blocks` key blocks evenly
+/// (its stage-2 groups, or its stage-1 scales), the one of half `h` (keys
+/// 8h to 8h + 7) of key block `kb`: groups and blocks of 8 keys split a
+/// key block between a lane's two keys (g, g + 8 of K; 2t, 2t + 1 and 2t +
+/// 8, 2t + 9 of V).
+inline int64_t constantOfHalf(int64_t kb, int64_t h, int64_t count,
+                              int64_t blocks) {
+  return (2 * kb + h) * count / (2 * blocks);
+}
+
+/// The stage-1 scales of a K/V tile of `op` as registers: one per stage-1
+/// block where blocks (of 8 keys) are shorter than the tile, else one.
+int64_t tileScaleCount(LoadKVTileOp op);
+
 /// Fails, with a diagnostic on the op at fault naming what is missing, where
 /// the tile program in `grid` has no GPU lowering yet.
 LogicalResult checkLowerable(scf::ForallOp grid);
@@ -315,6 +329,11 @@ private:
 void lowerLoadQueryTile(WarpProgram &w, LoadQueryTileOp op);
 void lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op);
 void lowerDequantizeTile(WarpProgram &w, DequantizeTileOp op);
+/// The stage-1 scale of half `h` of key block `kb` of a dequantized K/V
+/// tile of `blocks` key blocks (its registers after the fragments: one, or
+/// one per block of 8 keys).
+Value tileScale(WarpProgram &w, Value tile, int64_t blocks, int64_t kb,
+                int64_t h);
 void lowerTileScores(WarpProgram &w, TileScoresOp op);
 void lowerSoftmaxUpdate(WarpProgram &w, SoftmaxUpdateOp op);
 void lowerTileRowMax(WarpProgram &w, TileRowMaxOp op);

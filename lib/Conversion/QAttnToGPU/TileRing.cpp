@@ -69,11 +69,13 @@ mlir::qattn::tiles::tilePieceBytes(LoadKVTileOp op, int64_t headDim,
   } else {
     bytes.push_back(SmallVector<int64_t>(laneKeys, laneChannels));
   }
-  // The tile's stage-1 scale, or the lane's channels' scales.
+  // The tile's stage-1 scale (one per block of 8 keys where blocks are
+  // shorter), or the lane's channels' scales (of each block).
   auto scales = cast<ShapedType>(op.getSources()[1].getType());
   int64_t scaleBytes = scales.getElementTypeBitWidth() / 8;
-  bytes.push_back(
-      {hasChannelScales(op) ? laneChannels * scaleBytes : scaleBytes});
+  bytes.push_back(SmallVector<int64_t>(
+      tileScaleCount(op),
+      hasChannelScales(op) ? laneChannels * scaleBytes : scaleBytes));
   return bytes;
 }
 
@@ -96,15 +98,15 @@ static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim, int64_t bits) {
   auto copied = [](int64_t bytes) {
     return bytes == 4 || bytes == 8 || bytes % 16 == 0;
   };
-  // The scale, the last piece, once (16 bytes keep the slots aligned), or
-  // the warp's row of scales per channel.
-  int64_t scale = pieces.back().front();
+  // The scales, the last pieces, each once (16 bytes keep the slots
+  // aligned), or each the warp's row of scales per channel.
+  int64_t scale = pieces.back().front(), scales = pieces.back().size();
   if (hasChannelScales(op))
-    sum += channelScaleRowBytes(op, headDim);
+    sum += scales * channelScaleRowBytes(op, headDim);
   else if (!copied(scale))
     return 0;
   else
-    sum += onceBytes(scale);
+    sum += scales * onceBytes(scale);
   // 3-bit codes (a lane's 12 or 6 bytes) go as the tile's code rows where a
   // row is whole 16-byte copies (d = 128).
   bool threeBitRows = bits == 3 && headDim * 3 / 8 % 16 == 0;
@@ -494,6 +496,12 @@ void mlir::qattn::tiles::drainRing(WarpProgram &w, scf::ForOp loop) {
 bool mlir::qattn::tiles::hasChannelScales(LoadKVTileOp op) {
   Stage1Attr s1 = op.getStage1Attr();
   return s1 && s1.getGranularity() == Granularity::channel;
+}
+
+int64_t mlir::qattn::tiles::tileScaleCount(LoadKVTileOp op) {
+  Stage1Attr s1 = op.getStage1Attr();
+  int64_t keys = op.getKeys();
+  return s1 && s1.getBlock() < keys ? keys / s1.getBlock() : 1;
 }
 
 int64_t mlir::qattn::tiles::channelScaleRowBytes(LoadKVTileOp op,

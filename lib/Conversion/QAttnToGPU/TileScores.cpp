@@ -29,17 +29,27 @@ void mlir::qattn::tiles::lowerTileScores(WarpProgram &w, TileScoresOp op) {
   Value k = op.getKeysTile();
   Value first = w.scalar(op.getFirst()), bound = w.scalar(op.getBound());
   Value length = w.scalar(op.getLength());
-  Value factor = arith::MulFOp::create(
-      b, f32Const(b, op.getScale().convertToFloat() * M_LOG2E),
-      w.reg(k, w.numRegs(k) - 1));
+  // The softmax scale times the stage-1 scale of each half of each key
+  // block (the tile's one, but for blocks of 8 keys).
+  int64_t blocks = keyBlocks(op.getScores());
+  Value softmaxScale = f32Const(b, op.getScale().convertToFloat() * M_LOG2E);
+  SmallVector<Value> factors;
+  DenseMap<Value, Value> ofScale;
+  for (int64_t half = 0; half < 2 * blocks; ++half) {
+    Value s1 = tileScale(w, k, blocks, half / 2, half % 2);
+    Value &f = ofScale[s1];
+    if (!f)
+      f = arith::MulFOp::create(b, softmaxScale, s1);
+    factors.push_back(f);
+  }
   Value rowTile = mul(b, w.scalar(op.getRowTile()), kTileRows);
   Value minusInf = f32Const(b, -INFINITY);
   auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
     return arith::CmpIOp::create(b, p, x, y);
   };
-  int64_t blocks = keyBlocks(op.getScores());
   Regs scores(blocks * 2 * w.rowBlocks * 2);
-  for (int64_t kb = 0; kb < blocks; ++kb)
+  for (int64_t kb = 0; kb < blocks; ++kb) {
+    std::array<Value, 2> factor = {factors[2 * kb], factors[2 * kb + 1]};
     for (int64_t nb = 0; nb < w.rowBlocks; ++nb) {
       Value acc = zeros(b, VectorType::get({2, 2}, b.getF32Type()));
       for (int64_t j = 0; j < chunks; ++j)
@@ -52,10 +62,15 @@ void mlir::qattn::tiles::lowerTileScores(WarpProgram &w, TileScoresOp op) {
         // Query i sees keys j with j + queries <= i + length.
         Value lastSeen = add(b, div(b, row, group), length);
         // BPQ queries carry each row's stage-1 scale after their fragments.
-        Value rowFactor = factor;
+        Value rowScale;
         if (q.size() > size_t(w.rowBlocks * chunks))
-          rowFactor = arith::MulFOp::create(
-              b, factor, q[w.rowBlocks * chunks + 2 * nb + c]);
+          rowScale = q[w.rowBlocks * chunks + 2 * nb + c];
+        std::array<Value, 2> rowFactor = factor;
+        if (rowScale)
+          for (int64_t h = 0; h < 2; ++h)
+            rowFactor[h] = h && factor[1] == factor[0]
+                               ? rowFactor[0]
+                               : arith::MulFOp::create(b, factor[h], rowScale);
         for (int64_t h = 0; h < 2; ++h) {
           Value key = add(b, first, add(b, w.g, w.idx(kKeyBlock * kb + 8 * h)));
           Value seen = arith::AndIOp::create(
@@ -67,11 +82,12 @@ void mlir::qattn::tiles::lowerTileScores(WarpProgram &w, TileScoresOp op) {
                                              lastSeen));
           Value s = arith::MulFOp::create(
               b, vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{h, c}),
-              rowFactor);
+              rowFactor[h]);
           scores[w.scoreAt(kb, 2 * nb + c, h)] =
               arith::SelectOp::create(b, seen, s, minusInf);
         }
       }
     }
+  }
   w.tiles[op.getScores()] = scores;
 }

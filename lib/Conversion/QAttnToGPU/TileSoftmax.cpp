@@ -166,11 +166,12 @@ void mlir::qattn::tiles::lowerSoftmaxUpdate(WarpProgram &w,
     rescale(w, corr, acc);
   // P^T as B fragments: the accumulators hold (key g (+8), rows 2t, 2t+1);
   // the operand wants (keys 2t, 2t+1 (+8), row g).
-  Value vScale = w.reg(v, w.numRegs(v) - 1);
+  // V's stage-1 scale of keys g + 8h (h = 0, 1) scales their terms.
   for (int64_t kb = 0; kb < blocks; ++kb)
     for (int64_t nb = 0; nb < w.rowBlocks; ++nb) {
       SmallVector<Value> regs;
       for (int64_t h = 0; h < 2; ++h) {
+        Value vScale = tileScale(w, v, blocks, kb, h);
         SmallVector<Value> both;
         for (int64_t c = 0; c < 2; ++c)
           both.push_back(fromF32(

@@ -3,10 +3,11 @@
 // Part of the qattn project.
 //
 // The register lowering of the tile layer covers decode over 2-, 3- and 4-bit
-// stage-2 caches (per-head widths too) or int8 stage-1 caches, with stage-1
-// scales per block or per channel, the int8 tail, float queries (rounded to
-// f16) or int8 ones (scales per block, or per channel applied before the
-// rounding), exact and SAS softmax, head dims 64 and 128. Everything else is a
+// stage-2 caches (per-head widths too, groups of 8 keys or more) or int8
+// stage-1 caches, with stage-1 scales per block (of 8 keys or more) or per
+// channel, the int8 tail, float queries (rounded to f16) or int8 ones (scales
+// per block, or per channel applied before the rounding), exact and SAS
+// softmax, head dims 64 and 128. Everything else is a
 // diagnostic on the op, naming what is missing. qattn-tile keeps static
 // decode that this would refuse off the tile layer (whyNotGpuDecodeTiles
 // in TileDecode.cpp, the same limits on the attention): keep the two in
@@ -33,8 +34,14 @@ static LogicalResult checkLoad(LoadKVTileOp op) {
   if (layout != FragmentLayout::mma_keys_a &&
       layout != FragmentLayout::mma_values_a)
     return fail("a tile without a key or value fragment layout");
+  // A block or group covers the tile, or the tile holds whole ones of 8
+  // keys or more (a lane's keys in a key block are two halves of 8:
+  // constantOfHalf). Of 4 keys, a lane's group would depend on its lane.
+  auto fits = [&](int64_t unit) {
+    return unit % keys == 0 || (keys % unit == 0 && unit % 8 == 0);
+  };
   if (Stage1Attr s1 = op.getStage1Attr()) {
-    if (s1.getBlock() % keys)
+    if (!fits(s1.getBlock()))
       return fail("stage-1 blocks of " + Twine(s1.getBlock()) +
                   " keys in tiles of " + Twine(keys));
   }
@@ -42,9 +49,8 @@ static LogicalResult checkLoad(LoadKVTileOp op) {
     for (int64_t bits : s2.getBits())
       if (bits < 2 || bits > 4)
         return fail(Twine(bits) + "-bit codes (2, 3 and 4 only)");
-    // A group covers the tile, or the tile whole groups of whole key blocks.
     int64_t group = s2.getGroup();
-    if (group % keys && (keys % group || group % kKeyBlock))
+    if (!fits(group))
       return fail("stage-2 groups of " + Twine(group) + " keys in tiles of " +
                   Twine(keys));
   }

@@ -60,6 +60,20 @@ CASES = [
     ("int3_mixed_d64_causal", 8, 4, 2, 64, "block=64,bits=3-4-3-2,group=16,order=msb",
      "block=64,bits=3-3-4-4,group=16,anchor=min", 64, True, True, "f32", "f32",
      ["1,2,63,64,65,500,2000"]),
+    # Stage-2 groups and stage-1 blocks of 8 keys: two of each in a 16-key
+    # mma block, one per half (the lane's keys g and g + 8 of K, 2t, 2t + 1
+    # and 2t + 8, 2t + 9 of V); pages of 16 keys; scales per channel.
+    ("g8_int4_d128", 32, 8, 1, 128, "block=64,bits=4,group=8,anchor=min",
+     "block=64,bits=2,group=8,order=msb", 64, True, False, "f16", "f16",
+     ["1,7,8,9,15,16,17,1000,4097", "300"]),
+    ("b8_int8_d64_causal", 8, 2, 2, 64, "block=8", "block=8,scale=f16", 64, True, True,
+     "f32", "f32", ["1,2,7,8,9,16,17,700"]),
+    ("b8_g8_page16_d64", 8, 4, 1, 64, "block=8,bits=4-3-2-4,group=8",
+     "block=16,bits=3-4-4-2,group=8,anchor=min", 16, True, False, "f32", "f32",
+     ["1,7,8,9,15,16,17,33,1500"]),
+    ("b8_channel_int4_d128", 32, 8, 1, 128, "block=8,bits=4,group=8,gran=channel",
+     "block=8,bits=4,group=8,scale=f16,gran=channel", 64, True, False,
+     "i8:block=1", "f16", ["1,8,9,16,17,1000,3000"]),
 ]
 
 

@@ -485,15 +485,22 @@ std::string mlir::qattn::whyNotGpuDecodeTiles(AttentionOp op) {
   int64_t d = op.getHeadDim();
   if (d != 64 && d != 128)
     return "head dim " + std::to_string(d) + " (64 and 128 only)";
+  // Blocks and groups of 8 keys split the lowering's 16-key blocks in the
+  // halves a lane's keys lie in; of fewer, a lane's would depend on its lane.
+  auto lowered = [](int64_t keys) {
+    return keys == kTileKeys / 2 || keys % kTileKeys == 0;
+  };
   for (Stage1Attr s1 : {op.getKStage1Attr(), op.getVStage1Attr()})
-    if (s1 && s1.getBlock() % kTileKeys != 0)
+    if (s1 && !lowered(s1.getBlock()))
       return "stage-1 blocks of " + std::to_string(s1.getBlock()) +
-             " keys (multiples of " + std::to_string(kTileKeys) + " only)";
+             " keys (8 and multiples of " + std::to_string(kTileKeys) +
+             " only)";
   // (Stage-2 widths are 2 to 4 bits, all of which it lowers.)
   for (Stage2Attr s2 : {op.getKStage2Attr(), op.getVStage2Attr()})
-    if (s2 && s2.getGroup() % kTileKeys != 0)
+    if (s2 && !lowered(s2.getGroup()))
       return "stage-2 groups of " + std::to_string(s2.getGroup()) +
-             " keys (multiples of " + std::to_string(kTileKeys) + " only)";
+             " keys (8 and multiples of " + std::to_string(kTileKeys) +
+             " only)";
   return "";
 }
 
