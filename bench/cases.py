@@ -8,7 +8,7 @@ Run on the CPU machine; the folder travels to the GPU machine, where run.py
 benchmarks it. Artifacts only (PTX, cubin, shared objects): the data is
 generated on the GPU machine.
 
-usage: cases.py OUT_DIR [--only NAME_SUBSTRING] [--qattn-compile PATH]
+usage: cases.py OUT_DIR [--only NAME_SUBSTRING] [--qattn-compile PATH] [--tile-options OPTS]
 """
 import argparse
 import os
@@ -97,6 +97,7 @@ def matrix():
         # Stage-2 groups and stage-1 blocks of 8 keys (two a 16-key mma block).
         decode(8, 32, 8, 32768, 128, tag="group8", group=8),
         decode(8, 32, 8, 8192, 128, tag="group8_block8", group=8, block=8),
+        decode(8, 32, 8, 32768, 96),
     ]
     cases += [decode(8, 32, 8, n, 128, sweep="decode_context")
               for n in CONTEXT_SWEEP if n != 32768]  # N32K is a main shape
@@ -136,8 +137,10 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--only", default="")
     ap.add_argument("--qattn-compile", default=os.path.join(ROOT, "build", "bin", "qattn-compile"))
+    ap.add_argument("--tile-options", default="", help="more qattn-tile options for the GPU "
+                    "modules (qattn-compile --tile-options), e.g. 'unverified-gpu-lowerings=true'")
     args = ap.parse_args()
-    write_cases(matrix(), args.out, args.qattn_compile, args.only)
+    write_cases(matrix(), args.out, args.qattn_compile, args.only, args.tile_options)
 
 
 if __name__ == "__main__":

@@ -96,7 +96,7 @@ def run(cmd):
 
 failures = 0
 for case in range(a.cases):
-    d = rng.choice([16, 32, 64])
+    d = rng.choice([16, 32, 64, 96])
     hkv = rng.choice([1, 2])
     hq = hkv * rng.choice([1, 2, 4])
     nq = rng.choice([1, 1, 2, 3, 5])

@@ -1,5 +1,6 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile | FileCheck %s --check-prefix=AUTO
 // RUN: qattn-opt %s -split-input-file --qattn-tile="tile-layer=none" | FileCheck %s --check-prefix=NOTILE
+// RUN: qattn-opt %s -split-input-file --qattn-tile="unverified-gpu-lowerings=true" | FileCheck %s --check-prefix=UNVERIFIED
 // RUN: qattn-opt %s -split-input-file --qattn-tile="tile-layer=none warps=8 splits=3 keys-per-step=4" | FileCheck %s --check-prefix=FIXED
 // RUN: qattn-opt %s -split-input-file --qattn-tile="splits=3" | FileCheck %s --check-prefix=TILESPLITS
 // RUN: not qattn-opt %s -split-input-file --qattn-tile="warps=64" 2>&1 | FileCheck %s --check-prefix=BAD
@@ -189,16 +190,29 @@ func.func @decode_packed_batch8(%q: tensor<8x32x1x64xf32>, %kp: tensor<8x8192x25
 // -----
 
 // Decode the tile ops' GPU lowering does not cover keeps the warp kernel:
-// head dim 96, stage-1 blocks of 24 keys (8 and multiples of 16 only).
-// Blocks of 8 take the tile layer (two scales a 16-key tile).
+// head dim 80, stage-1 blocks of 24 keys (8 and multiples of 16 only), and
+// head dim 96, whose lowering has not run on the H200 yet (but with
+// unverified-gpu-lowerings). Blocks of 8 take the tile layer (two scales a
+// 16-key tile).
+// AUTO-LABEL: func.func @decode_d80
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
 // AUTO-LABEL: func.func @decode_d96
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
+// UNVERIFIED-LABEL: func.func @decode_d96
+// UNVERIFIED: scf.forall
+// UNVERIFIED: qattn.load_query_tile
+// UNVERIFIED: qattn.unverified_gpu_lowerings
 // AUTO-LABEL: func.func @decode_block24
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
 // AUTO-LABEL: func.func @decode_block8
 // AUTO-NOT: gpu_tiling
 // AUTO: scf.forall
 // AUTO: qattn.load_kv_tile {{.*}} {keys = 16 : i64, layout = #qattn.fragment<mma_keys_a>, stage1 = #qattn.stage1<block = 8>}
+func.func @decode_d80(%q: tensor<1x8x1x80xf32>, %k: tensor<1x2x2000x80xi8>, %ks: tensor<1x2x32xf32>) -> tensor<1x8x1x80xf32> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
+      : (tensor<1x8x1x80xf32>, tensor<1x2x2000x80xi8>, tensor<1x2x32xf32>, tensor<1x2x2000x80xi8>, tensor<1x2x32xf32>) -> tensor<1x8x1x80xf32>
+  return %o : tensor<1x8x1x80xf32>
+}
 func.func @decode_d96(%q: tensor<1x8x1x96xf32>, %k: tensor<1x2x2000x96xi8>, %ks: tensor<1x2x32xf32>) -> tensor<1x8x1x96xf32> {
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
       : (tensor<1x8x1x96xf32>, tensor<1x2x2000x96xi8>, tensor<1x2x32xf32>, tensor<1x2x2000x96xi8>, tensor<1x2x32xf32>) -> tensor<1x8x1x96xf32>

@@ -120,12 +120,13 @@ Value headCodeByte(WarpProgram &w, Stage2Attr s2, Value hk) {
 Value loadBytes(WarpProgram &w, const FlatTensor &t, Value at, int64_t bytes) {
   Type element = cast<MemRefType>(t.buffer.getType()).getElementType();
   if (!element.isInteger(8)) {
-    // Scales per channel: f32 or f16 elements, a multiple of 4 bytes.
+    // Scales per channel: f32 or f16 elements, a multiple of 4 bytes (24:
+    // V's f16 at d = 96, 8-byte aligned).
     int64_t width = element.getIntOrFloatBitWidth();
     Value v = vector::LoadOp::create(
         w.b, VectorType::get({bytes * 8 / width}, element), t.buffer,
         ValueRange{at}, /*nontemporal=*/false,
-        llvm::Align(std::min<int64_t>(bytes, 16)));
+        llvm::Align(std::min<int64_t>(bytes & -bytes, 16)));
     return vector::BitCastOp::create(
         w.b, VectorType::get({bytes / 4}, w.b.getI32Type()), v);
   }
@@ -235,6 +236,12 @@ void mlir::qattn::tiles::lowerLoadQueryTile(WarpProgram &w,
   bool channelScales =
       scales && op.getQStage1Attr().getGranularity() == Granularity::channel;
   auto vec = [&](Type t) { return VectorType::get({d / 4}, t); };
+  // A lane's d/4 channels lie at a multiple of their bytes (24 int8 ones
+  // at d = 96: 8-byte aligned).
+  auto laneAlign = [&](Type t) {
+    int64_t bytes = d / 4 * t.getIntOrFloatBitWidth() / 8;
+    return llvm::Align(std::min<int64_t>(bytes & -bytes, 16));
+  };
   Regs regs;
   for (int64_t nb = 0; nb < w.rowBlocks; ++nb) {
     // Row 8 nb + g: the lane's column of the B fragments.
@@ -244,7 +251,7 @@ void mlir::qattn::tiles::lowerLoadQueryTile(WarpProgram &w,
     Type element = qType.getElementType();
     Value row =
         vector::LoadOp::create(b, vec(element), q.buffer, ValueRange{at},
-                               /*nontemporal=*/false, llvm::Align(16));
+                               /*nontemporal=*/false, laneAlign(element));
     // The mma takes f16 (as the decode kernel, bf16 and f32 round to it;
     // int8 codes are exact, their block scale applies to the scores). With
     // a scale per channel, which a dot product cannot factor out, a query is
@@ -257,7 +264,7 @@ void mlir::qattn::tiles::lowerLoadQueryTile(WarpProgram &w,
           b, vec(scaleType), qs.buffer,
           ValueRange{
               qs.linearize(b, {bi, head, div(b, query, block), channel0})},
-          /*nontemporal=*/false, llvm::Align(16));
+          /*nontemporal=*/false, laneAlign(scaleType));
       if (!scaleType.isF32())
         scaleRow = arith::ExtFOp::create(b, vec(b.getF32Type()), scaleRow);
       row = arith::MulFOp::create(

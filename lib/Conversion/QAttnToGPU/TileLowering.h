@@ -126,9 +126,11 @@ struct RingTile {
     bool once = false;
     int64_t keyRowBytes = 0, index = 0;
     FragmentLayout layout = FragmentLayout::mma_keys_a;
-    /// Code rows of 3-bit codes (pieces of 12 or 6 bytes, which a swizzle of
-    /// 32-byte units would split): not swizzled, and widened to 4 bits as
-    /// they are read, in `order`.
+    /// Code rows whose lane pieces a swizzle of 32-byte units would split
+    /// (6, 12 or 24 bytes: 3-bit codes at d = 128, 4-bit and int8 at d =
+    /// 96): not swizzled.
+    bool unswizzled = false;
+    /// 3-bit codes, widened to 4 bits as they are read, in `order`.
     bool threeBit = false;
     PackOrder order = PackOrder::lsb_first;
   };

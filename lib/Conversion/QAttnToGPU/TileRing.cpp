@@ -107,14 +107,20 @@ static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim, int64_t bits) {
     return 0;
   else
     sum += scales * onceBytes(scale);
-  // 3-bit codes (a lane's 12 or 6 bytes) go as the tile's code rows where a
-  // row is whole 16-byte copies (d = 128).
-  bool threeBitRows = bits == 3 && headDim * 3 / 8 % 16 == 0;
+  // Code pieces no copy size (a lane's 12 or 6 bytes of 3-bit codes at d =
+  // 128, of 4-bit codes at d = 96; 24 and 12 of int8 at d = 96) go as the
+  // tile's code rows where a row is whole 16-byte copies (copiedAsRows) and
+  // a lane reads its piece as words (readRowPiece); else (2 bytes: 2-bit V
+  // at d = 64) as register loads.
+  int64_t rowBytes = rows ? headDim * bits / 8 : headDim;
+  auto asRows = [&](int64_t bytes) {
+    return rowBytes % 16 == 0 && (bytes % 4 == 0 || bytes == 6);
+  };
   for (auto [i, result] : llvm::enumerate(ArrayRef(pieces).drop_back())) {
     if (rows && (i == 1 || i == 2))
       continue;
     for (int64_t bytes : result) {
-      if (!copied(bytes) && !(i == 0 && threeBitRows))
+      if (!copied(bytes) && !(i == 0 && asRows(bytes)))
         return 0;
       sum += kThreadsPerWarp * bytes;
     }
@@ -216,10 +222,10 @@ static Value swizzleRows(ImplicitLocOpBuilder &b, Value rel) {
   return arith::XOrIOp::create(b, rel, mul(b, line, 32));
 }
 
-/// Where byte `rel` of a tile's code rows sits: swizzled, but for 3-bit
-/// codes' rows (their 12- and 6-byte pieces would straddle 32-byte units).
-static Value rowsByte(ImplicitLocOpBuilder &b, Value rel, bool threeBit) {
-  return threeBit ? rel : swizzleRows(b, rel);
+/// Where byte `rel` of a tile's code rows sits: swizzled, but for rows
+/// whose lane pieces (of 6, 12 or 24 bytes) would straddle 32-byte units.
+static Value rowsByte(ImplicitLocOpBuilder &b, Value rel, bool unswizzled) {
+  return unswizzled ? rel : swizzleRows(b, rel);
 }
 
 /// The swizzle repeats every 4 lines: swizzleRows(rel + n * kSwizzlePeriod)
@@ -228,11 +234,12 @@ static Value rowsByte(ImplicitLocOpBuilder &b, Value rel, bool threeBit) {
 static constexpr int64_t kSwizzlePeriod = 4 * 128;
 
 /// Whether the code pieces `pieces` are copied as the tile's rows in key
-/// order: a lane's piece is narrower than a 16-byte copy, which a row
-/// holds whole.
+/// order: a lane's piece is narrower than a 16-byte copy, or not whole
+/// ones, and a row is whole 16-byte copies.
 static bool copiedAsRows(ArrayRef<TilePiece> pieces) {
   const TilePiece &p = pieces.front();
-  return p.keyRow && p.bytes < 16 && p.keyRowBytes % 16 == 0;
+  return p.keyRow && (p.bytes < 16 || p.bytes % 16 != 0) &&
+         p.keyRowBytes % 16 == 0;
 }
 
 Value mlir::qattn::tiles::ringLaneByte(WarpProgram &w, Value slot,
@@ -246,11 +253,11 @@ Value mlir::qattn::tiles::ringLaneByte(WarpProgram &w, Value slot,
     // The whole swizzle periods of the key's offset are a constant.
     int64_t ahead = key.offset * piece.keyRowBytes;
     int64_t whole =
-        piece.threeBit ? ahead : ahead / kSwizzlePeriod * kSwizzlePeriod;
+        piece.unswizzled ? ahead : ahead / kSwizzlePeriod * kSwizzlePeriod;
     Value rel = add(w.b, mul(w.b, key.first, piece.keyRowBytes),
                     add(w.b, mul(w.b, keys ? w.t : w.g, piece.bytes),
                         w.idx(ahead - whole)));
-    return add(w.b, add(w.b, slot, rowsByte(w.b, rel, piece.threeBit)),
+    return add(w.b, add(w.b, slot, rowsByte(w.b, rel, piece.unswizzled)),
                w.idx(piece.offset + whole));
   }
   return add(w.b, slot,
@@ -272,6 +279,7 @@ static int64_t copyCodeRows(WarpProgram &w, LoadKVTileOp op, Value slot,
   bool keys = op.getLayout() == FragmentLayout::mma_keys_a;
   Stage2Attr s2 = op.getStage2Attr();
   bool threeBit = s2 && w.codeBits(keys) == 3;
+  bool unswizzled = 32 % first.bytes != 0;
   Value base = add(b, slot, w.idx(offset));
   int64_t elementSize = elementBytes(first.tensor->buffer);
   auto copyChunk = [&](Value src, Value dst) {
@@ -284,7 +292,7 @@ static int64_t copyCodeRows(WarpProgram &w, LoadKVTileOp op, Value slot,
     spreadOver(b, w.lane, kThreadsPerWarp, chunks, [&](Value c) {
       Value src = add(b, mul(b, first.keyRow(div(b, c, perRow)), elementSize),
                       mul(b, rem(b, c, perRow), 16));
-      copyChunk(src, add(b, base, rowsByte(b, mul(b, c, 16), threeBit)));
+      copyChunk(src, add(b, base, rowsByte(b, mul(b, c, 16), unswizzled)));
     });
   } else {
     // Chunk lane + 32j is chunk `lane` of the rows 32j / perRow keys on, at
@@ -293,7 +301,7 @@ static int64_t copyCodeRows(WarpProgram &w, LoadKVTileOp op, Value slot,
     Value src0 =
         add(b, mul(b, first.keyRow(div(b, w.lane, perRow)), elementSize),
             mul(b, rem(b, w.lane, perRow), 16));
-    Value dst0 = add(b, base, rowsByte(b, mul(b, w.lane, 16), threeBit));
+    Value dst0 = add(b, base, rowsByte(b, mul(b, w.lane, 16), unswizzled));
     Value rowBytesApart = mul(b, first.keyRowStride, elementSize);
     static_assert(kThreadsPerWarp * 16 % kSwizzlePeriod == 0);
     spreadOverRounds(
@@ -304,7 +312,8 @@ static int64_t copyCodeRows(WarpProgram &w, LoadKVTileOp op, Value slot,
   }
   for (auto [i, piece] : llvm::enumerate(pieces))
     tile.pieces.push_back({offset, piece.bytes, piece.type, 0, false, rowBytes,
-                           static_cast<int64_t>(i), *op.getLayout(), threeBit,
+                           static_cast<int64_t>(i), *op.getLayout(), unswizzled,
+                           threeBit,
                            s2 ? s2.getOrder() : PackOrder::lsb_first});
   return offset + op.getKeys() * rowBytes;
 }
@@ -403,18 +412,21 @@ void mlir::qattn::tiles::copyToRing(WarpProgram &w, LoadKVTileOp op,
   inlineAsm(b, Type(), {}, "cp.async.commit_group;", "~{memory}");
 }
 
-/// A lane's 3-bit code piece at ring byte `byte`: 12 bytes (4-byte
-/// aligned) as 3 words, or 6 (2-byte aligned) as 2 words, the low 6 bytes
+/// A lane's piece of `bytes` at ring byte `byte`, aligned as a lane's
+/// place in whole rows aligns it (to the largest power of 2 dividing
+/// `bytes`): a multiple of 4 bytes as as many words; 6 (2-byte aligned:
+/// 3-bit codes at d = 128, 4-bit V at d = 96) as 2 words, the low 6 bytes
 /// the piece's (the two words that hold it, shifted down by the half-word
 /// offset).
-static Value readThreeBitPiece(WarpProgram &w, Value byte, int64_t bytes) {
+static Value readRowPiece(WarpProgram &w, Value byte, int64_t bytes) {
   ImplicitLocOpBuilder &b = w.b;
-  assert((bytes == 12 || bytes == 6) && "a 3-bit code piece at d = 128");
+  assert((bytes % 4 == 0 || bytes == 6) && "a code piece of whole words, or 6");
   Value words = div(b, byte, 4);
-  if (bytes == 12)
-    return vector::LoadOp::create(b, VectorType::get({3}, b.getI32Type()),
-                                  w.ring, ValueRange{words},
-                                  /*nontemporal=*/false, llvm::Align(4));
+  if (bytes % 4 == 0)
+    return vector::LoadOp::create(
+        b, VectorType::get({bytes / 4}, b.getI32Type()), w.ring,
+        ValueRange{words}, /*nontemporal=*/false,
+        llvm::Align(std::min<int64_t>(bytes & -bytes, 16)));
   Value both = vector::LoadOp::create(b, VectorType::get({2}, b.getI32Type()),
                                       w.ring, ValueRange{words},
                                       /*nontemporal=*/false, llvm::Align(4));
@@ -467,9 +479,12 @@ void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
       ImplicitLocOpBuilder &b = w.b;
       const RingTile::Piece &piece = pieces[i];
       Value byte = ringLaneByte(w, slot, piece, w.lane);
-      if (piece.threeBit)
-        return widenThreeBitCodes(b, readThreeBitPiece(w, byte, piece.bytes),
-                                  piece.bytes, piece.order);
+      if (piece.unswizzled || piece.threeBit) {
+        Value words = readRowPiece(w, byte, piece.bytes);
+        return piece.threeBit
+                   ? widenThreeBitCodes(b, words, piece.bytes, piece.order)
+                   : words;
+      }
       Value words = div(b, byte, 4);
       Value v = vector::LoadOp::create(
           b, VectorType::get({piece.bytes / 4}, b.getI32Type()), w.ring,

@@ -7,12 +7,13 @@
 // stage-1 caches, with stage-1 scales per block (of 8 keys or more) or per
 // channel, the int8 tail, float queries (rounded to f16) or int8 ones (scales
 // per block, or per channel applied before the rounding), exact and SAS
-// softmax, head dims 64 and 128. Everything else is a
-// diagnostic on the op, naming what is missing. qattn-tile keeps static
-// decode that this would refuse off the tile layer (whyNotGpuDecodeTiles
-// in TileDecode.cpp, the same limits on the attention): keep the two in
-// step. Also the lane channel orders, which the cache's packing fixes
-// (TileLowering.h).
+// softmax, head dims 64 and 128, and 96 at 4 bits and int8 (where qattn-tile
+// marked the grid kUnverifiedGpuLoweringsAttr: not yet run on the H200).
+// Everything else is a diagnostic on the op, naming what is missing. qattn-tile
+// keeps static decode that this would refuse off the tile layer
+// (whyNotGpuDecodeTiles in TileDecode.cpp, the same limits on the attention):
+// keep the two in step. Also the lane channel orders, which the cache's packing
+// fixes (TileLowering.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +24,7 @@ using namespace mlir::qattn;
 using namespace mlir::qattn::kernels;
 using namespace mlir::qattn::tiles;
 
-static LogicalResult checkLoad(LoadKVTileOp op) {
+static LogicalResult checkLoad(LoadKVTileOp op, int64_t headDim) {
   auto fail = [&](const Twine &what) {
     return op.emitOpError("has no GPU lowering yet for ") << what;
   };
@@ -46,9 +47,15 @@ static LogicalResult checkLoad(LoadKVTileOp op) {
                   " keys in tiles of " + Twine(keys));
   }
   if (Stage2Attr s2 = op.getStage2Attr()) {
-    for (int64_t bits : s2.getBits())
+    for (int64_t bits : s2.getBits()) {
       if (bits < 2 || bits > 4)
         return fail(Twine(bits) + "-bit codes (2, 3 and 4 only)");
+      // At d = 96 a lane's K codes of 2 bits are half a word, of 3 bits 9
+      // bytes, its V codes of 3 bits 4.5.
+      if (headDim == 96 && bits != 4)
+        return fail(Twine(bits) + "-bit codes at head dim 96 (4-bit and int8 "
+                                  "only)");
+    }
     int64_t group = s2.getGroup();
     if (!fits(group))
       return fail("stage-2 groups of " + Twine(group) + " keys in tiles of " +
@@ -58,16 +65,21 @@ static LogicalResult checkLoad(LoadKVTileOp op) {
 }
 
 LogicalResult mlir::qattn::tiles::checkLowerable(scf::ForallOp grid) {
+  int64_t headDim = 0;
   WalkResult result = grid.getBody()->walk([&](Operation *op) {
     LogicalResult ok = success();
     if (auto load = dyn_cast<LoadQueryTileOp>(op)) {
       auto type = cast<RankedTensorType>(load.getQ().getType());
-      int64_t d = type.getDimSize(3);
-      if (d != 64 && d != 128)
+      headDim = type.getDimSize(3);
+      if (headDim != 64 && headDim != 96 && headDim != 128)
         ok = load.emitOpError("has no GPU lowering yet for head dim ")
-             << d << " (64 and 128 only)";
+             << headDim << " (64, 96 and 128 only)";
+      else if (headDim == 96 && !grid->hasAttr(kUnverifiedGpuLoweringsAttr))
+        ok = load.emitOpError(
+            "has a GPU lowering for head dim 96 that has not passed the H200 "
+            "matrix yet (qattn-tile unverified-gpu-lowerings=true takes it)");
     } else if (auto load = dyn_cast<LoadKVTileOp>(op)) {
-      ok = checkLoad(load);
+      ok = checkLoad(load, headDim);
     }
     return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
   });

@@ -98,10 +98,10 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   /// layer against 15.5 on the wgmma kernel, gpu-check's
   /// decode_nq16_noncausal_d64 in two calls) that the GPU lowering of the
   /// tile ops covers, everything the layer can express, or nothing.
-  static bool takesTileLayer(AttentionOp op, TileScope scope) {
+  bool takesTileLayer(AttentionOp op, TileScope scope) const {
     switch (scope) {
     case TileScope::decode:
-      return whyNotGpuDecodeTiles(op).empty();
+      return whyNotGpuDecodeTiles(op, unverifiedGpuLowerings).empty();
     case TileScope::all:
       return whyNotDecodeTiles(op).empty();
     case TileScope::none:
@@ -199,7 +199,8 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       // (B8 N32K: 33 splits, 1.33 waves).
       DecodeSplits rule{splits, chipInfo, sms, decodeMinKeysPerSplit};
       tileDecodeAttention(op, rule,
-                          {tileKeys, lazyMax, headsFastest, gridWarpsPerSM});
+                          {tileKeys, lazyMax, headsFastest, gridWarpsPerSM,
+                           unverifiedGpuLowerings});
     }
     WalkResult result = getOperation()->walk([&](AttentionOp op) {
       if (op.getGpuTilingAttr())

@@ -109,7 +109,8 @@ public:
       : op(op), b(op.getLoc(), op), rule(rule),
         tileKeys(shape.tileKeys ? shape.tileKeys : chooseTileKeys(op)),
         lazyMax(shape.lazyMax < 0 ? chooseLazyMax(op) : shape.lazyMax),
-        headsFastest(shape.headsFastest), staticSlots(chooseStaticSlots(op)),
+        headsFastest(shape.headsFastest), unverified(shape.unverified),
+        staticSlots(chooseStaticSlots(op)),
         warpsPerSM(shape.warpsPerSM ? shape.warpsPerSM
                                     : tileGridWarpsPerSM(rule.chip, tileKeys,
                                                          rowBlocksOf(op))) {}
@@ -159,7 +160,7 @@ private:
   DecodeSplits rule;
   int64_t tileKeys;
   double lazyMax;
-  bool headsFastest, staticSlots;
+  bool headsFastest, unverified, staticSlots;
   int64_t warpsPerSM;
   KVSources k, v;
 };
@@ -382,6 +383,8 @@ Value DecodeTiler::materialize() {
                  dim(MappingId::LinearDim1), dim(MappingId::LinearDim0)});
   auto grid = scf::ForallOp::create(b, ubs, outs, mapping);
   grid->setAttr(kGridWarpsPerSMAttr, b.getI64IntegerAttr(warpsPerSM));
+  if (unverified)
+    grid->setAttr(kUnverifiedGpuLoweringsAttr, b.getUnitAttr());
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(grid.getBody());
@@ -476,15 +479,21 @@ std::string mlir::qattn::whyNotDecodeTiles(AttentionOp op) {
   return "";
 }
 
-std::string mlir::qattn::whyNotGpuDecodeTiles(AttentionOp op) {
+std::string mlir::qattn::whyNotGpuDecodeTiles(AttentionOp op, bool unverified) {
   if (std::string why = whyNotDecodeTiles(op); !why.empty())
     return why;
   if (op.getNumQueries() > kTileRows)
     return "more than " + std::to_string(kTileRows) +
            " queries a sequence (prefill)";
   int64_t d = op.getHeadDim();
-  if (d != 64 && d != 128)
-    return "head dim " + std::to_string(d) + " (64 and 128 only)";
+  if (d != 64 && d != 96 && d != 128)
+    return "head dim " + std::to_string(d) + " (64, 96 and 128 only)";
+  if (d == 96 && !unverified)
+    return "head dim 96 (not yet run on the H200 matrix)";
+  for (Stage2Attr s2 : {op.getKStage2Attr(), op.getVStage2Attr()})
+    if (s2 && d == 96 &&
+        llvm::any_of(s2.getBits(), [](int64_t bits) { return bits != 4; }))
+      return "head dim 96 with codes other than 4-bit (4-bit and int8 only)";
   // Blocks and groups of 8 keys split the lowering's 16-key blocks in the
   // halves a lane's keys lie in; of fewer, a lane's would depend on its lane.
   auto lowered = [](int64_t keys) {

@@ -39,6 +39,9 @@ struct TileProgramShape {
   /// Warps per SM of the grid kernel (its register budget); 0 takes
   /// tileGridWarpsPerSM's.
   int64_t warpsPerSM = 0;
+  /// Let the GPU lowering take the formats it has that have not passed the
+  /// H200 matrix yet (kUnverifiedGpuLoweringsAttr on the grid).
+  bool unverified = false;
 };
 
 /// Why the tile layer cannot express `op` yet, or an empty string.
@@ -46,8 +49,10 @@ std::string whyNotDecodeTiles(AttentionOp op);
 /// Why a static `op` does not go through the tile layer to the GPU, or an
 /// empty string: what whyNotDecodeTiles says, more than 16 queries a
 /// sequence (prefill), or what the GPU lowering of the tile ops does not
-/// cover (the op-level form of checkLowerable in TileSupport.cpp).
-std::string whyNotGpuDecodeTiles(AttentionOp op);
+/// cover (the op-level form of checkLowerable in TileSupport.cpp), or,
+/// unless `unverified`, has not shown correct on the H200 matrix yet (head
+/// dim 96).
+std::string whyNotGpuDecodeTiles(AttentionOp op, bool unverified = false);
 /// Replaces `op` by its decode grid over the tile layer (see TileDecode.cpp)
 /// with `splits` key splits per sequence.
 void tileDecodeAttention(AttentionOp op, const DecodeSplits &splits,

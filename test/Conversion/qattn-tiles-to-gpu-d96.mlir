@@ -1,0 +1,48 @@
+// RUN: qattn-opt %s --qattn-tile=unverified-gpu-lowerings=true --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s
+// Head dim 96 on the tile layer's GPU lowering (4-bit and int8; not yet run
+// on the H200, so qattn-tile's unverified-gpu-lowerings asks for it): a lane
+// holds 24 K channels (lane t) and 12 V channels (lane g). Its code pieces
+// of a key (4-bit: 12 bytes of K, 6 of V; int8: 24 and 12) are no cp.async
+// size, so the ring takes the tiles' code rows (48 or 96 bytes, whole
+// 16-byte copies), unswizzled (a swizzle of 32-byte units would split a
+// lane's piece: no xori), and each lane reads its piece as words aligned as
+// its place in the row is (6 bytes: two words shifted by a funnel shift).
+// The queries' 24 channels a lane: f16 48 bytes (16-byte aligned), int8 24
+// (8-byte aligned).
+
+func.func @d96_int4(%q: tensor<?x8x1x96xf16>, %kp: tensor<?x64x96xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x96xi8>, %kz2: tensor<?x2x4x96xi8>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x96xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) lengths(%lens) pages(%table)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>}
+      : (tensor<?x8x1x96xf16>, tensor<?x64x96xi8>, tensor<?x2x1xf32>, tensor<?x2x4x96xi8>, tensor<?x2x4x96xi8>, tensor<?x64x96xi8>, tensor<?x2x1xf32>, tensor<?x2x4x96xi8>, tensor<?x2x4x96xi8>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x96xf16>
+  return %o : tensor<?x8x1x96xf16>
+}
+
+// CHECK-LABEL: gpu.func @d96_int4_decode_tiles
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf16>, vector<24xf16>
+// CHECK-NOT: arith.xori
+// CHECK: scf.for
+// CHECK: %[[K:.*]] = vector.load %{{.*}} {alignment = 4 : i64} : memref<{{[0-9]+}}xi32, #gpu.address_space<workgroup>>, vector<3xi32>
+// CHECK: nvgpu.mma.sync
+// CHECK: %[[V:.*]] = vector.load %{{.*}} {alignment = 4 : i64} : memref<{{[0-9]+}}xi32, #gpu.address_space<workgroup>>, vector<2xi32>
+// CHECK: %[[LO:.*]] = vector.extract %[[V]][0]
+// CHECK: %[[HI:.*]] = vector.extract %[[V]][1]
+// CHECK: llvm.intr.fshr(%[[HI]], %[[LO]], %{{.*}})
+// CHECK-NOT: arith.xori
+// CHECK-LABEL: gpu.func @d96_int4_combine_tiles
+
+func.func @d96_int8(%q: tensor<?x8x1x96xi8>, %qs: tensor<?x8x1xf32>, %k: tensor<?x2x64x96xi8>, %ks: tensor<?x2x1xf32>, %lens: tensor<?xi32>) -> tensor<?x8x1x96xf16> {
+  %o = qattn.attention %q [%qs] keys(%k, %ks) values(%k, %ks) lengths(%lens)
+      {q_stage1 = #qattn.stage1<block = 1>, k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
+      : (tensor<?x8x1x96xi8>, tensor<?x8x1xf32>, tensor<?x2x64x96xi8>, tensor<?x2x1xf32>, tensor<?x2x64x96xi8>, tensor<?x2x1xf32>, tensor<?xi32>) -> tensor<?x8x1x96xf16>
+  return %o : tensor<?x8x1x96xf16>
+}
+
+// CHECK-LABEL: gpu.func @d96_int8_decode_tiles
+// CHECK: vector.load %{{.*}} {alignment = 8 : i64} : memref<1099511627776xi8>, vector<24xi8>
+// CHECK-NOT: arith.xori
+// CHECK: scf.for
+// CHECK: vector.load %{{.*}} {alignment = 8 : i64} : memref<{{[0-9]+}}xi32, #gpu.address_space<workgroup>>, vector<6xi32>
+// CHECK: nvgpu.mma.sync
+// CHECK: vector.load %{{.*}} {alignment = 4 : i64} : memref<{{[0-9]+}}xi32, #gpu.address_space<workgroup>>, vector<3xi32>
+// CHECK-NOT: arith.xori
+// CHECK-LABEL: gpu.func @d96_int8_combine_tiles
