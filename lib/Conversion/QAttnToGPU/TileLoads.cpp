@@ -2,12 +2,13 @@
 //
 // Part of the qattn project.
 //
-// Each lane loads the bytes of its own fragment (pieces of 4 to 32 bytes):
-// the query columns of its B fragments, and of a K or V tile the codes of
-// the keys its A fragment holds, the group constants of its channels and the
-// tile's stage-1 scale. The loads of a pipelined key loop (qattn-pipeline)
-// go through the shared-memory ring as cp.async copies (TileRing.cpp);
-// other loads go straight into registers, asynchronous until first use.
+// Each lane loads the bytes of its own fragment (pieces of 4 to 32 bytes,
+// tilePieceBytes): the query columns of its B fragments, and of a K or V
+// tile the codes of the keys its A fragment holds, the group constants of its
+// channels and the tile's stage-1 scales. The loads of a pipelined key loop
+// (qattn-pipeline) go through the shared-memory ring as cp.async copies
+// (TileRing.cpp); other loads go straight into registers, asynchronous until
+// first use.
 //
 // A tile lies in one page, so its first key is located once (the table
 // read once per step, for K's tile and V's); a tile at or past the load's
@@ -19,10 +20,9 @@
 // Such keys' scores are masked, so their values (finite: integer codes times
 // the tile's constants) meet a weight of 0. Tiles are whole stage-1
 // blocks and whole groups or whole multiples of them (checkLowerable), so
-// the stage-1 scale comes from the tile's first key, and the constants from
-// its first key's group and the groups after it (a group past `bound`,
-// where rows are not whole tiles, from the first group's row: it may not
-// exist).
+// the stage-1 scales and the constants come from the tile's first key's
+// block and group and those after it (one past `bound`, where rows are not
+// whole tiles, from the first one's row: it may not exist).
 //
 //===----------------------------------------------------------------------===//
 
@@ -452,4 +452,48 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
     }
     w.tiles[result] = std::move(regs);
   }
+}
+
+SmallVector<SmallVector<int64_t>>
+mlir::qattn::tiles::tilePieceBytes(LoadKVTileOp op, int64_t headDim,
+                                   int64_t bits) {
+  bool keys = op.getLayout() == FragmentLayout::mma_keys_a;
+  int64_t laneChannels = keys ? headDim / 4 : headDim / 8;
+  int64_t laneKeys = (keys ? 2 : 4) * (op.getKeys() / kKeyBlock);
+  SmallVector<SmallVector<int64_t>> bytes;
+  if (Stage2Attr s2 = op.getStage2Attr()) {
+    int64_t codeBytes = laneChannels * bits / 8;
+    // One piece of constants per stage-2 group of the tile.
+    int64_t groups = tileGroups(op.getTile()[1]);
+    bytes.push_back(SmallVector<int64_t>(laneKeys, codeBytes));
+    bytes.push_back(SmallVector<int64_t>(groups, laneChannels));
+    bytes.push_back(SmallVector<int64_t>(groups, laneChannels));
+  } else {
+    bytes.push_back(SmallVector<int64_t>(laneKeys, laneChannels));
+  }
+  // The tile's stage-1 scale (one per block of 8 keys where blocks are
+  // shorter), or the lane's channels' scales (of each block).
+  auto scales = cast<ShapedType>(op.getSources()[1].getType());
+  int64_t scaleBytes = scales.getElementTypeBitWidth() / 8;
+  bytes.push_back(SmallVector<int64_t>(
+      tileScaleCount(op),
+      hasChannelScales(op) ? laneChannels * scaleBytes : scaleBytes));
+  return bytes;
+}
+
+bool mlir::qattn::tiles::hasChannelScales(LoadKVTileOp op) {
+  Stage1Attr s1 = op.getStage1Attr();
+  return s1 && s1.getGranularity() == Granularity::channel;
+}
+
+int64_t mlir::qattn::tiles::tileScaleCount(LoadKVTileOp op) {
+  Stage1Attr s1 = op.getStage1Attr();
+  int64_t keys = op.getKeys();
+  return s1 && s1.getBlock() < keys ? keys / s1.getBlock() : 1;
+}
+
+int64_t mlir::qattn::tiles::channelScaleRowBytes(LoadKVTileOp op,
+                                                 int64_t headDim) {
+  auto scales = cast<ShapedType>(op.getSources()[1].getType());
+  return headDim * scales.getElementTypeBitWidth() / 8;
 }

@@ -31,10 +31,10 @@
 // lane's codes of a key are fewer than the 16 bytes a copy moves at its best
 // (V at 4 and 8 bytes, K at 8), the tile's code rows lie in key order
 // instead, swizzled, copied 16 bytes a lane, and each lane reads its keys'
-// pieces from them after the wait's warp barrier (3-bit codes' 12- and 6-byte
-// pieces, which no copy size takes, likewise at d = 128, unswizzled: the
-// swizzle's 32-byte units would split them; they are widened to 4 bits as
-// they are read). Loops run
+// pieces from them after the wait's warp barrier (pieces that no copy size
+// takes, likewise, unswizzled: the swizzle's 32-byte units would split them:
+// 3-bit codes' 12 and 6 bytes at d = 128, widened to 4 bits as they are read;
+// 4-bit codes' 12 and 6 and int8's 24 and 12 at d = 96). Loops run
 // one after the other, so their streams share the ring's bytes: a loop drains
 // its copies when it ends.
 //
@@ -51,33 +51,6 @@ using namespace mlir;
 using namespace mlir::qattn;
 using namespace mlir::qattn::kernels;
 using namespace mlir::qattn::tiles;
-
-SmallVector<SmallVector<int64_t>>
-mlir::qattn::tiles::tilePieceBytes(LoadKVTileOp op, int64_t headDim,
-                                   int64_t bits) {
-  bool keys = op.getLayout() == FragmentLayout::mma_keys_a;
-  int64_t laneChannels = keys ? headDim / 4 : headDim / 8;
-  int64_t laneKeys = (keys ? 2 : 4) * (op.getKeys() / kKeyBlock);
-  SmallVector<SmallVector<int64_t>> bytes;
-  if (Stage2Attr s2 = op.getStage2Attr()) {
-    int64_t codeBytes = laneChannels * bits / 8;
-    // One piece of constants per stage-2 group of the tile.
-    int64_t groups = tileGroups(op.getTile()[1]);
-    bytes.push_back(SmallVector<int64_t>(laneKeys, codeBytes));
-    bytes.push_back(SmallVector<int64_t>(groups, laneChannels));
-    bytes.push_back(SmallVector<int64_t>(groups, laneChannels));
-  } else {
-    bytes.push_back(SmallVector<int64_t>(laneKeys, laneChannels));
-  }
-  // The tile's stage-1 scale (one per block of 8 keys where blocks are
-  // shorter), or the lane's channels' scales (of each block).
-  auto scales = cast<ShapedType>(op.getSources()[1].getType());
-  int64_t scaleBytes = scales.getElementTypeBitWidth() / 8;
-  bytes.push_back(SmallVector<int64_t>(
-      tileScaleCount(op),
-      hasChannelScales(op) ? laneChannels * scaleBytes : scaleBytes));
-  return bytes;
-}
 
 /// The ring bytes of a piece copied once per warp: 16-byte aligned.
 static int64_t onceBytes(int64_t bytes) { return llvm::alignTo(bytes, 16); }
@@ -506,21 +479,4 @@ void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
 void mlir::qattn::tiles::drainRing(WarpProgram &w, scf::ForOp loop) {
   if (w.ringLoadsPerStep.lookup(loop))
     inlineAsm(w.b, Type(), {}, "cp.async.wait_all;", "~{memory}");
-}
-
-bool mlir::qattn::tiles::hasChannelScales(LoadKVTileOp op) {
-  Stage1Attr s1 = op.getStage1Attr();
-  return s1 && s1.getGranularity() == Granularity::channel;
-}
-
-int64_t mlir::qattn::tiles::tileScaleCount(LoadKVTileOp op) {
-  Stage1Attr s1 = op.getStage1Attr();
-  int64_t keys = op.getKeys();
-  return s1 && s1.getBlock() < keys ? keys / s1.getBlock() : 1;
-}
-
-int64_t mlir::qattn::tiles::channelScaleRowBytes(LoadKVTileOp op,
-                                                 int64_t headDim) {
-  auto scales = cast<ShapedType>(op.getSources()[1].getType());
-  return headDim * scales.getElementTypeBitWidth() / 8;
 }
