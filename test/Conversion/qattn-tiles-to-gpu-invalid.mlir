@@ -14,7 +14,7 @@ func.func @d80(%q: tensor<?x8x1x80xf16>, %k: tensor<?x2x64x80xi8>, %ks: tensor<?
 // Head dim 96's lowering has not run on the H200: refused unless qattn-tile
 // asks for it (unverified-gpu-lowerings).
 func.func @d96(%q: tensor<?x8x1x96xf16>, %k: tensor<?x2x64x96xi8>, %ks: tensor<?x2x1xf32>, %lens: tensor<?xi32>) -> tensor<?x8x1x96xf16> {
-  // expected-error@+1 {{has a GPU lowering for head dim 96 that has not passed the H200 matrix yet (qattn-tile unverified-gpu-lowerings=true takes it)}}
+  // expected-error@+1 {{has no GPU lowering yet for head dim 96 (lowered, but not yet run on the H200 matrix: qattn-tile unverified-gpu-lowerings=true takes it)}}
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%lens)
       {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
       : (tensor<?x8x1x96xf16>, tensor<?x2x64x96xi8>, tensor<?x2x1xf32>, tensor<?x2x64x96xi8>, tensor<?x2x1xf32>, tensor<?xi32>) -> tensor<?x8x1x96xf16>

@@ -9,15 +9,18 @@
 // per block, or per channel applied before the rounding), exact and SAS
 // softmax, head dims 64 and 128, and 96 at 4 bits and int8 (where qattn-tile
 // marked the grid kUnverifiedGpuLoweringsAttr: not yet run on the H200).
-// Everything else is a diagnostic on the op, naming what is missing. qattn-tile
-// keeps static decode that this would refuse off the tile layer
-// (whyNotGpuDecodeTiles in TileDecode.cpp, the same limits on the attention):
-// keep the two in step. Also the lane channel orders, which the cache's packing
-// fixes (TileLowering.h).
+// Everything else is a diagnostic on the op, naming what is missing. The
+// head dims and code widths are qattn/Target/TileCoverage.h's, by which
+// qattn-tile also keeps static decode that this would refuse off the tile
+// layer (whyNotGpuDecodeTiles); the tile-relative limits (a tile holds whole
+// blocks and groups, or halves of its key blocks) are this file's. Also the
+// lane channel orders, which the cache's packing fixes (TileLowering.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "TileLowering.h"
+
+#include "qattn/Target/TileCoverage.h"
 
 using namespace mlir;
 using namespace mlir::qattn;
@@ -47,15 +50,9 @@ static LogicalResult checkLoad(LoadKVTileOp op, int64_t headDim) {
                   " keys in tiles of " + Twine(keys));
   }
   if (Stage2Attr s2 = op.getStage2Attr()) {
-    for (int64_t bits : s2.getBits()) {
-      if (bits < 2 || bits > 4)
-        return fail(Twine(bits) + "-bit codes (2, 3 and 4 only)");
-      // At d = 96 a lane's K codes of 2 bits are half a word, of 3 bits 9
-      // bytes, its V codes of 3 bits 4.5.
-      if (headDim == 96 && bits != 4)
-        return fail(Twine(bits) + "-bit codes at head dim 96 (4-bit and int8 "
-                                  "only)");
-    }
+    if (std::string why = whyNoTileGpuCodes(headDim, s2.getBits());
+        !why.empty())
+      return fail(why);
     int64_t group = s2.getGroup();
     if (!fits(group))
       return fail("stage-2 groups of " + Twine(group) + " keys in tiles of " +
@@ -71,13 +68,10 @@ LogicalResult mlir::qattn::tiles::checkLowerable(scf::ForallOp grid) {
     if (auto load = dyn_cast<LoadQueryTileOp>(op)) {
       auto type = cast<RankedTensorType>(load.getQ().getType());
       headDim = type.getDimSize(3);
-      if (headDim != 64 && headDim != 96 && headDim != 128)
-        ok = load.emitOpError("has no GPU lowering yet for head dim ")
-             << headDim << " (64, 96 and 128 only)";
-      else if (headDim == 96 && !grid->hasAttr(kUnverifiedGpuLoweringsAttr))
-        ok = load.emitOpError(
-            "has a GPU lowering for head dim 96 that has not passed the H200 "
-            "matrix yet (qattn-tile unverified-gpu-lowerings=true takes it)");
+      if (std::string why = whyNoTileGpuHeadDim(
+              headDim, grid->hasAttr(kUnverifiedGpuLoweringsAttr));
+          !why.empty())
+        ok = load.emitOpError("has no GPU lowering yet for ") << why;
     } else if (auto load = dyn_cast<LoadKVTileOp>(op)) {
       ok = checkLoad(load, headDim);
     }

@@ -15,6 +15,8 @@
 
 #include "TileDecode.h"
 
+#include "qattn/Target/TileCoverage.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -486,30 +488,22 @@ std::string mlir::qattn::whyNotGpuDecodeTiles(AttentionOp op, bool unverified) {
     return "more than " + std::to_string(kTileRows) +
            " queries a sequence (prefill)";
   int64_t d = op.getHeadDim();
-  if (d != 64 && d != 96 && d != 128)
-    return "head dim " + std::to_string(d) + " (64, 96 and 128 only)";
-  if (d == 96 && !unverified)
-    return "head dim 96 (not yet run on the H200 matrix)";
+  if (std::string why = whyNoTileGpuHeadDim(d, unverified); !why.empty())
+    return why;
   for (Stage2Attr s2 : {op.getKStage2Attr(), op.getVStage2Attr()})
-    if (s2 && d == 96 &&
-        llvm::any_of(s2.getBits(), [](int64_t bits) { return bits != 4; }))
-      return "head dim 96 with codes other than 4-bit (4-bit and int8 only)";
-  // Blocks and groups of 8 keys split the lowering's 16-key blocks in the
-  // halves a lane's keys lie in; of fewer, a lane's would depend on its lane.
-  auto lowered = [](int64_t keys) {
-    return keys == kTileKeys / 2 || keys % kTileKeys == 0;
-  };
+    if (s2)
+      if (std::string why = whyNoTileGpuCodes(d, s2.getBits()); !why.empty())
+        return why;
   for (Stage1Attr s1 : {op.getKStage1Attr(), op.getVStage1Attr()})
-    if (s1 && !lowered(s1.getBlock()))
-      return "stage-1 blocks of " + std::to_string(s1.getBlock()) +
-             " keys (8 and multiples of " + std::to_string(kTileKeys) +
-             " only)";
-  // (Stage-2 widths are 2 to 4 bits, all of which it lowers.)
+    if (s1)
+      if (std::string why = whyNoTileGpuKeys("stage-1 blocks", s1.getBlock());
+          !why.empty())
+        return why;
   for (Stage2Attr s2 : {op.getKStage2Attr(), op.getVStage2Attr()})
-    if (s2 && !lowered(s2.getGroup()))
-      return "stage-2 groups of " + std::to_string(s2.getGroup()) +
-             " keys (8 and multiples of " + std::to_string(kTileKeys) +
-             " only)";
+    if (s2)
+      if (std::string why = whyNoTileGpuKeys("stage-2 groups", s2.getGroup());
+          !why.empty())
+        return why;
   return "";
 }
 

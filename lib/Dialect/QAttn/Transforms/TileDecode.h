@@ -49,9 +49,9 @@ std::string whyNotDecodeTiles(AttentionOp op);
 /// Why a static `op` does not go through the tile layer to the GPU, or an
 /// empty string: what whyNotDecodeTiles says, more than 16 queries a
 /// sequence (prefill), or what the GPU lowering of the tile ops does not
-/// cover (the op-level form of checkLowerable in TileSupport.cpp), or,
-/// unless `unverified`, has not shown correct on the H200 matrix yet (head
-/// dim 96).
+/// cover (qattn/Target/TileCoverage.h, which checkLowerable also applies),
+/// or, unless `unverified`, has not shown correct on the H200 matrix yet
+/// (head dim 96).
 std::string whyNotGpuDecodeTiles(AttentionOp op, bool unverified = false);
 /// Replaces `op` by its decode grid over the tile layer (see TileDecode.cpp)
 /// with `splits` key splits per sequence.
