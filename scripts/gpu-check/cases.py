@@ -46,10 +46,11 @@ def matrix():
         Case("decode_group8_msb_2bit_d64_nq3", 1, 16, 2, 3, 777, 64, [2], group=8,
              order="msb_first"),
         Case("decode_int8_kv_block8_d64", 2, 16, 4, 1, 900, 64, [], block=8),
-        # Head dim 96 (4-bit and int8): the warp kernel, or, with
+        # Head dim 96 (2-, 4-bit and int8): the warp kernel, or, with
         # --tile-options unverified-gpu-lowerings=true, the tile layer.
         Case("decode_d96_4bit_buffer", 2, 16, 4, 1, 1000, 96, [4], buffer=40),
         Case("decode_d96_int8_nq2", 1, 16, 2, 2, 700, 96, []),
+        Case("decode_d96_2bit_msb_nq3", 1, 16, 4, 3, 555, 96, [2], order="msb_first"),
         Case("decode_nq16_noncausal_d64", 3, 16, 4, 16, 555, 64, [4], causal=False),
         Case("decode_mixed_2_4", 2, 16, 4, 2, 900, 128, [4, 2, 2, 4]),
         Case("decode_int8_kv", 2, 16, 4, 1, 1000, 128, []),

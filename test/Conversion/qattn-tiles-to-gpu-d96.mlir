@@ -46,3 +46,27 @@ func.func @d96_int8(%q: tensor<?x8x1x96xi8>, %qs: tensor<?x8x1xf32>, %k: tensor<
 // CHECK: vector.load %{{.*}} {alignment = 4 : i64} : memref<{{[0-9]+}}xi32, #gpu.address_space<workgroup>>, vector<3xi32>
 // CHECK-NOT: arith.xori
 // CHECK-LABEL: gpu.func @d96_int8_combine_tiles
+
+// 2-bit K codes at d = 96 are 6 bytes a lane (its 24 channels): 1.5 words,
+// read as a word and a half word whose two bytes a prmt (selector 0x4140)
+// spreads to bytes 0 and 2, so that its code pairs sit 16 bits apart as in
+// a whole word (keyPairs). No ring: neither K's 6-byte nor V's 3-byte
+// pieces are a copy size, nor are their 24-byte rows whole 16-byte copies.
+func.func @d96_int2(%q: tensor<?x8x1x96xf16>, %kp: tensor<?x64x48xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x96xi8>, %kz2: tensor<?x2x4x96xi8>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x96xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) lengths(%lens) pages(%table)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [2], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [2], group = 16>}
+      : (tensor<?x8x1x96xf16>, tensor<?x64x48xi8>, tensor<?x2x1xf32>, tensor<?x2x4x96xi8>, tensor<?x2x4x96xi8>, tensor<?x64x48xi8>, tensor<?x2x1xf32>, tensor<?x2x4x96xi8>, tensor<?x2x4x96xi8>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x96xf16>
+  return %o : tensor<?x8x1x96xf16>
+}
+
+// CHECK-LABEL: gpu.func @d96_int2_decode_tiles
+// CHECK-NOT: cp.async
+// CHECK: %[[SPREAD:.*]] = arith.constant 16704 : i32
+// CHECK: %[[K:.*]] = vector.load %{{.*}} {alignment = 2 : i64} : memref<1099511627776xi8>, vector<6xi8>
+// CHECK: %[[PAD:.*]] = vector.shuffle %[[K]], %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7]
+// CHECK: %[[WORDS:.*]] = vector.bitcast %[[PAD]] : vector<8xi8> to vector<2xi32>
+// CHECK: %[[HALF:.*]] = vector.extract %[[WORDS]][1]
+// CHECK: %[[SPREADHALF:.*]] = nvvm.prmt <default> %[[SPREAD]], %[[HALF]], %{{.*}} : i32
+// CHECK: vector.insert %[[SPREADHALF]], %[[WORDS]] [1] : i32 into vector<2xi32>
+// CHECK-NOT: cp.async
+// CHECK-LABEL: gpu.func @d96_int2_combine_tiles

@@ -22,7 +22,7 @@
 
 namespace mlir::qattn {
 
-/// Head dims 64 and 128; 96 (4-bit and int8 codes) only where `unverified`
+/// Head dims 64 and 128; 96 (2-, 4-bit and int8 codes) only where `unverified`
 /// asks for the lowerings that have not run on the H200 matrix yet
 /// (qattn-tile's unverified-gpu-lowerings).
 inline std::string whyNoTileGpuHeadDim(int64_t headDim, bool unverified) {
@@ -34,17 +34,16 @@ inline std::string whyNoTileGpuHeadDim(int64_t headDim, bool unverified) {
   return "";
 }
 
-/// Stage-2 code widths 2 to 4 bits; at d = 96 4 only (a lane's 24 K
-/// channels of 2-bit codes are half a word, of 3-bit codes 9 bytes, its V
-/// channels of 3-bit codes 4.5).
+/// Stage-2 code widths 2 to 4 bits; at d = 96 not 3 (a lane's 12 V
+/// channels of 3-bit codes are 4.5 bytes; its 24 K channels of 2-bit codes
+/// end in a half word, which keyPairs reads spread).
 inline std::string whyNoTileGpuCodes(int64_t headDim,
                                      llvm::ArrayRef<int64_t> widths) {
   for (int64_t bits : widths) {
     if (bits < 2 || bits > 4)
       return std::to_string(bits) + "-bit codes (2, 3 and 4 only)";
-    if (headDim == 96 && bits != 4)
-      return std::to_string(bits) +
-             "-bit codes at head dim 96 (4-bit and int8 only)";
+    if (headDim == 96 && bits == 3)
+      return "3-bit codes at head dim 96 (2-, 4-bit and int8 only)";
   }
   return "";
 }

@@ -137,16 +137,37 @@ inline int64_t channelOfBit(int64_t bit, int64_t bits, PackOrder order) {
 }
 
 /// A lane's K channel pairs (of its d/4 channels), in the order its mma B
-/// registers hold them.
+/// registers hold them: the codes at bits s and 16 + s of each word. A
+/// trailing half word (2-bit codes at d = 96: 48 bits a lane) is read
+/// spread (spreadHalfWord: its two bytes at bytes 0 and 2), so its pairs are
+/// the codes at bits s and 8 + s of the half word.
 inline SmallVector<std::pair<int64_t, int64_t>>
 keyPairs(int64_t headDim, int64_t bits, PackOrder order) {
   SmallVector<std::pair<int64_t, int64_t>> pairs;
-  int64_t words = headDim / 4 * bits / 32;
+  int64_t laneBits = headDim / 4 * bits, words = laneBits / 32;
   for (int64_t w = 0; w < words; ++w)
     for (int64_t s = 0; s < 16; s += bits)
       pairs.push_back({channelOfBit(32 * w + s, bits, order),
                        channelOfBit(32 * w + 16 + s, bits, order)});
+  assert(laneBits % 32 == 0 || laneBits % 32 == 16);
+  if (laneBits % 32)
+    for (int64_t s = 0; s < 8; s += bits)
+      pairs.push_back({channelOfBit(32 * words + s, bits, order),
+                       channelOfBit(32 * words + 8 + s, bits, order)});
   return pairs;
+}
+
+/// `words` (a K piece whose last word holds only a half word of codes, in
+/// its low 16 bits) with that half word's two bytes moved to bytes 0 and 2,
+/// the layout keyPairs reads it in.
+inline Value spreadHalfWord(ImplicitLocOpBuilder &b, Value words) {
+  auto type = cast<VectorType>(words.getType());
+  int64_t last = type.getNumElements() - 1;
+  Value word = vector::ExtractOp::create(b, words, ArrayRef<int64_t>{last});
+  Value spread =
+      NVVM::PermuteOp::create(b, b.getI32Type(), word, i32Const(b, 0),
+                              i32Const(b, 0x4140), NVVM::PermuteMode::DEFAULT);
+  return vector::InsertOp::create(b, spread, words, ArrayRef<int64_t>{last});
 }
 
 /// A lane's V channels (of its d/8), in the order of the P.V n tiles.

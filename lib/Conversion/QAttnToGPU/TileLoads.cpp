@@ -448,6 +448,8 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
       Value words = loadBytes(w, *piece.tensor, piece.at, piece.bytes);
       if (widen && result == results[0])
         words = widenThreeBitCodes(b, words, piece.bytes, s2.getOrder());
+      else if (keys && s2 && result == results[0] && piece.bytes % 4 == 2)
+        words = spreadHalfWord(b, words); // 2-bit codes at d = 96
       regs.push_back(words);
     }
     w.tiles[result] = std::move(regs);

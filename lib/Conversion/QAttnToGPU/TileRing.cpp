@@ -454,9 +454,11 @@ void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
       Value byte = ringLaneByte(w, slot, piece, w.lane);
       if (piece.unswizzled || piece.threeBit) {
         Value words = readRowPiece(w, byte, piece.bytes);
-        return piece.threeBit
-                   ? widenThreeBitCodes(b, words, piece.bytes, piece.order)
-                   : words;
+        if (piece.threeBit)
+          return widenThreeBitCodes(b, words, piece.bytes, piece.order);
+        // K's 2-bit codes at d = 96 end in a half word (keyPairs).
+        bool keys = piece.layout == FragmentLayout::mma_keys_a;
+        return keys && piece.bytes % 4 == 2 ? spreadHalfWord(b, words) : words;
       }
       Value words = div(b, byte, 4);
       Value v = vector::LoadOp::create(

@@ -74,7 +74,7 @@ CASES = [
     ("b8_channel_int4_d128", 32, 8, 1, 128, "block=8,bits=4,group=8,gran=channel",
      "block=8,bits=4,group=8,scale=f16,gran=channel", 64, True, False,
      "i8:block=1", "f16", ["1,8,9,16,17,1000,3000"]),
-    # Head dim 96 (4-bit and int8): a lane's 24 K channels and 12 V ones,
+    # Head dim 96 (2-, 4-bit and int8): a lane's 24 K channels and 12 V ones,
     # code pieces of 12 and 6 bytes (4-bit) or 24 and 12 (int8) through the
     # ring as unswizzled rows, 24-byte int8 query and 24-byte f16 scale pieces.
     ("d96_int4", 32, 8, 1, 96, "block=64,bits=4,group=16",
@@ -82,6 +82,10 @@ CASES = [
      ["1,15,16,17,1000,4097", "300"]),
     ("d96_int8_causal", 8, 2, 4, 96, "block=32,gran=channel", "block=32", 64, True, True,
      "i8:block=1", "f32", ["1,2,31,32,33,700"]),
+    # 2-bit K at d = 96 ends a lane's codes in a half word (read spread).
+    ("d96_int2_heads", 16, 4, 2, 96, "block=64,bits=2-4-2-2,group=16,order=msb",
+     "block=64,bits=2,group=32,anchor=min", 64, True, True, "f16", "f32",
+     ["1,2,15,16,17,1000,3000"]),
     ("d96_channel_g8", 16, 4, 1, 96, "block=64,bits=4,group=8,scale=f16,gran=channel",
      "block=8,bits=4,group=8,scale=f16,gran=channel", 64, True, False,
      "i8:block=1,scale=f16,gran=channel", "bf16", ["1,9,100,2000"]),

@@ -18,8 +18,8 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     (`kv_lens`, a page table or dynamic sizes), and by default (`tile-layer
     = decode`) every static one with at most 16 queries a sequence (16
     int8 queries too, which the prefill kernels would take), in the formats
-    the tile ops' GPU lowering covers (head dims 64 and 128, and 96 at 4 bits
-    and int8 with `unverified-gpu-lowerings`; stage-1 blocks and stage-2
+    the tile ops' GPU lowering covers (head dims 64 and 128, and 96 at 2 and
+    4 bits and int8 with `unverified-gpu-lowerings`; stage-1 blocks and stage-2
     groups of 8 keys or multiples of 16; 2- to 4-bit codes or int8 data). It is
     materialized as a grid of tile programs: an `scf.forall` over (batch, KV
     head, 16-row tile, key split), its CTAs ordered KV head fastest
