@@ -35,6 +35,9 @@ class Case:
     # A #qattn.gpu_tiling for the GPU module's op (qattn-tile keeps it); ""
     # leaves the choice to qattn-tile.
     tiling: str = ""
+    # More qattn-tile options for this case's GPU module (before write_case's
+    # own), e.g. "unverified-gpu-lowerings=true" where no other kernel takes it.
+    tile_options: str = ""
 
 
 def tensor(shape, elt):
@@ -145,7 +148,7 @@ def quantize_func(c, o):
 def write_case(c, folder, qattn_compile, tile_options=""):
     """Writes FOLDER/cpu.mlir (`quantize` + `attention`) and FOLDER/gpu.mlir
     (`attention`), compiles them into FOLDER/cpu and FOLDER/cuda (the latter
-    with qattn-compile --tile-options TILE_OPTIONS where given), and returns
+    with qattn-compile --tile-options: the case's, then TILE_OPTIONS), and returns
     the case's cases.json entry. Exits with qattn-compile's message on failure."""
     o = Operands(c)
     os.makedirs(folder, exist_ok=True)
@@ -154,8 +157,9 @@ def write_case(c, folder, qattn_compile, tile_options=""):
         f.write(quantize_func(c, o) + "\n" + attention_func(c, o))
     with open(gpu, "w") as f:
         f.write(attention_func(c, o, gpu=True))
+    options = " ".join(opt for opt in (c.tile_options, tile_options) if opt)
     for src, target in ((cpu, "cpu"), (gpu, "cuda")):
-        extra = [f"--tile-options={tile_options}"] if target == "cuda" and tile_options else []
+        extra = [f"--tile-options={options}"] if target == "cuda" and options else []
         r = subprocess.run([qattn_compile, src, "-o", os.path.join(folder, target),
                             f"--target={target}"] + extra, capture_output=True, text=True)
         if r.returncode != 0:

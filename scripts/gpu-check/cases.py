@@ -51,6 +51,12 @@ def matrix():
         Case("decode_d96_4bit_buffer", 2, 16, 4, 1, 1000, 96, [4], buffer=40),
         Case("decode_d96_int8_nq2", 1, 16, 2, 2, 700, 96, []),
         Case("decode_d96_2bit_msb_nq3", 1, 16, 4, 3, 555, 96, [2], order="msb_first"),
+        # Head dim 80 (4-bit and int8): no other GPU kernel takes it, so the
+        # tile layer's unverified lowering always.
+        Case("decode_d80_4bit_buffer", 2, 16, 4, 1, 900, 80, [4], buffer=24,
+             tile_options="unverified-gpu-lowerings=true"),
+        Case("decode_d80_int8_nq2", 1, 16, 2, 2, 700, 80, [],
+             tile_options="unverified-gpu-lowerings=true"),
         Case("decode_nq16_noncausal_d64", 3, 16, 4, 16, 555, 64, [4], causal=False),
         Case("decode_mixed_2_4", 2, 16, 4, 2, 900, 128, [4, 2, 2, 4]),
         Case("decode_int8_kv", 2, 16, 4, 1, 1000, 128, []),

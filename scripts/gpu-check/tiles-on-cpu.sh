@@ -6,13 +6,13 @@
 # (check.py's distributions): the static matrix's GPU programs, checked on the CPU before the
 # H200 runs them (run.sh). Bound: check.py's, max |tiles - reference| / max |reference| <=
 # 2e-4 (f32 out), 2e-3 (f16), 1e-2 (bf16). Cases the tile layer does not take are listed, not
-# run. TILE_OPTIONS are more qattn-tile options (e.g. unverified-gpu-lowerings=true: the
-# head-dim-96 cases on the tile layer). Exit 1 on a failure.
+# run. TILE_OPTIONS are more qattn-tile options, after each case's own (cases.py's
+# tile_options), e.g. unverified-gpu-lowerings=true: the head-dim-96 cases on the tile layer.
+# Exit 1 on a failure.
 # usage: tiles-on-cpu.sh CASES_DIR [SEED [TILE_OPTIONS]]
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cases="${1:?usage: tiles-on-cpu.sh CASES_DIR [SEED [TILE_OPTIONS]]}" seed="${2:-7}"
-tile="--qattn-tile${3:+=$3}"
 bin="$root/build/bin" py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 [ -f "$cases/cases.json" ] || {
@@ -24,7 +24,10 @@ names=$("$py" -c "import json,sys; print(' '.join(c['name'] for c in json.load(o
 for c in $names; do
   dir="$cases/$c" work="$cases/$c/tiles-on-cpu"
   rm -rf "$work" && mkdir -p "$work"
-  "$bin/qattn-opt" "$dir/gpu.mlir" "$tile" --qattn-pipeline \
+  options=$("$py" -c "import json,sys; c=next(x for x in json.load(open(sys.argv[1]))
+                        if x['name'] == sys.argv[2]); print(' '.join(o for o in
+                        (c.get('tile_options', ''), sys.argv[3]) if o))" "$cases/cases.json" "$c" "${3:-}")
+  "$bin/qattn-opt" "$dir/gpu.mlir" "--qattn-tile${options:+=$options}" --qattn-pipeline \
     -o "$work/tiled.mlir" || { echo "$c: qattn-opt failed"; status=1; continue; }
   if ! grep -q "qattn.load_kv_tile" "$work/tiled.mlir"; then skipped+=("$c"); continue; fi
   read -r out dist operands < <("$py" -c "import json,sys; c=next(x for x in json.load(open(sys.argv[1]))

@@ -190,8 +190,8 @@ func.func @decode_packed_batch8(%q: tensor<8x32x1x64xf32>, %kp: tensor<8x8192x25
 // -----
 
 // Decode the tile ops' GPU lowering does not cover keeps the warp kernel:
-// head dim 80, stage-1 blocks of 24 keys (8 and multiples of 16 only), and
-// head dim 96, whose lowering has not run on the H200 yet (but with
+// stage-1 blocks of 24 keys (8 and multiples of 16 only), and head dims 80
+// and 96, whose lowering has not run on the H200 yet (but with
 // unverified-gpu-lowerings). Blocks of 8 take the tile layer (two scales a
 // 16-key tile).
 // AUTO-LABEL: func.func @decode_d80

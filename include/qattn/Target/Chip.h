@@ -95,7 +95,7 @@ inline constexpr const char kGridWarpsPerSMAttr[] = "qattn.grid_warps_per_sm";
 
 /// The unit attribute on a decode grid of the tile layer whose GPU lowering
 /// may take the formats it has that have not passed the H200 matrix yet
-/// (head dim 96): qattn-tile's `unverified-gpu-lowerings`.
+/// (head dims 80 and 96): qattn-tile's `unverified-gpu-lowerings`.
 inline constexpr const char kUnverifiedGpuLoweringsAttr[] =
     "qattn.unverified_gpu_lowerings";
 

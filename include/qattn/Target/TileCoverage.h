@@ -22,28 +22,37 @@
 
 namespace mlir::qattn {
 
-/// Head dims 64 and 128; 96 (2-, 4-bit and int8 codes) only where `unverified`
-/// asks for the lowerings that have not run on the H200 matrix yet
-/// (qattn-tile's unverified-gpu-lowerings).
+/// Head dims 64 and 128; 80 and 96 only where `unverified` asks for the
+/// lowerings that have not run on the H200 matrix yet (qattn-tile's
+/// unverified-gpu-lowerings).
 inline std::string whyNoTileGpuHeadDim(int64_t headDim, bool unverified) {
-  if (headDim != 64 && headDim != 96 && headDim != 128)
-    return "head dim " + std::to_string(headDim) + " (64, 96 and 128 only)";
-  if (headDim == 96 && !unverified)
-    return "head dim 96 (lowered, but not yet run on the H200 matrix: "
-           "qattn-tile unverified-gpu-lowerings=true takes it)";
+  bool lowered =
+      headDim == 64 || headDim == 80 || headDim == 96 || headDim == 128;
+  if (!lowered)
+    return "head dim " + std::to_string(headDim) + " (64, 80, 96 and 128 only)";
+  if (headDim != 64 && headDim != 128 && !unverified)
+    return "head dim " + std::to_string(headDim) +
+           " (lowered, but not yet run on the H200 matrix: qattn-tile "
+           "unverified-gpu-lowerings=true takes it)";
   return "";
 }
 
-/// Stage-2 code widths 2 to 4 bits; at d = 96 not 3 (a lane's 12 V
-/// channels of 3-bit codes are 4.5 bytes; its 24 K channels of 2-bit codes
-/// end in a half word, which keyPairs reads spread).
+/// Stage-2 code widths 2 to 4 bits, where a lane's codes of a key fit the
+/// fragments' loads: its d/4 K channels whole or half words (a half word is
+/// read spread: keyPairs), its d/8 V channels whole bytes, and 3-bit codes
+/// (widened to 4 bits as they are read) whole groups of 3 bytes. So 2 bits
+/// at d = 96 but not 80, 3 bits at 64 and 128 only.
 inline std::string whyNoTileGpuCodes(int64_t headDim,
                                      llvm::ArrayRef<int64_t> widths) {
   for (int64_t bits : widths) {
     if (bits < 2 || bits > 4)
       return std::to_string(bits) + "-bit codes (2, 3 and 4 only)";
-    if (headDim == 96 && bits == 3)
-      return "3-bit codes at head dim 96 (2-, 4-bit and int8 only)";
+    int64_t keyBits = headDim / 4 * bits, valueBits = headDim / 8 * bits;
+    bool fits = bits == 3 ? keyBits % 24 == 0 && valueBits % 24 == 0
+                          : keyBits % 16 == 0 && valueBits % 8 == 0;
+    if (!fits)
+      return std::to_string(bits) + "-bit codes at head dim " +
+             std::to_string(headDim);
   }
   return "";
 }

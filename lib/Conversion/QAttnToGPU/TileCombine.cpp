@@ -78,7 +78,7 @@ static Value weightOf(ImplicitLocOpBuilder &b, Value m, Value ref) {
 }
 
 int64_t mlir::qattn::tiles::combineChunksPerRow(int64_t headDim) {
-  return headDim / kThreadsPerWarp;
+  return llvm::divideCeil(headDim, kThreadsPerWarp);
 }
 
 Value mlir::qattn::tiles::combineWarpsPerTask(ImplicitLocOpBuilder &b,
@@ -155,8 +155,13 @@ void mlir::qattn::tiles::emitCombineKernel(ImplicitLocOpBuilder &b,
           split.max = rowAt(maxT, s);
           split.sum = rowAt(sumT, s);
           for (int64_t q = 0; q < kThreadsPerWarp / 4; ++q) {
-            Value i = acc.linearize(
-                b, {bi, hk, rt, s, r, add(b, c0, indexConst(b, 4 * q))});
+            // A row's last task is half of one where d is not a multiple of
+            // 32 (d = 80): its upper 16 channels read the row's last 4
+            // again (in bounds; never stored).
+            Value channel = add(b, c0, indexConst(b, 4 * q));
+            if (d % kThreadsPerWarp)
+              channel = minIdx(b, channel, indexConst(b, d - 4));
+            Value i = acc.linearize(b, {bi, hk, rt, s, r, channel});
             split.quads.push_back(
                 vector::LoadOp::create(b, quad, acc.buffer, ValueRange{i},
                                        /*nontemporal=*/false, llvm::Align(16)));
@@ -270,9 +275,18 @@ void mlir::qattn::tiles::emitCombineKernel(ImplicitLocOpBuilder &b,
   Value inverse = arith::SelectOp::create(
       b, seen, arith::DivFOp::create(b, f32Const(b, 1), rowTotal),
       f32Const(b, 0));
-  memref::StoreOp::create(
-      b,
-      fromF32(b, arith::MulFOp::create(b, rowChannel, inverse),
-              outType.getElementType()),
-      out.buffer, ValueRange{out.linearize(b, {bi, h, i, add(b, c0, lane)})});
+  auto store = [&] {
+    memref::StoreOp::create(
+        b,
+        fromF32(b, arith::MulFOp::create(b, rowChannel, inverse),
+                outType.getElementType()),
+        out.buffer, ValueRange{out.linearize(b, {bi, h, i, add(b, c0, lane)})});
+  };
+  if (d % kThreadsPerWarp == 0)
+    return store();
+  // The upper half of a row's last task lies past the row (d = 80).
+  ifThen(b,
+         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, add(b, c0, lane),
+                               indexConst(b, d)),
+         store);
 }

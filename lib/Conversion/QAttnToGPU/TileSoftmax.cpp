@@ -245,7 +245,8 @@ void mlir::qattn::tiles::storeRows(WarpProgram &w,
   if (cast<RankedTensorType>(insert.getSource().getType()).getRank() == 2) {
     // Lane g holds channels [g d/8, (g + 1) d/8) of its rows 2t + c, in
     // LaneChannels order: gathered back into channel order, each row is
-    // d/32 stores of 4 (16 bytes) instead of d/8 scalar ones.
+    // d/32 stores of 4 (16 bytes) instead of d/8 scalar ones, and one of 2
+    // where d/8 is not a multiple of 4 (d = 80).
     int64_t chunks = w.headDim / 16, span = w.headDim / 8;
     SmallVector<std::pair<int64_t, int64_t>> unitOf(span, {-1, -1});
     for (int64_t i = 0; i < chunks; ++i)
@@ -254,21 +255,24 @@ void mlir::qattn::tiles::storeRows(WarpProgram &w,
     assert(llvm::all_of(unitOf, [](auto u) { return u.first >= 0; }) &&
            "a lane's V channels are a permutation of its span");
     Value laneBase = mul(b, w.g, span);
-    auto quad = VectorType::get({4}, b.getF32Type());
     for (int64_t nb = 0; nb < w.rowBlocks; ++nb)
       for (int64_t c = 0; c < 2; ++c)
         ifReal(nb, c, [&] {
-          for (int64_t q = 0; q < span / 4; ++q) {
-            SmallVector<Value> four;
-            for (int64_t e = 0; e < 4; ++e) {
-              auto [i, h] = unitOf[4 * q + e];
-              four.push_back(vector::ExtractOp::create(
+          for (int64_t q = 0; q < span; q += 4) {
+            int64_t n = std::min<int64_t>(4, span - q);
+            SmallVector<Value> elements;
+            for (int64_t e = 0; e < n; ++e) {
+              auto [i, h] = unitOf[q + e];
+              elements.push_back(vector::ExtractOp::create(
                   b, regs[nb * chunks + i], ArrayRef<int64_t>{h, c}));
             }
-            Value index = at({w.accRow(nb, c), add(b, laneBase, w.idx(4 * q))});
+            Value index = at({w.accRow(nb, c), add(b, laneBase, w.idx(q))});
             vector::StoreOp::create(
-                b, vector::FromElementsOp::create(b, quad, four), dest.buffer,
-                ValueRange{index}, /*nontemporal=*/false, llvm::Align(16));
+                b,
+                vector::FromElementsOp::create(
+                    b, VectorType::get({n}, b.getF32Type()), elements),
+                dest.buffer, ValueRange{index}, /*nontemporal=*/false,
+                llvm::Align(4 * n));
           }
         });
     return;

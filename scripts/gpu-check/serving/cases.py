@@ -86,6 +86,12 @@ CASES = [
     ("d96_int2_heads", 16, 4, 2, 96, "block=64,bits=2-4-2-2,group=16,order=msb",
      "block=64,bits=2,group=32,anchor=min", 64, True, True, "f16", "f32",
      ["1,2,15,16,17,1000,3000"]),
+    # Head dim 80 (4-bit and int8): K's 10 code bytes a lane end in a half
+    # word; a row's partials end in a store of 2, its combine in a half task.
+    ("d80_int4", 32, 8, 1, 80, "block=64,bits=4,group=16", "block=64,bits=4,group=32",
+     64, True, False, "f16", "bf16", ["1,15,16,17,1000,4097"]),
+    ("d80_int8_causal", 8, 2, 2, 80, "block=32", "block=32,scale=f16,gran=channel", 64,
+     True, True, "i8:block=1", "f32", ["1,2,31,32,33,700"]),
     ("d96_channel_g8", 16, 4, 1, 96, "block=64,bits=4,group=8,scale=f16,gran=channel",
      "block=8,bits=4,group=8,scale=f16,gran=channel", 64, True, False,
      "i8:block=1,scale=f16,gran=channel", "bf16", ["1,9,100,2000"]),

@@ -1,10 +1,10 @@
 // RUN: qattn-opt %s --qattn-tile=unverified-gpu-lowerings=true --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s
-// Head dim 96 on the tile layer's GPU lowering (4-bit and int8; not yet run
-// on the H200, so qattn-tile's unverified-gpu-lowerings asks for it): a lane
-// holds 24 K channels (lane t) and 12 V channels (lane g). Its code pieces
-// of a key (4-bit: 12 bytes of K, 6 of V; int8: 24 and 12) are no cp.async
-// size, so the ring takes the tiles' code rows (48 or 96 bytes, whole
-// 16-byte copies), unswizzled (a swizzle of 32-byte units would split a
+// Head dims 80 and 96 on the tile layer's GPU lowering (not yet run on the
+// H200, so qattn-tile's unverified-gpu-lowerings asks for them). At d = 96 a
+// lane holds 24 K channels (lane t) and 12 V channels (lane g). Its code
+// pieces of a key (4-bit: 12 bytes of K, 6 of V; int8: 24 and 12) are no
+// cp.async size, so the ring takes the tiles' code rows (48 or 96 bytes,
+// whole 16-byte copies), unswizzled (a swizzle of 32-byte units would split a
 // lane's piece: no xori), and each lane reads its piece as words aligned as
 // its place in the row is (6 bytes: two words shifted by a funnel shift).
 // The queries' 24 channels a lane: f16 48 bytes (16-byte aligned), int8 24
@@ -70,3 +70,27 @@ func.func @d96_int2(%q: tensor<?x8x1x96xf16>, %kp: tensor<?x64x48xi8>, %ks: tens
 // CHECK: vector.insert %[[SPREADHALF]], %[[WORDS]] [1] : i32 into vector<2xi32>
 // CHECK-NOT: cp.async
 // CHECK-LABEL: gpu.func @d96_int2_combine_tiles
+
+// Head dim 80 (4-bit): K's 10 code bytes a lane end in a half word, spread
+// as at d96 2-bit; a lane's 10 V channels of a row's partials are stored as
+// 4, 4 and 2; the combine's tasks of 32 channels end in a half task, whose
+// upper lanes read the row's last 4 channels again and store nothing.
+func.func @d80_int4(%q: tensor<?x8x1x80xf16>, %kp: tensor<?x64x80xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x80xi8>, %kz2: tensor<?x2x4x80xi8>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x80xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) lengths(%lens) pages(%table)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>}
+      : (tensor<?x8x1x80xf16>, tensor<?x64x80xi8>, tensor<?x2x1xf32>, tensor<?x2x4x80xi8>, tensor<?x2x4x80xi8>, tensor<?x64x80xi8>, tensor<?x2x1xf32>, tensor<?x2x4x80xi8>, tensor<?x2x4x80xi8>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x80xf16>
+  return %o : tensor<?x8x1x80xf16>
+}
+
+// CHECK-LABEL: gpu.func @d80_int4_decode_tiles
+// CHECK: %[[SPREAD:.*]] = arith.constant 16704 : i32
+// CHECK: vector.load %{{.*}} {alignment = 2 : i64} : memref<1099511627776xi8>, vector<10xi8>
+// CHECK: nvvm.prmt <default> %[[SPREAD]]
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}} {alignment = 8 : i64} : memref<1099511627776xf32>, vector<2xf32>
+// CHECK-LABEL: gpu.func @d80_int4_combine_tiles
+// CHECK: arith.minui %{{.*}}, %c76 : index
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c80 : index
+// CHECK-NEXT: scf.if %[[IN]] {
+// CHECK: memref.store %{{.*}} : memref<1099511627776xf16>
