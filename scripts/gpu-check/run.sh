@@ -23,9 +23,10 @@ sanitize() { # case tool
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 }
 # (decode_d96_4bit_buffer on the tile layer where cases.py had --tile-options
-# unverified-gpu-lowerings=true, else on the warp kernel.)
+# unverified-gpu-lowerings=true, else on the warp kernel; decode_d80_4bit_buffer
+# on the tile layer always.)
 for c in decode_with_buffer decode_b2_h32x8_d128_n1000_4bit decode_group8_block8_d128 \
-    decode_d96_4bit_buffer prefill_n300_causal_d64; do
+    decode_d96_4bit_buffer decode_d80_4bit_buffer prefill_n300_causal_d64; do
   [ -d "$cases/$c/run" ] || continue
   sanitize "$c" memcheck
   sanitize "$c" racecheck
