@@ -83,7 +83,7 @@ static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim, int64_t bits) {
   // Code pieces no copy size (a lane's 12 or 6 bytes of 3-bit codes at d =
   // 128, of 4-bit codes at d = 96; 24 and 12 of int8 at d = 96) go as the
   // tile's code rows where a row is whole 16-byte copies (copiedAsRows) and
-  // a lane reads its piece as words (readRowPiece); else (2 bytes: 2-bit V
+  // a lane reads its piece as words (readPiece); else (2 bytes: 2-bit V
   // at d = 64) as register loads.
   int64_t rowBytes = rows ? headDim * bits / 8 : headDim;
   auto asRows = [&](int64_t bytes) {
@@ -386,12 +386,12 @@ void mlir::qattn::tiles::copyToRing(WarpProgram &w, LoadKVTileOp op,
 }
 
 /// A lane's piece of `bytes` at ring byte `byte`, aligned as a lane's
-/// place in whole rows aligns it (to the largest power of 2 dividing
-/// `bytes`): a multiple of 4 bytes as as many words; 6 (2-byte aligned:
-/// 3-bit codes at d = 128, 4-bit V at d = 96) as 2 words, the low 6 bytes
-/// the piece's (the two words that hold it, shifted down by the half-word
-/// offset).
-static Value readRowPiece(WarpProgram &w, Value byte, int64_t bytes) {
+/// place in its part of the slot or in whole rows aligns it (to the largest
+/// power of 2 dividing `bytes`): a multiple of 4 bytes as as many words; 6
+/// (2-byte aligned: 3-bit codes at d = 128, 4-bit V at d = 96) as 2 words,
+/// the low 6 bytes the piece's (the two words that hold it, shifted down by
+/// the half-word offset).
+static Value readPiece(WarpProgram &w, Value byte, int64_t bytes) {
   ImplicitLocOpBuilder &b = w.b;
   assert((bytes % 4 == 0 || bytes == 6) && "a code piece of whole words, or 6");
   Value words = div(b, byte, 4);
@@ -451,20 +451,14 @@ void mlir::qattn::tiles::lowerWaitTiles(WarpProgram &w, WaitTilesOp op) {
     w.setLazy(out, pieces.size(), [=, &w](int64_t i) -> Value {
       ImplicitLocOpBuilder &b = w.b;
       const RingTile::Piece &piece = pieces[i];
-      Value byte = ringLaneByte(w, slot, piece, w.lane);
-      if (piece.unswizzled || piece.threeBit) {
-        Value words = readRowPiece(w, byte, piece.bytes);
-        if (piece.threeBit)
-          return widenThreeBitCodes(b, words, piece.bytes, piece.order);
-        // K's 2-bit codes at d = 96 end in a half word (keyPairs).
-        bool keys = piece.layout == FragmentLayout::mma_keys_a;
-        return keys && piece.bytes % 4 == 2 ? spreadHalfWord(b, words) : words;
-      }
-      Value words = div(b, byte, 4);
-      Value v = vector::LoadOp::create(
-          b, VectorType::get({piece.bytes / 4}, b.getI32Type()), w.ring,
-          ValueRange{words}, /*nontemporal=*/false,
-          llvm::Align(std::min<int64_t>(piece.bytes, 16)));
+      // (K pieces that end in a half word, which keyPairs reads spread, are
+      // register loads: their rows of 24 bytes are no whole 16-byte copies.)
+      assert((piece.threeBit || piece.layout != FragmentLayout::mma_keys_a ||
+              piece.bytes % 4 == 0) &&
+             "a K piece from the ring is whole words");
+      Value v = readPiece(w, ringLaneByte(w, slot, piece, w.lane), piece.bytes);
+      if (piece.threeBit)
+        return widenThreeBitCodes(b, v, piece.bytes, piece.order);
       if (piece.type.isF32())
         v = arith::BitcastOp::create(
             b, b.getF32Type(),

@@ -490,20 +490,17 @@ std::string mlir::qattn::whyNotGpuDecodeTiles(AttentionOp op, bool unverified) {
   int64_t d = op.getHeadDim();
   if (std::string why = whyNoTileGpuHeadDim(d, unverified); !why.empty())
     return why;
-  for (Stage2Attr s2 : {op.getKStage2Attr(), op.getVStage2Attr()})
-    if (s2)
-      if (std::string why = whyNoTileGpuCodes(d, s2.getBits()); !why.empty())
-        return why;
-  for (Stage1Attr s1 : {op.getKStage1Attr(), op.getVStage1Attr()})
-    if (s1)
-      if (std::string why = whyNoTileGpuKeys("stage-1 blocks", s1.getBlock());
-          !why.empty())
-        return why;
-  for (Stage2Attr s2 : {op.getKStage2Attr(), op.getVStage2Attr()})
-    if (s2)
-      if (std::string why = whyNoTileGpuKeys("stage-2 groups", s2.getGroup());
-          !why.empty())
-        return why;
+  for (auto [s1, s2] : {std::pair(op.getKStage1Attr(), op.getKStage2Attr()),
+                        std::pair(op.getVStage1Attr(), op.getVStage2Attr())}) {
+    std::string why =
+        s1 ? whyNoTileGpuKeys("stage-1 blocks", s1.getBlock()) : "";
+    if (why.empty() && s2)
+      why = whyNoTileGpuCodes(d, s2.getBits());
+    if (why.empty() && s2)
+      why = whyNoTileGpuKeys("stage-2 groups", s2.getGroup());
+    if (!why.empty())
+      return why;
+  }
   return "";
 }
 
