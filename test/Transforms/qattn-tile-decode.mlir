@@ -9,6 +9,7 @@
 // RUN: not qattn-opt %s -split-input-file --qattn-tile=grid-warps-per-sm=40 2>&1 | FileCheck %s --check-prefix=BADWARPS
 // RUN: qattn-opt %s -split-input-file --qattn-tile=lazy-max=0 --canonicalize | FileCheck %s --check-prefix=EAGER
 // RUN: qattn-opt %s -split-input-file --qattn-tile=lazy-max=2.5 --canonicalize | FileCheck %s --check-prefix=LAZY
+// RUN: qattn-opt %s -split-input-file --qattn-tile=balance-splits=true --canonicalize | FileCheck %s --check-prefix=BALANCED
 
 // A paged decode with the int8 tail page becomes a grid of tile programs:
 // one per (batch, KV head, row tile, key split); each walks its slice of
@@ -86,6 +87,29 @@
 // BADWARPS: qattn-tile: grid-warps-per-sm must be in [0, 32], got 40
 // CHECK: qattn.combine_splits %[[GRID]]#2, %[[GRID]]#0, %[[GRID]]#1 {group = 4 : i64} : tensor<?x2x1x?x16x64xf32>, tensor<?x2x1x?x16xf32>, tensor<?x2x1x?x16xf32> -> tensor<?x8x1x64xf16>
 // CHECK-NOT: qattn.attention
+// balance-splits: S + 1 grid points a sequence; point (b, s) is slot b (S + 1)
+// + s of the B x S balanced chunks, whose sequence and keys qattn.key_chunk
+// gives; the loads, the bounds and the length are that sequence's, the
+// partial rows stay at the grid point, and the combine finds each
+// sequence's chunks from the same lengths.
+// BALANCED-LABEL: func.func @paged_decode
+// BALANCED: %[[NS:.*]] = arith.maxui %{{.*}}, %[[ONE:c1]] : index
+// BALANCED: %[[NG:.*]] = arith.addi %[[NS]], %[[ONE]] : index
+// BALANCED: tensor.empty(%{{.*}}, %[[NG]]) : tensor<?x2x1x?x16x64xf32>
+// BALANCED: scf.forall (%[[BI:.*]], %[[HK:.*]], %{{.*}}, %[[S:.*]]) in (%{{.*}}, 2, 1, %[[NG]])
+// BALANCED: %[[NB:.*]] = tensor.dim %[[LENS:.*]], %{{.*}} : tensor<?xi32>
+// BALANCED: %[[K:.*]] = arith.muli %[[NB]], %[[NS]] : index
+// BALANCED: %[[ROW:.*]] = arith.muli %[[BI]], %[[NG]] : index
+// BALANCED: %[[SLOT:.*]] = arith.addi %[[ROW]], %[[S]] : index
+// BALANCED: %[[SEQ:.*]], %[[LO:.*]], %[[HI:.*]] = qattn.key_chunk %[[LENS]][%[[SLOT]]] of %[[K]] {tile_keys = 32 : i64} : tensor<?xi32>
+// BALANCED: tensor.extract %[[LENS]][%[[SEQ]]] : tensor<?xi32>
+// BALANCED: qattn.load_query_tile %{{.*}} [%[[SEQ]], %[[HK]], %{{.*}}]
+// BALANCED: %[[CEND:.*]] = arith.minui %[[HI]], %{{.*}} : index
+// BALANCED: %[[FIRST:.*]] = arith.minui %[[LO]], %[[CEND]] : index
+// BALANCED: scf.for %[[J:.*]] = %[[FIRST]] to %[[CEND]]
+// BALANCED:   qattn.load_kv_tile %{{.*}}[%[[SEQ]], %[[HK]], %[[J]]] bound %[[CEND]]
+// BALANCED: tensor.parallel_insert_slice {{.*}}[%[[BI]], %[[HK]], {{.*}}, %[[S]], 0, 0]
+// BALANCED: qattn.combine_splits %{{.*}}, %{{.*}}, %{{.*}} chunks(%[[LENS]] : tensor<?xi32>) {group = 4 : i64, tile_keys = 32 : i64}
 // The splits option forces a constant.
 // SPLITS: scf.forall ({{.*}}) in (%{{.*}}, 2, 1, 2)
 // SPLITS: qattn.combine_splits {{.*}} : tensor<?x2x1x2x16x64xf32>

@@ -382,7 +382,8 @@ struct QAttnConvertToGPUPass
       return signalPassFailure();
     WalkResult unsupported = module.walk([](Operation *op) {
       if (isa<LoadQueryTileOp, LoadKVTileOp, DequantizeTileOp, TileScoresOp,
-              TileRowMaxOp, SoftmaxUpdateOp, WaitTilesOp, CombineSplitsOp>(op)) {
+              TileRowMaxOp, SoftmaxUpdateOp, WaitTilesOp, KeyChunkOp,
+              CombineSplitsOp>(op)) {
         op->emitOpError("of the tile layer has no GPU lowering outside a "
                         "decode grid of qattn-tile");
         return WalkResult::interrupt();

@@ -199,6 +199,7 @@ static LogicalResult lowerOp(WarpProgram &w, Operation &op) {
         return lowerSoftmaxUpdate(w, o), success();
       })
       .Case([&](WaitTilesOp o) { return lowerWaitTiles(w, o), success(); })
+      .Case([&](KeyChunkOp o) { return lowerKeyChunk(w, o), success(); })
       .Case([&](scf::ForOp o) { return lowerFor(w, o); })
       .Case([&](arith::ConstantOp o) { return lowerGridConstant(w, o); })
       .Case([&](tensor::ExtractOp o) {

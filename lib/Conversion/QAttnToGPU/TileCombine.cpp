@@ -22,7 +22,9 @@
 // N2K 19.6 -> 20.9 us, B32 N8K 110.0 -> 117.4). The kernel asks for one CTA
 // per SM (TileGrid.cpp), or ptxas would keep the registers low by issuing
 // the next split's loads after this one's sums. A row no split saw a key of
-// (M = -inf) is 0.
+// (M = -inf) is 0. With balanced chunks (qattn.key_chunk) a row's splits
+// are its sequence's chunks, which the task's warps find from the lengths
+// (TileChunks.cpp): a long sequence's row has many, a short one's few.
 //
 //===----------------------------------------------------------------------===//
 
@@ -105,8 +107,8 @@ void mlir::qattn::tiles::emitCombineKernel(ImplicitLocOpBuilder &b,
   int64_t chunks = combineChunksPerRow(d);
   // The split count: a constant, or the i32 passed beside the partial rows
   // where qattn-tile computed it at run time.
-  Value splits = acc.sizes[3];
-  Value warps = combineWarpsPerTask(b, splits);
+  Value points = acc.sizes[3];
+  Value warps = combineWarpsPerTask(b, points);
   Value thread = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value lane = rem(b, thread, kThreadsPerWarp);
   Value warp = div(b, thread, kThreadsPerWarp);
@@ -130,9 +132,26 @@ void mlir::qattn::tiles::emitCombineKernel(ImplicitLocOpBuilder &b,
   Value hk = div(b, h, group);
   Value p = add(b, mul(b, i, group), rem(b, h, group));
   Value rt = div(b, p, rowsPerTile), r = rem(b, p, rowsPerTile);
+  // The row's splits: the grid points of its sequence, or with balanced
+  // chunks the slots of the sequence's chunks (slot c at point (c / S, c mod
+  // S) of K = B (S - 1) chunks).
+  Value splits = points, firstSlot;
+  if (op.getKvLens()) {
+    Value chunks = arith::MulIOp::create(
+        b, acc.sizes[0], arith::SubIOp::create(b, points, indexConst(b, 1)));
+    std::tie(firstSlot, splits) =
+        sequenceChunks(b, args[4], chunks, *op.getTileKeys(), bi);
+  }
+  auto pointOf = [&](Value s) -> SmallVector<Value> {
+    if (!firstSlot)
+      return {bi, hk, rt, s, r};
+    Value slot = add(b, firstSlot, s);
+    return {arith::DivUIOp::create(b, slot, points), hk, rt,
+            arith::RemUIOp::create(b, slot, points), r};
+  };
   auto rowAt = [&](const FlatTensor &t, Value s) -> Value {
-    return memref::LoadOp::create(
-        b, t.buffer, ValueRange{t.linearize(b, {bi, hk, rt, s, r})});
+    return memref::LoadOp::create(b, t.buffer,
+                                  ValueRange{t.linearize(b, pointOf(s))});
   };
   Value minusInf = f32Const(b, -INFINITY);
   // Carried: the lane's maximum, its share of the sum, then of the warp's
@@ -161,7 +180,9 @@ void mlir::qattn::tiles::emitCombineKernel(ImplicitLocOpBuilder &b,
             Value channel = add(b, c0, indexConst(b, 4 * q));
             if (d % kThreadsPerWarp)
               channel = minIdx(b, channel, indexConst(b, d - 4));
-            Value i = acc.linearize(b, {bi, hk, rt, s, r, channel});
+            SmallVector<Value> point = pointOf(s);
+            point.push_back(channel);
+            Value i = acc.linearize(b, point);
             split.quads.push_back(
                 vector::LoadOp::create(b, quad, acc.buffer, ValueRange{i},
                                        /*nontemporal=*/false, llvm::Align(16)));

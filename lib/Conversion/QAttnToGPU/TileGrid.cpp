@@ -43,9 +43,11 @@ struct KernelTensor {
   SmallVector<Value> dynamicSizes;
 };
 
-/// The host side of a kernel launch: its arguments, in order.
+/// The host side of a kernel launch: its arguments, in order (the tensors,
+/// then index scalars as i32).
 struct LaunchArgs {
   SmallVector<KernelTensor> tensors;
+  SmallVector<Value> scalars;
 
   void add(ImplicitLocOpBuilder &b, Value buffer, RankedTensorType type,
            ValueRange sizes) {
@@ -70,6 +72,7 @@ struct LaunchArgs {
       out.push_back(k.flat);
       out.append(k.dynamicSizes);
     }
+    out.append(scalars);
     return out;
   }
 };
@@ -279,6 +282,12 @@ static Value launchCombine(ImplicitLocOpBuilder &hb, CombineSplitsOp combine,
                     hostSizes(hb, init));
   }
   combineArgs.add(hb, out, outType, outSizes);
+  // Balanced chunks: the lengths, from which the kernel finds each
+  // sequence's.
+  if (Value lens = combine.getKvLens())
+    combineArgs.add(hb, toBuffer(hb, lens),
+                    cast<RankedTensorType>(lens.getType()),
+                    hostSizes(hb, lens));
   gpu::GPUFuncOp combineKernel =
       createKernel(kernels, combine.getLoc(), (prefix + "_combine_tiles").str(),
                    combineArgs, kCombineWarps);
@@ -347,7 +356,7 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
   getUsedValuesDefinedAbove(grid.getRegion(), captured);
   ImplicitLocOpBuilder hb(grid.getLoc(), grid);
   LaunchArgs args;
-  SmallVector<Value> tensors, constants;
+  SmallVector<Value> tensors, scalars, constants;
   for (Value v : captured) {
     if (v == splitBound)
       continue;
@@ -357,11 +366,17 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
       args.add(hb, toBuffer(hb, v), cast<RankedTensorType>(v.getType()),
                hostSizes(hb, v));
       tensors.push_back(v);
+    } else if (v.getType().isIndex()) {
+      // A size the host computed (such as the balanced chunks' count,
+      // which canonicalization may hoist out of the body).
+      args.scalars.push_back(
+          arith::IndexCastOp::create(hb, hb.getI32Type(), v));
+      scalars.push_back(v);
     } else {
       return grid.emitOpError("reads ")
              << v
              << " from outside, which its kernel cannot take (only "
-                "tensors and constants)";
+                "tensors, index sizes and constants)";
     }
   }
   // The partial rows: fresh buffers shaped like the grid's outputs.
@@ -409,6 +424,13 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
     SmallVector<FlatTensor> flat = kernelTensors(b, kernel, args);
     for (auto [v, f] : llvm::zip(tensors, flat))
       w.tensors[v] = f;
+    // (The last arguments before the workgroup attributions.)
+    unsigned inputs = kernel.getFunctionType().getNumInputs();
+    for (auto [v, arg] :
+         llvm::zip(scalars, kernel.getArguments().slice(inputs - scalars.size(),
+                                                        scalars.size())))
+      w.scalars.map(
+          v, arith::IndexCastOp::create(b, b.getIndexType(), arg).getResult());
     for (auto [v, f] :
          llvm::zip(grid.getRegionIterArgs(), ArrayRef(flat).take_back(3)))
       w.tensors[v] = f;

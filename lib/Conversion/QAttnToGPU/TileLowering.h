@@ -339,6 +339,14 @@ Value tileScale(WarpProgram &w, Value tile, int64_t blocks, int64_t kb,
 void lowerTileScores(WarpProgram &w, TileScoresOp op);
 void lowerSoftmaxUpdate(WarpProgram &w, SoftmaxUpdateOp op);
 void lowerTileRowMax(WarpProgram &w, TileRowMaxOp op);
+/// qattn.key_chunk, by the warp's lanes together (TileChunks.cpp).
+void lowerKeyChunk(WarpProgram &w, KeyChunkOp op);
+/// The first slot and the count of sequence `seq`'s chunks among `chunks`
+/// balanced chunks of `tileKeys`-key tiles of the lengths `kvLens` (as
+/// qattn.key_chunk cuts them), by the warp's lanes together.
+std::pair<Value, Value> sequenceChunks(ImplicitLocOpBuilder &b,
+                                       const FlatTensor &kvLens, Value chunks,
+                                       int64_t tileKeys, Value seq);
 /// The registers of a splat constant of the row state ([16]) or the
 /// accumulators ([16, d]).
 Regs splatState(WarpProgram &w, RankedTensorType type, double value);
@@ -365,7 +373,8 @@ constexpr int64_t kCombineSharedFloats =
 /// launch's CTA count, and in the kernel alike.
 Value combineWarpsPerTask(ImplicitLocOpBuilder &b, Value splits);
 /// Emits the body of the combine kernel of `op` over its flat arguments
-/// (acc, max, sum, out) and its workgroup memory `shared`
+/// (acc, max, sum, out, and kv_lens where its splits are balanced chunks)
+/// and its workgroup memory `shared`
 /// (memref<kCombineSharedFloats x f32>).
 void emitCombineKernel(ImplicitLocOpBuilder &b, CombineSplitsOp op,
                        ArrayRef<FlatTensor> args, Value shared);

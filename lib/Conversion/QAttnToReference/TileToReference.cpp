@@ -390,6 +390,65 @@ struct LowerWaitTiles : OpRewritePattern<WaitTilesOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// Balanced key chunks
+//===----------------------------------------------------------------------===//
+
+/// The chunks of qattn.key_chunk over the lengths `lens` (a memref of i32).
+struct Chunks {
+  Value lens, batch, size;
+
+  Chunks(ImplicitLocOpBuilder &b, Value lens, Value chunks, int64_t tileKeys)
+      : lens(lens), batch(sizesOf(b, lens)[0]) {
+    Value total = reduceRange1(
+        b, indexConst(b, 0), batch, indexConst(b, 0),
+        [&](Value i, Value sum) { return addIdx(b, sum, length(b, i)); });
+    size = balancedChunkKeys(b, total, chunks, tileKeys);
+  }
+  Value length(ImplicitLocOpBuilder &b, Value seq) const {
+    return arith::IndexCastUIOp::create(b, b.getIndexType(),
+                                        load(b, lens, seq));
+  }
+  Value count(ImplicitLocOpBuilder &b, Value seq) const {
+    return arith::CeilDivUIOp::create(b, length(b, seq), size);
+  }
+  /// The first slot of sequence `seq`'s chunks.
+  Value first(ImplicitLocOpBuilder &b, Value seq) const {
+    return reduceRange1(
+        b, indexConst(b, 0), seq, indexConst(b, 0),
+        [&](Value i, Value sum) { return addIdx(b, sum, count(b, i)); });
+  }
+};
+
+struct LowerKeyChunk : OpRewritePattern<KeyChunkOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(KeyChunkOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Chunks chunks(b, toBuffer(b, op.getKvLens()), op.getChunks(),
+                  op.getTileKeys());
+    Value zero = indexConst(b, 0), slot = op.getSlot();
+    // Walk the sequences' slot ranges; the one holding `slot` sets the
+    // results (seq 0 and no keys where none does).
+    SmallVector<Value> found = reduceRange(
+        b, zero, chunks.batch, {zero, zero, zero, zero},
+        [&](Value seq, ValueRange at) -> SmallVector<Value> {
+          Value first = at[0], n = chunks.count(b, seq);
+          Value next = addIdx(b, first, n);
+          Value hit = arith::AndIOp::create(
+              b, cmp(b, arith::CmpIPredicate::ule, first, slot),
+              cmp(b, arith::CmpIPredicate::ult, slot, next));
+          Value lo = arith::MulIOp::create(
+              b, arith::SubIOp::create(b, slot, first), chunks.size);
+          Value hi = minU(b, addIdx(b, lo, chunks.size), chunks.length(b, seq));
+          return {next, select(b, hit, seq, at[1]), select(b, hit, lo, at[2]),
+                  select(b, hit, hi, at[3])};
+        });
+    rewriter.replaceOp(op, ArrayRef(found).drop_front());
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // The split combine
 //===----------------------------------------------------------------------===//
 
@@ -408,7 +467,16 @@ struct LowerCombineSplits : OpRewritePattern<CombineSplitsOp> {
     Value out = allocFor(b, outType, {sizes[0], Value(), Value(), Value()});
     // The split count may be known only at run time (qattn-tile computes
     // it from the batch).
-    Value zero = indexConst(b, 0), ns = sizes[3];
+    Value zero = indexConst(b, 0), points = sizes[3];
+    // Balanced chunks: K = B (S - 1) of them, slot c at point (c / S, c mod
+    // S).
+    std::optional<Chunks> chunks;
+    if (op.getKvLens())
+      chunks.emplace(
+          b, toBuffer(b, op.getKvLens()),
+          arith::MulIOp::create(
+              b, sizes[0], arith::SubIOp::create(b, points, indexConst(b, 1))),
+          *op.getTileKeys());
     forEachIndex(b, ValueRange{sizes[0], indexConst(b, outType.getDimSize(1)),
                                indexConst(b, outType.getDimSize(2))},
                  [&](ValueRange ivs) {
@@ -416,7 +484,16 @@ struct LowerCombineSplits : OpRewritePattern<CombineSplitsOp> {
       Value hk = divIdx(b, h, group);
       Value p = addIdx(b, mulIdx(b, i, group), remIdx(b, h, group));
       Value rt = divIdx(b, p, rows), r = remIdx(b, p, rows);
-      auto row = [&](Value s) { return SmallVector<Value>{bi, hk, rt, s, r}; };
+      Value ns = chunks ? chunks->count(b, bi) : points;
+      Value first = chunks ? chunks->first(b, bi) : Value();
+      auto row = [&](Value s) {
+        if (!chunks)
+          return SmallVector<Value>{bi, hk, rt, s, r};
+        Value slot = addIdx(b, first, s);
+        return SmallVector<Value>{arith::DivUIOp::create(b, slot, points), hk,
+                                  rt, arith::RemUIOp::create(b, slot, points),
+                                  r};
+      };
       Value top = reduceRange1(b, zero, ns, f32Const(b, -INFINITY),
                                [&](Value s, Value x) {
         return arith::MaximumFOp::create(b, x, load(b, mx, row(s)));
@@ -453,6 +530,6 @@ struct LowerCombineSplits : OpRewritePattern<CombineSplitsOp> {
 void mlir::qattn::populateTileToReferencePatterns(RewritePatternSet &patterns) {
   patterns.add<LowerLoadQueryTile, LowerLoadKVTile, LowerDequantizeTile,
                LowerTileScores, LowerSoftmaxUpdate, LowerTileRowMax,
-               LowerWaitTiles,
-               LowerCombineSplits>(patterns.getContext());
+               LowerWaitTiles, LowerKeyChunk, LowerCombineSplits>(
+      patterns.getContext());
 }

@@ -177,3 +177,14 @@ Value mlir::qattn::stage1ScaleAt(ImplicitLocOpBuilder &b, Value scales,
     idx.push_back(c);
   return format::toF32(b, load(b, scales, idx));
 }
+
+Value mlir::qattn::balancedChunkKeys(ImplicitLocOpBuilder &b, Value totalKeys,
+                                     Value chunks, int64_t tileKeys) {
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  Value tile = arith::ConstantIndexOp::create(b, tileKeys);
+  Value perChunk =
+      arith::MulIOp::create(b, arith::MaxUIOp::create(b, chunks, one), tile);
+  Value tiles = arith::MaxUIOp::create(
+      b, arith::CeilDivUIOp::create(b, totalKeys, perChunk), one);
+  return arith::MulIOp::create(b, tiles, tile);
+}

@@ -138,3 +138,35 @@ func.func @f(%q: tensor<?x8x1x64xf16>, %b: index) {
   %qt = qattn.load_query_tile %q [%b, %b, %b] {group = 4} : tensor<?x8x1x64xf16> -> tensor<?x64xf32>
   return
 }
+
+// -----
+
+func.func @f(%lens: tensor<2x4xi32>, %c: index) {
+  // expected-error@+1 {{expected kv_lens of rank 1 (one length a sequence), got 'tensor<2x4xi32>'}}
+  %s, %lo, %hi = qattn.key_chunk %lens[%c] of %c {tile_keys = 32} : tensor<2x4xi32>
+  return
+}
+
+// -----
+
+func.func @f(%lens: tensor<?xi32>, %c: index) {
+  // expected-error@+1 {{expected tile_keys of at least 1, got 0}}
+  %s, %lo, %hi = qattn.key_chunk %lens[%c] of %c {tile_keys = 0} : tensor<?xi32>
+  return
+}
+
+// -----
+
+func.func @f(%acc: tensor<?x2x1x8x16x64xf32>, %m: tensor<?x2x1x8x16xf32>, %lens: tensor<?xi32>) {
+  // expected-error@+1 {{expected chunks(kv_lens) and tile_keys together}}
+  %o = qattn.combine_splits %acc, %m, %m chunks(%lens : tensor<?xi32>) {group = 4} : tensor<?x2x1x8x16x64xf32>, tensor<?x2x1x8x16xf32>, tensor<?x2x1x8x16xf32> -> tensor<?x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%acc: tensor<?x2x1x1x16x64xf32>, %m: tensor<?x2x1x1x16xf32>, %lens: tensor<?xi32>) {
+  // expected-error@+1 {{expected at least 2 grid points a sequence with chunks(kv_lens), got 'tensor<?x2x1x1x16x64xf32>'}}
+  %o = qattn.combine_splits %acc, %m, %m chunks(%lens : tensor<?xi32>) {group = 4, tile_keys = 16} : tensor<?x2x1x1x16x64xf32>, tensor<?x2x1x1x16xf32>, tensor<?x2x1x1x16xf32> -> tensor<?x8x1x64xf16>
+  return
+}

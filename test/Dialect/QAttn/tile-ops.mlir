@@ -50,3 +50,15 @@ func.func @sas_passes(%s: tensor<16x16xf32>, %v: tensor<16x64xf32>, %m: tensor<1
   %m2, %l2, %a2 = qattn.softmax_update %s, %v, %m1, %l, %a {fixed_max, softmax = #qattn.softmax<sas, threshold = -6.0, degree = 2>} : tensor<16x16xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
   return %l2, %a2 : tensor<16xf32>, tensor<16x64xf32>
 }
+
+// Balanced key chunks: a grid slot's sequence and keys, and the combine
+// that finds each sequence's chunks from the same lengths.
+// CHECK-LABEL: func.func @balanced_chunks
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}} = qattn.key_chunk %{{.*}}[%{{.*}}] of %{{.*}} {tile_keys = 32 : i64} : tensor<?xi32>
+// CHECK: qattn.combine_splits %{{.*}}, %{{.*}}, %{{.*}} chunks(%{{.*}} : tensor<?xi32>) {group = 4 : i64, tile_keys = 32 : i64} : tensor<?x2x1x?x16x64xf32>, tensor<?x2x1x?x16xf32>, tensor<?x2x1x?x16xf32> -> tensor<?x8x1x64xf16>
+func.func @balanced_chunks(%lens: tensor<?xi32>, %slot: index, %chunks: index,
+                           %acc: tensor<?x2x1x?x16x64xf32>, %m: tensor<?x2x1x?x16xf32>, %l: tensor<?x2x1x?x16xf32>) -> (index, index, index, tensor<?x8x1x64xf16>) {
+  %seq, %lo, %hi = qattn.key_chunk %lens[%slot] of %chunks {tile_keys = 32} : tensor<?xi32>
+  %o = qattn.combine_splits %acc, %m, %l chunks(%lens : tensor<?xi32>) {group = 4, tile_keys = 32} : tensor<?x2x1x?x16x64xf32>, tensor<?x2x1x?x16xf32>, tensor<?x2x1x?x16xf32> -> tensor<?x8x1x64xf16>
+  return %seq, %lo, %hi, %o : index, index, index, tensor<?x8x1x64xf16>
+}

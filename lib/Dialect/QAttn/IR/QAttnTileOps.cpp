@@ -189,6 +189,20 @@ LogicalResult TileRowMaxOp::verify() {
 // CombineSplitsOp
 //===----------------------------------------------------------------------===//
 
+/// The lengths and tile size of balanced key chunks (qattn.key_chunk).
+static LogicalResult verifyChunkLengths(Operation *op, Value kvLens,
+                                        int64_t tileKeys) {
+  auto lens = cast<ShapedType>(kvLens.getType());
+  if (!lens.hasRank() || lens.getRank() != 1)
+    return op->emitOpError("expected kv_lens of rank 1 (one length a "
+                           "sequence), got ")
+           << lens;
+  if (tileKeys < 1)
+    return op->emitOpError("expected tile_keys of at least 1, got ")
+           << tileKeys;
+  return success();
+}
+
 LogicalResult CombineSplitsOp::verify() {
   auto acc = getAcc().getType();
   auto out = getResult().getType();
@@ -210,5 +224,24 @@ LogicalResult CombineSplitsOp::verify() {
   if (acc.getDimSize(2) * acc.getDimSize(4) < pairs)
     return emitOpError() << "expected row tiles covering the " << pairs
                          << " (query, head) pairs of a KV head, got " << acc;
+  if (bool(getKvLens()) != bool(getTileKeysAttr()))
+    return emitOpError("expected chunks(kv_lens) and tile_keys together");
+  if (!getKvLens())
+    return success();
+  if (failed(verifyChunkLengths(*this, getKvLens(), *getTileKeys())))
+    return failure();
+  // K = B (S - 1) chunks: a point per sequence more than the splits.
+  if (acc.getDimSize(3) == 1)
+    return emitOpError("expected at least 2 grid points a sequence with "
+                       "chunks(kv_lens), got ")
+           << acc;
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// KeyChunkOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult KeyChunkOp::verify() {
+  return verifyChunkLengths(*this, getKvLens(), getTileKeys());
 }

@@ -200,7 +200,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       DecodeSplits rule{splits, chipInfo, sms, decodeMinKeysPerSplit};
       tileDecodeAttention(op, rule,
                           {tileKeys, lazyMax, headsFastest, gridWarpsPerSM,
-                           unverifiedGpuLowerings});
+                           unverifiedGpuLowerings, balanceSplits});
     }
     WalkResult result = getOperation()->walk([&](AttentionOp op) {
       if (op.getGpuTilingAttr())

@@ -112,7 +112,7 @@ public:
         tileKeys(shape.tileKeys ? shape.tileKeys : chooseTileKeys(op)),
         lazyMax(shape.lazyMax < 0 ? chooseLazyMax(op) : shape.lazyMax),
         headsFastest(shape.headsFastest), unverified(shape.unverified),
-        staticSlots(chooseStaticSlots(op)),
+        balanceSplits(shape.balanceSplits), staticSlots(chooseStaticSlots(op)),
         warpsPerSM(shape.warpsPerSM ? shape.warpsPerSM
                                     : tileGridWarpsPerSM(rule.chip, tileKeys,
                                                          rowBlocksOf(op))) {}
@@ -162,7 +162,7 @@ private:
   DecodeSplits rule;
   int64_t tileKeys;
   double lazyMax;
-  bool headsFastest, unverified, staticSlots;
+  bool headsFastest, unverified, balanceSplits, staticSlots;
   int64_t warpsPerSM;
   KVSources k, v;
 };
@@ -346,6 +346,11 @@ Value DecodeTiler::materialize() {
   // The split count: a constant, or an index the host computes.
   Value splits =
       sas || rule.fixed ? idx(sas ? 1 : rule.fixed) : shapeGenericSplits(batch);
+  // Balanced chunks: B x S of them on S + 1 grid points a sequence (fewer
+  // than B (S + 1) chunks, see qattn.key_chunk).
+  bool balanced = balanceSplits && op.getKvLens() && !sas;
+  if (balanced)
+    splits = b.createOrFold<arith::AddIOp>(splits, idx(1));
   std::optional<int64_t> staticSplits = getConstantIntValue(splits);
   std::optional<int64_t> staticBatch = getConstantIntValue(batch);
   int64_t dyn = ShapedType::kDynamic;
@@ -392,11 +397,27 @@ Value DecodeTiler::materialize() {
     b.setInsertionPointToStart(grid.getBody());
     SmallVector<Value> ivs = grid.getInductionVars();
     Value bi = ivs[0], hk = ivs[1], rt = ivs[2], s = ivs[3];
+    // With balanced chunks, grid point (bi, s) is slot bi S + s, which
+    // qattn.key_chunk gives a sequence and its keys.
+    Value count = staticSplits ? idx(*staticSplits) : splits;
+    Value seq = bi, chunkLo, chunkHi;
+    if (balanced) {
+      Value lens = op.getKvLens();
+      Value chunks =
+          mul(b.createOrFold<tensor::DimOp>(lens, 0), sub(count, idx(1)));
+      Type index = b.getIndexType();
+      auto chunk = KeyChunkOp::create(b, index, index, index, lens,
+                                      add(mul(bi, count), s), chunks,
+                                      b.getI64IntegerAttr(tileKeys));
+      seq = chunk.getSeq();
+      chunkLo = chunk.getLo();
+      chunkHi = chunk.getHi();
+    }
     // The sequence's keys: kv_lens[b], else the whole cache and buffer; the
     // last L mod Nb of them in the buffer.
     Value length, cacheEnd;
     if (Value lens = op.getKvLens()) {
-      Value len = tensor::ExtractOp::create(b, lens, ValueRange{bi});
+      Value len = tensor::ExtractOp::create(b, lens, ValueRange{seq});
       length = arith::IndexCastOp::create(b, b.getIndexType(), len);
       cacheEnd =
           bufferKeys
@@ -408,19 +429,22 @@ Value DecodeTiler::materialize() {
       cacheEnd = b.createOrFold<tensor::DimOp>(op.getK(), k.stage2 ? 1 : 2);
       length = add(cacheEnd, idx(bufferKeys));
     }
-    // This split's keys: whole tiles of the sequence, in `splits` slices.
-    Value count = staticSplits ? idx(*staticSplits) : splits;
-    Value perSplit = divU(
-        add(length, staticSplits ? idx(*staticSplits - 1) : sub(count, idx(1))),
-        count);
-    perSplit = mul(divU(add(perSplit, idx(tileKeys - 1)), idx(tileKeys)),
-                   idx(tileKeys));
-    Value lo = minU(mul(s, perSplit), length);
-    Value hi = minU(add(lo, perSplit), length);
+    // This split's keys: whole tiles of the sequence, in `splits` slices
+    // (or the balanced chunk's).
+    Value lo = chunkLo, hi = chunkHi;
+    if (!balanced) {
+      Value perSplit = divU(add(length, staticSplits ? idx(*staticSplits - 1)
+                                                     : sub(count, idx(1))),
+                            count);
+      perSplit = mul(divU(add(perSplit, idx(tileKeys - 1)), idx(tileKeys)),
+                     idx(tileKeys));
+      lo = minU(mul(s, perSplit), length);
+      hi = minU(add(lo, perSplit), length);
+    }
 
     auto qType = RankedTensorType::get({kTileRows, d}, f32);
     Value queryTile = LoadQueryTileOp::create(
-        b, qType, op.getQ(), op.getQScales(), bi, hk, rt,
+        b, qType, op.getQ(), op.getQScales(), seq, hk, rt,
         b.getI64IntegerAttr(group()), op.getQStage1Attr(),
         FragmentLayoutAttr::get(ctx, FragmentLayout::mma_queries_b));
     auto rows = RankedTensorType::get({kTileRows}, f32);
@@ -432,10 +456,10 @@ Value DecodeTiler::materialize() {
     auto allKeys = [&](Pass pass, ValueRange init) {
       SmallVector<Value> out =
           keyLoop(pass, /*fromBuffer=*/false, minU(lo, cacheHi), cacheHi,
-                  cacheEnd, length, bi, hk, rt, queryTile, init);
+                  cacheEnd, length, seq, hk, rt, queryTile, init);
       if (bufferKeys)
         out = keyLoop(pass, /*fromBuffer=*/true, maxU(lo, cacheEnd),
-                      maxU(hi, cacheEnd), cacheEnd, length, bi, hk, rt,
+                      maxU(hi, cacheEnd), cacheEnd, length, seq, hk, rt,
                       queryTile, out);
       return out;
     };
@@ -465,9 +489,11 @@ Value DecodeTiler::materialize() {
                                             strides);
     }
   }
-  return CombineSplitsOp::create(b, op.getResult().getType(), grid.getResult(2),
-                                 grid.getResult(0), grid.getResult(1),
-                                 b.getI64IntegerAttr(group()));
+  return CombineSplitsOp::create(
+      b, op.getResult().getType(), grid.getResult(2), grid.getResult(0),
+      grid.getResult(1), balanced ? op.getKvLens() : Value(),
+      b.getI64IntegerAttr(group()),
+      balanced ? b.getI64IntegerAttr(tileKeys) : IntegerAttr());
 }
 
 std::string mlir::qattn::whyNotDecodeTiles(AttentionOp op) {

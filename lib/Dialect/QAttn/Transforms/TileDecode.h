@@ -42,6 +42,10 @@ struct TileProgramShape {
   /// Let the GPU lowering take the formats it has that have not passed the
   /// H200 matrix yet (kUnverifiedGpuLoweringsAttr on the grid).
   bool unverified = false;
+  /// With kv_lens, cut the batch's keys into chunks of one size
+  /// (qattn.key_chunk) instead of each sequence's into the same number of
+  /// splits: varlen batches are bound by their longest sequence otherwise.
+  bool balanceSplits = false;
 };
 
 /// Why the tile layer cannot express `op` yet, or an empty string.

@@ -241,6 +241,38 @@ def QAttn_WaitTilesOp : QAttn_Op<"wait_tiles", [AllTypesMatch<["tiles", "ready"]
   let assemblyFormat = "$tiles attr-dict `:` type($tiles)";
 }
 
+def QAttn_KeyChunkOp : QAttn_Op<"key_chunk", [Pure]> {
+  let summary = "the slice of a batch's keys that one grid slot takes";
+  let description = [{
+    Cuts the keys of all sequences into chunks of one size and returns the
+    one of slot `slot`: with `L_b` = `kv_lens[b]` (`B` of them), `W = sum_b
+    L_b`, `K` = `chunks` and `T` = `tile_keys`, the chunk size is `C = T *
+    max(1, ceil(W / (K T)))` (whole tiles, at least `W / K` keys), sequence
+    `b` has `n_b = ceil(L_b / C)` chunks, and they take slots `o_b .. o_b +
+    n_b - 1` in sequence order (`o_b = sum_{b' < b} n_b'`). Results: the
+    sequence `seq` of the slot, and its keys `[lo, hi)` = `[j C, min((j + 1)
+    C, L_seq))` for `j = slot - o_seq`; a slot past the last chunk gets
+    `seq = 0` and `lo = hi = 0`. There are fewer than `K + B` chunks (each
+    `n_b < L_b / C + 1`), so a grid of `K + B` slots covers every key, and
+    no slot takes more than `max(T, W / K + T)` keys, however the lengths
+    are spread: a long sequence takes many slots, a short one few. With all
+    lengths equal, each sequence has `ceil(L / C)` chunks of `C =
+    T ceil(L / (S T))` keys (`K = B S`): S slices as a split per sequence.
+
+    ```mlir
+    %seq, %lo, %hi = qattn.key_chunk %kv_lens[%slot] of %chunks
+        {tile_keys = 32} : tensor<?xi32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[I32]>:$kv_lens, Index:$slot, Index:$chunks,
+                       I64Attr:$tile_keys);
+  let results = (outs Index:$seq, Index:$lo, Index:$hi);
+  let assemblyFormat = [{
+    $kv_lens `[` $slot `]` `of` $chunks attr-dict `:` type($kv_lens)
+  }];
+  let hasVerifier = 1;
+}
+
 def QAttn_CombineSplitsOp : QAttn_Op<"combine_splits", [Pure]> {
   let summary = "merge the key splits' partial rows into the attention output";
   let description = [{
@@ -252,18 +284,28 @@ def QAttn_CombineSplitsOp : QAttn_Op<"combine_splits", [Pure]> {
     `sum_s e^(m_s - M) acc_s / sum_s e^(m_s - M) l_s`, or 0 where no split
     saw a key (`M = -inf`).
 
+    With `chunks(kv_lens)`, the grid points hold the balanced chunks of
+    `qattn.key_chunk` instead: point `(b, hk, rt, s)` is slot `c = b S + s`
+    of `K = B (S - 1)` chunks of `tile_keys`-key tiles, and the splits of
+    sequence `b` are its chunks' slots `o_b .. o_b + n_b - 1`, at points
+    `(c / S, hk, rt, c mod S)`.
+
     ```mlir
     %o = qattn.combine_splits %acc, %m, %l {group = 4}
         : tensor<?x2x1x8x16x64xf32>, tensor<?x2x1x8x16xf32>, tensor<?x2x1x8x16xf32>
           -> tensor<?x8x1x64xf16>
+    %o2 = qattn.combine_splits %acc, %m, %l chunks(%kv_lens : tensor<?xi32>)
+        {group = 4, tile_keys = 32} : ...
     ```
   }];
   let arguments = (ins RankedTensorOf<[F32]>:$acc, RankedTensorOf<[F32]>:$max,
-                       RankedTensorOf<[F32]>:$sum, I64Attr:$group);
+                       RankedTensorOf<[F32]>:$sum,
+                       Optional<TensorOf<[I32]>>:$kv_lens, I64Attr:$group,
+                       OptionalAttr<I64Attr>:$tile_keys);
   let results = (outs QAttn_FloatTensor:$result);
   let assemblyFormat = [{
-    $acc `,` $max `,` $sum attr-dict `:` type($acc) `,` type($max) `,`
-    type($sum) `->` type($result)
+    $acc `,` $max `,` $sum (`chunks` `(` $kv_lens^ `:` type($kv_lens) `)`)?
+    attr-dict `:` type($acc) `,` type($max) `,` type($sum) `->` type($result)
   }];
   let hasVerifier = 1;
 }

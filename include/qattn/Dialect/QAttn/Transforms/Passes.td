@@ -113,6 +113,12 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            "whose lowering has not passed the H200 matrix yet (head dims 80 and 96): "
            "for scripts/gpu-check; else static ones keep the warp kernel and "
            "the serving form is an error (default false)">,
+    Option<"balanceSplits", "balance-splits", "bool", /*default=*/"false",
+           "Give a decode grid with kv_lens balanced key chunks "
+           "(qattn.key_chunk): the batch's keys cut into B x S chunks of one "
+           "size, a long sequence taking many grid slots and a short one few, "
+           "on a grid of S + 1 slots a sequence; else each sequence's keys in "
+           "S splits. Not yet timed on the H200 (default false)">,
     Option<"tileLayer", "tile-layer", "std::string", /*default=*/"\"decode\"",
            "Which static attentions go through the tile layer: decode (at "
            "most 16 queries a sequence, in formats its GPU lowering "
