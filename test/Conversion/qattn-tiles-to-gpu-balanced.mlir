@@ -1,14 +1,13 @@
 // RUN: qattn-opt %s --qattn-tile=balance-splits=true --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s
-// RUN: qattn-opt %s --qattn-tile=balance-splits=true --canonicalize --qattn-pipeline --qattn-convert-to-gpu | FileCheck %s --check-prefix=HOISTED
+// RUN: qattn-opt %s --qattn-tile=balance-splits=true --loop-invariant-code-motion --qattn-pipeline --qattn-convert-to-gpu | FileCheck %s --check-prefix=HOISTED
 
 // Balanced key chunks on the GPU: each warp of the grid finds its chunk from
 // the lengths in device memory (the grid is sized from the batch alone),
 // and each task of the combine its sequence's chunks.
 // CHECK-LABEL: func.func @grid
-// The grid has S + 1 points a sequence.
+// The grid is B x S points as without balancing.
 // CHECK: %[[NS:.*]] = arith.maxui %{{.*}}, %c1 : index
-// CHECK: %[[NG:.*]] = arith.addi %[[NS]], %c1 : index
-// CHECK: %[[X:.*]] = arith.muli %[[NG]], %c2 : index
+// CHECK: %[[X:.*]] = arith.muli %[[NS]], %c2 : index
 // CHECK: gpu.launch_func @qattn_kernels::@grid_decode_tiles blocks in (%[[X]], %c1, %{{.*}})
 // The combine takes the lengths after its other arguments.
 // CHECK: gpu.launch_func @qattn_kernels::@grid_combine_tiles {{.*}}, %{{.*}} : memref<1099511627776xf16>, %{{.*}} : i32, %{{.*}} : memref<1099511627776xi32>, %{{.*}} : i32) {qattn.early_launch}
@@ -19,10 +18,9 @@
 // CHECK: %[[BX:.*]] = gpu.block_id  x
 // CHECK: %[[BZ:.*]] = gpu.block_id  z
 // CHECK: %[[S:.*]] = arith.divui %[[BX]], %c2 : index
-// K = B (S' - 1) chunks; this warp's slot is b S' + s.
-// CHECK: %[[NS:.*]] = arith.subi %[[NG:.*]], %c1 : index
-// CHECK: %[[K:.*]] = arith.muli %[[NB]], %[[NS]] : index
-// CHECK: %[[ROW:.*]] = arith.muli %[[BZ]], %[[NG]] : index
+// K = B S chunks; this warp's slot is b S + s.
+// CHECK: %[[K:.*]] = arith.muli %[[NB]], %[[NS:.*]] : index
+// CHECK: %[[ROW:.*]] = arith.muli %[[BZ]], %[[NS]] : index
 // CHECK: %[[SLOT:.*]] = arith.addi %[[ROW]], %[[S]] : index
 // The lengths' sum, 32 a round (a warp sum of lane l's kv_lens[r + l]).
 // CHECK: %[[W:.*]] = scf.for %[[R:.*]] = %c0 to %[[NB]] step %c32 iter_args(%{{.*}} = %c0_i32) -> (i32) {
@@ -30,13 +28,24 @@
 // CHECK:   gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32 : i32
 // CHECK:   gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32 : i32
 // CHECK: }
-// C = 32 max(1, ceil(W / (32 K))).
+// C0 = 32 max(1, ceil(W / (32 K))) where the chunks of that size number
+// at most K (a second warp sum), else C1 from K - B.
 // CHECK: %[[WI:.*]] = arith.index_castui %[[W]] : i32 to index
 // CHECK: %[[K1:.*]] = arith.maxui %[[K]], %c1 : index
 // CHECK: %[[KT:.*]] = arith.muli %[[K1]], %c32 : index
 // CHECK: %[[TILES:.*]] = arith.ceildivui %[[WI]], %[[KT]] : index
 // CHECK: %[[TILES1:.*]] = arith.maxui %[[TILES]], %c1 : index
-// CHECK: %[[C:.*]] = arith.muli %[[TILES1]], %c32 : index
+// CHECK: %[[C0:.*]] = arith.muli %[[TILES1]], %c32 : index
+// CHECK: %[[KB:.*]] = arith.maxui %[[K]], %[[NB]] : index
+// CHECK: %[[SPARE:.*]] = arith.subi %[[KB]], %[[NB]] : index
+// CHECK: %[[C0_32:.*]] = arith.index_castui %[[C0]] : index to i32
+// CHECK: %[[N:.*]] = scf.for %{{.*}} = %c0 to %[[NB]] step %c32 iter_args(%{{.*}} = %c0_i32) -> (i32) {
+// CHECK:   arith.ceildivui %{{.*}}, %[[C0_32]] : i32
+// CHECK: }
+// CHECK: %[[NI:.*]] = arith.index_castui %[[N]] : i32 to index
+// CHECK: %[[FITS:.*]] = arith.cmpi ule, %[[NI]], %[[K]] : index
+// CHECK: %[[S1:.*]] = arith.maxui %[[SPARE]], %c1 : index
+// CHECK: %[[C:.*]] = arith.select %[[FITS]], %[[C0]], %{{.*}} : index
 // Each lane's sequence has ceil(L / C) chunks; an inclusive scan gives its
 // first slot, a ballot the lane whose slots hold this warp's, and shuffles
 // from it the sequence's first slot and length.
@@ -70,14 +79,13 @@
 // CHECK: arith.remui %{{.*}}, %{{.*}} : index
 // CHECK: vector.load
 
-// Canonicalization before the lowering folds the body's (S + 1) - 1 to the
-// host's S, a value from outside the grid: the kernel takes it as an i32
-// argument.
+// Loop-invariant code motion before the lowering hoists the chunk count
+// (B x S) out of the grid: the kernel takes it as an i32 argument.
 // HOISTED: gpu.launch_func @qattn_kernels::@grid_decode_tiles
 // HOISTED-SAME: %{{[0-9]+}} : i32){{$}}
 // HOISTED: gpu.func @grid_decode_tiles({{.*}}, %[[ARG:.*]]: i32) workgroup
-// HOISTED: %[[S:.*]] = arith.index_cast %[[ARG]] : i32 to index
-// HOISTED: arith.muli %{{.*}}, %[[S]] : index
+// HOISTED: %[[K:.*]] = arith.index_cast %[[ARG]] : i32 to index
+// HOISTED: arith.maxui %[[K]], %{{.*}} : index
 func.func @grid(%q: tensor<?x8x1x64xf16>, %kp: tensor<?x64x64xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x64xi8>, %kz2: tensor<?x2x4x64xi8>,
                 %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x64xf16> {
   %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) lengths(%lens) pages(%table)

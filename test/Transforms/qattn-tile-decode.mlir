@@ -87,19 +87,18 @@
 // BADWARPS: qattn-tile: grid-warps-per-sm must be in [0, 32], got 40
 // CHECK: qattn.combine_splits %[[GRID]]#2, %[[GRID]]#0, %[[GRID]]#1 {group = 4 : i64} : tensor<?x2x1x?x16x64xf32>, tensor<?x2x1x?x16xf32>, tensor<?x2x1x?x16xf32> -> tensor<?x8x1x64xf16>
 // CHECK-NOT: qattn.attention
-// balance-splits: S + 1 grid points a sequence; point (b, s) is slot b (S + 1)
-// + s of the B x S balanced chunks, whose sequence and keys qattn.key_chunk
-// gives; the loads, the bounds and the length are that sequence's, the
-// partial rows stay at the grid point, and the combine finds each
-// sequence's chunks from the same lengths.
+// balance-splits: grid point (b, s) is slot b S + s of the at most B x S
+// balanced chunks, whose sequence and keys qattn.key_chunk gives; the
+// loads, the bounds and the length are that sequence's, the partial rows
+// stay at the grid point, and the combine finds each sequence's chunks from
+// the same lengths.
 // BALANCED-LABEL: func.func @paged_decode
-// BALANCED: %[[NS:.*]] = arith.maxui %{{.*}}, %[[ONE:c1]] : index
-// BALANCED: %[[NG:.*]] = arith.addi %[[NS]], %[[ONE]] : index
-// BALANCED: tensor.empty(%{{.*}}, %[[NG]]) : tensor<?x2x1x?x16x64xf32>
-// BALANCED: scf.forall (%[[BI:.*]], %[[HK:.*]], %{{.*}}, %[[S:.*]]) in (%{{.*}}, 2, 1, %[[NG]])
+// BALANCED: %[[NS:.*]] = arith.maxui %{{.*}}, %c1 : index
+// BALANCED: tensor.empty(%{{.*}}, %[[NS]]) : tensor<?x2x1x?x16x64xf32>
+// BALANCED: scf.forall (%[[BI:.*]], %[[HK:.*]], %{{.*}}, %[[S:.*]]) in (%{{.*}}, 2, 1, %[[NS]])
 // BALANCED: %[[NB:.*]] = tensor.dim %[[LENS:.*]], %{{.*}} : tensor<?xi32>
 // BALANCED: %[[K:.*]] = arith.muli %[[NB]], %[[NS]] : index
-// BALANCED: %[[ROW:.*]] = arith.muli %[[BI]], %[[NG]] : index
+// BALANCED: %[[ROW:.*]] = arith.muli %[[BI]], %[[NS]] : index
 // BALANCED: %[[SLOT:.*]] = arith.addi %[[ROW]], %[[S]] : index
 // BALANCED: %[[SEQ:.*]], %[[LO:.*]], %[[HI:.*]] = qattn.key_chunk %[[LENS]][%[[SLOT]]] of %[[K]] {tile_keys = 32 : i64} : tensor<?xi32>
 // BALANCED: tensor.extract %[[LENS]][%[[SEQ]]] : tensor<?xi32>

@@ -63,11 +63,14 @@ Value remIdx(ImplicitLocOpBuilder &b, Value x, int64_t c);
 Value stage1ScaleAt(ImplicitLocOpBuilder &b, Value scales, Stage1Attr scheme,
                     Value bi, Value h, Value token, Value c);
 
-/// The size of qattn.key_chunk's chunks for `totalKeys` keys in at most
-/// `chunks` chunks (max(1, chunks) where 0) of whole `tileKeys`-key tiles:
-/// T max(1, ceil(W / (K T))). Both lowerings of the op build it here.
-Value balancedChunkKeys(ImplicitLocOpBuilder &b, Value totalKeys, Value chunks,
-                        int64_t tileKeys);
+/// The size of qattn.key_chunk's chunks for `totalKeys` keys of `batch`
+/// sequences in at most `chunks` chunks of whole `tileKeys`-key tiles: C0 =
+/// T max(1, ceil(W / (K T))) where `chunkCount(C0)` (the chunks the
+/// sequences make of that size) is at most K, else C1 = T max(1, ceil(W /
+/// (max(K, B) - B) T)). Both lowerings of the op build it here.
+Value balancedChunkKeys(ImplicitLocOpBuilder &b, Value totalKeys, Value batch,
+                        Value chunks, int64_t tileKeys,
+                        function_ref<Value(Value)> chunkCount);
 
 MemRefType memrefOf(RankedTensorType type);
 /// A read-only buffer view of a tensor (bufferization.to_buffer).

@@ -79,7 +79,14 @@ struct WarpLengths {
   /// The chunk size for `chunks` chunks of `tileKeys`-key tiles (index).
   Value chunkSize(Value chunks, int64_t tileKeys) const {
     Value total = sum([&](Value base) { return at(base); });
-    return balancedChunkKeys(b, toIndex(b, total), chunks, tileKeys);
+    return balancedChunkKeys(
+        b, toIndex(b, total), batch(), chunks, tileKeys, [&](Value size) {
+          Value size32 = toI32(b, size);
+          return toIndex(b, sum([&](Value base) {
+                           return arith::CeilDivUIOp::create(b, at(base),
+                                                             size32);
+                         }));
+        });
   }
 };
 } // namespace

@@ -134,11 +134,10 @@ void mlir::qattn::tiles::emitCombineKernel(ImplicitLocOpBuilder &b,
   Value rt = div(b, p, rowsPerTile), r = rem(b, p, rowsPerTile);
   // The row's splits: the grid points of its sequence, or with balanced
   // chunks the slots of the sequence's chunks (slot c at point (c / S, c mod
-  // S) of K = B (S - 1) chunks).
+  // S) of K = B S chunks).
   Value splits = points, firstSlot;
   if (op.getKvLens()) {
-    Value chunks = arith::MulIOp::create(
-        b, acc.sizes[0], arith::SubIOp::create(b, points, indexConst(b, 1)));
+    Value chunks = arith::MulIOp::create(b, acc.sizes[0], points);
     std::tie(firstSlot, splits) =
         sequenceChunks(b, args[4], chunks, *op.getTileKeys(), bi);
   }

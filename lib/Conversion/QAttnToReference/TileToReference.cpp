@@ -402,7 +402,14 @@ struct Chunks {
     Value total = reduceRange1(
         b, indexConst(b, 0), batch, indexConst(b, 0),
         [&](Value i, Value sum) { return addIdx(b, sum, length(b, i)); });
-    size = balancedChunkKeys(b, total, chunks, tileKeys);
+    size = balancedChunkKeys(b, total, batch, chunks, tileKeys, [&](Value c) {
+      return reduceRange1(b, indexConst(b, 0), batch, indexConst(b, 0),
+                          [&](Value i, Value sum) {
+                            return addIdx(
+                                b, sum,
+                                arith::CeilDivUIOp::create(b, length(b, i), c));
+                          });
+    });
   }
   Value length(ImplicitLocOpBuilder &b, Value seq) const {
     return arith::IndexCastUIOp::create(b, b.getIndexType(),
@@ -468,15 +475,12 @@ struct LowerCombineSplits : OpRewritePattern<CombineSplitsOp> {
     // The split count may be known only at run time (qattn-tile computes
     // it from the batch).
     Value zero = indexConst(b, 0), points = sizes[3];
-    // Balanced chunks: K = B (S - 1) of them, slot c at point (c / S, c mod
-    // S).
+    // Balanced chunks: K = B S of them, slot c at point (c / S, c mod S).
     std::optional<Chunks> chunks;
     if (op.getKvLens())
-      chunks.emplace(
-          b, toBuffer(b, op.getKvLens()),
-          arith::MulIOp::create(
-              b, sizes[0], arith::SubIOp::create(b, points, indexConst(b, 1))),
-          *op.getTileKeys());
+      chunks.emplace(b, toBuffer(b, op.getKvLens()),
+                     arith::MulIOp::create(b, sizes[0], points),
+                     *op.getTileKeys());
     forEachIndex(b, ValueRange{sizes[0], indexConst(b, outType.getDimSize(1)),
                                indexConst(b, outType.getDimSize(2))},
                  [&](ValueRange ivs) {

@@ -179,12 +179,25 @@ Value mlir::qattn::stage1ScaleAt(ImplicitLocOpBuilder &b, Value scales,
 }
 
 Value mlir::qattn::balancedChunkKeys(ImplicitLocOpBuilder &b, Value totalKeys,
-                                     Value chunks, int64_t tileKeys) {
+                                     Value batch, Value chunks,
+                                     int64_t tileKeys,
+                                     function_ref<Value(Value)> chunkCount) {
   Value one = arith::ConstantIndexOp::create(b, 1);
   Value tile = arith::ConstantIndexOp::create(b, tileKeys);
-  Value perChunk =
-      arith::MulIOp::create(b, arith::MaxUIOp::create(b, chunks, one), tile);
-  Value tiles = arith::MaxUIOp::create(
-      b, arith::CeilDivUIOp::create(b, totalKeys, perChunk), one);
-  return arith::MulIOp::create(b, tiles, tile);
+  // T max(1, ceil(W / (max(1, k) T))).
+  auto sizeFor = [&](Value k) -> Value {
+    Value perChunk =
+        arith::MulIOp::create(b, arith::MaxUIOp::create(b, k, one), tile);
+    Value tiles = arith::MaxUIOp::create(
+        b, arith::CeilDivUIOp::create(b, totalKeys, perChunk), one);
+    return arith::MulIOp::create(b, tiles, tile);
+  };
+  Value even = sizeFor(chunks);
+  // Each sequence's last chunk may be short: with K - B chunks' worth of
+  // keys a chunk, their count is below (K - B) + B.
+  Value spare =
+      arith::SubIOp::create(b, arith::MaxUIOp::create(b, chunks, batch), batch);
+  Value fits = arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
+                                     chunkCount(even), chunks);
+  return arith::SelectOp::create(b, fits, even, sizeFor(spare));
 }

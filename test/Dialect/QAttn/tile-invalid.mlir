@@ -162,11 +162,3 @@ func.func @f(%acc: tensor<?x2x1x8x16x64xf32>, %m: tensor<?x2x1x8x16xf32>, %lens:
   %o = qattn.combine_splits %acc, %m, %m chunks(%lens : tensor<?xi32>) {group = 4} : tensor<?x2x1x8x16x64xf32>, tensor<?x2x1x8x16xf32>, tensor<?x2x1x8x16xf32> -> tensor<?x8x1x64xf16>
   return
 }
-
-// -----
-
-func.func @f(%acc: tensor<?x2x1x1x16x64xf32>, %m: tensor<?x2x1x1x16xf32>, %lens: tensor<?xi32>) {
-  // expected-error@+1 {{expected at least 2 grid points a sequence with chunks(kv_lens), got 'tensor<?x2x1x1x16x64xf32>'}}
-  %o = qattn.combine_splits %acc, %m, %m chunks(%lens : tensor<?xi32>) {group = 4, tile_keys = 16} : tensor<?x2x1x1x16x64xf32>, tensor<?x2x1x1x16xf32>, tensor<?x2x1x1x16xf32> -> tensor<?x8x1x64xf16>
-  return
-}

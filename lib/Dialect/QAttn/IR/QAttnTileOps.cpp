@@ -228,14 +228,7 @@ LogicalResult CombineSplitsOp::verify() {
     return emitOpError("expected chunks(kv_lens) and tile_keys together");
   if (!getKvLens())
     return success();
-  if (failed(verifyChunkLengths(*this, getKvLens(), *getTileKeys())))
-    return failure();
-  // K = B (S - 1) chunks: a point per sequence more than the splits.
-  if (acc.getDimSize(3) == 1)
-    return emitOpError("expected at least 2 grid points a sequence with "
-                       "chunks(kv_lens), got ")
-           << acc;
-  return success();
+  return verifyChunkLengths(*this, getKvLens(), *getTileKeys());
 }
 
 //===----------------------------------------------------------------------===//

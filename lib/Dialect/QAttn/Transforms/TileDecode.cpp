@@ -10,6 +10,9 @@
 // scf.for whose bounds come from kv_lens (the cache's keys, then the int8
 // tail's), and writing partial rows that qattn.combine_splits merges. SAS,
 // defined against each row's final max, takes one split and two passes.
+// With balance-splits a grid point's (batch, split) is a slot of the
+// batch's balanced key chunks instead (qattn.key_chunk), whose sequence it
+// then serves.
 //
 //===----------------------------------------------------------------------===//
 
@@ -346,11 +349,8 @@ Value DecodeTiler::materialize() {
   // The split count: a constant, or an index the host computes.
   Value splits =
       sas || rule.fixed ? idx(sas ? 1 : rule.fixed) : shapeGenericSplits(batch);
-  // Balanced chunks: B x S of them on S + 1 grid points a sequence (fewer
-  // than B (S + 1) chunks, see qattn.key_chunk).
+  // Balanced chunks: at most B x S of them, one a grid point.
   bool balanced = balanceSplits && op.getKvLens() && !sas;
-  if (balanced)
-    splits = b.createOrFold<arith::AddIOp>(splits, idx(1));
   std::optional<int64_t> staticSplits = getConstantIntValue(splits);
   std::optional<int64_t> staticBatch = getConstantIntValue(batch);
   int64_t dyn = ShapedType::kDynamic;
@@ -397,14 +397,13 @@ Value DecodeTiler::materialize() {
     b.setInsertionPointToStart(grid.getBody());
     SmallVector<Value> ivs = grid.getInductionVars();
     Value bi = ivs[0], hk = ivs[1], rt = ivs[2], s = ivs[3];
-    // With balanced chunks, grid point (bi, s) is slot bi S + s, which
-    // qattn.key_chunk gives a sequence and its keys.
+    // With balanced chunks, grid point (bi, s) is slot bi S + s of B S
+    // chunks, which qattn.key_chunk gives a sequence and its keys.
     Value count = staticSplits ? idx(*staticSplits) : splits;
     Value seq = bi, chunkLo, chunkHi;
     if (balanced) {
       Value lens = op.getKvLens();
-      Value chunks =
-          mul(b.createOrFold<tensor::DimOp>(lens, 0), sub(count, idx(1)));
+      Value chunks = mul(b.createOrFold<tensor::DimOp>(lens, 0), count);
       Type index = b.getIndexType();
       auto chunk = KeyChunkOp::create(b, index, index, index, lens,
                                       add(mul(bi, count), s), chunks,

@@ -244,20 +244,22 @@ def QAttn_WaitTilesOp : QAttn_Op<"wait_tiles", [AllTypesMatch<["tiles", "ready"]
 def QAttn_KeyChunkOp : QAttn_Op<"key_chunk", [Pure]> {
   let summary = "the slice of a batch's keys that one grid slot takes";
   let description = [{
-    Cuts the keys of all sequences into chunks of one size and returns the
-    one of slot `slot`: with `L_b` = `kv_lens[b]` (`B` of them), `W = sum_b
-    L_b`, `K` = `chunks` and `T` = `tile_keys`, the chunk size is `C = T *
-    max(1, ceil(W / (K T)))` (whole tiles, at least `W / K` keys), sequence
-    `b` has `n_b = ceil(L_b / C)` chunks, and they take slots `o_b .. o_b +
-    n_b - 1` in sequence order (`o_b = sum_{b' < b} n_b'`). Results: the
-    sequence `seq` of the slot, and its keys `[lo, hi)` = `[j C, min((j + 1)
-    C, L_seq))` for `j = slot - o_seq`; a slot past the last chunk gets
-    `seq = 0` and `lo = hi = 0`. There are fewer than `K + B` chunks (each
-    `n_b < L_b / C + 1`), so a grid of `K + B` slots covers every key, and
-    no slot takes more than `max(T, W / K + T)` keys, however the lengths
-    are spread: a long sequence takes many slots, a short one few. With all
-    lengths equal, each sequence has `ceil(L / C)` chunks of `C =
-    T ceil(L / (S T))` keys (`K = B S`): S slices as a split per sequence.
+    Cuts the keys of all sequences into at most `K` = `chunks` chunks of one
+    size and returns the one of slot `slot`. With `L_b` = `kv_lens[b]` (`B`
+    of them), `W = sum_b L_b`, `T` = `tile_keys` and `n(C) = sum_b ceil(L_b
+    / C)` (the chunks of size `C`), the size is `C0 = T max(1, ceil(W / (K
+    T)))` (whole tiles, at least `W / K` keys) where `n(C0) <= K`, else `C1 =
+    T max(1, ceil(W / ((K - B) T)))` (each sequence's last chunk may be
+    short: `n(C1) < (K - B) + B`; `K - B` taken as 0 where `K <= B`).
+    Sequence `b`'s `ceil(L_b / C)` chunks take slots `o_b, o_b + 1, ...` in
+    sequence order (`o_b` the chunks of the sequences before it). Results:
+    the sequence `seq` of the slot and its keys `[lo, hi)` = `[j C, min((j
+    + 1) C, L_seq))` for `j = slot - o_seq`; a slot past the last chunk gets
+    `seq = 0` and `lo = hi = 0`. With `K >= B` every key has a slot below
+    `K`, and no slot takes more than about `W / (K - B)` keys however the
+    lengths are spread: a long sequence takes many slots, a short one few.
+    With all lengths equal (`K = B S`), `C0 = T ceil(L / (S T))`: each
+    sequence's keys in the slices a split of S per sequence would take.
 
     ```mlir
     %seq, %lo, %hi = qattn.key_chunk %kv_lens[%slot] of %chunks
@@ -286,8 +288,8 @@ def QAttn_CombineSplitsOp : QAttn_Op<"combine_splits", [Pure]> {
 
     With `chunks(kv_lens)`, the grid points hold the balanced chunks of
     `qattn.key_chunk` instead: point `(b, hk, rt, s)` is slot `c = b S + s`
-    of `K = B (S - 1)` chunks of `tile_keys`-key tiles, and the splits of
-    sequence `b` are its chunks' slots `o_b .. o_b + n_b - 1`, at points
+    of `K = B S` chunks of `tile_keys`-key tiles, and the splits of
+    sequence `b` are its chunks' slots `o_b, o_b + 1, ...`, at points
     `(c / S, hk, rt, c mod S)`.
 
     ```mlir

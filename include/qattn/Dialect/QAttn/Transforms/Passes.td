@@ -115,10 +115,10 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            "the serving form is an error (default false)">,
     Option<"balanceSplits", "balance-splits", "bool", /*default=*/"false",
            "Give a decode grid with kv_lens balanced key chunks "
-           "(qattn.key_chunk): the batch's keys cut into B x S chunks of one "
-           "size, a long sequence taking many grid slots and a short one few, "
-           "on a grid of S + 1 slots a sequence; else each sequence's keys in "
-           "S splits. Not yet timed on the H200 (default false)">,
+           "(qattn.key_chunk): the batch's keys cut into at most B x S chunks "
+           "of one size, a long sequence taking many of the grid's B x S "
+           "points and a short one few; else each sequence's keys in S "
+           "splits. Not yet timed on the H200 (default false)">,
     Option<"tileLayer", "tile-layer", "std::string", /*default=*/"\"decode\"",
            "Which static attentions go through the tile layer: decode (at "
            "most 16 queries a sequence, in formats its GPU lowering "
