@@ -2,6 +2,7 @@
 # On the MLIR machine, from anywhere: compiles everything the serving checks and benchmarks of
 # the GPU machine run, into one folder to carry there (run-all.sh runs them in one call):
 #   DIR/serving/cuda   the serving matrix (scripts/gpu-check/serving/decode.mlir)
+#   DIR/balanced/cuda  the same module with balanced key chunks (qattn-tile balance-splits)
 #   DIR/paged          paged_cache.py --device cuda's functions (its OUT_DIR; cache/ inside)
 #   DIR/torch-check    scripts/torch-check/prepare.py's (torch op tests, the decode loop)
 #   DIR/gate           bench/decode_gate.py prepare (every row; --only/--tile-options pass on)
@@ -35,6 +36,8 @@ ACCURACY_SCHEMES=default,bpq4,bpq3-min-mse,int8
 # The serving matrix runs the lowerings still waiting for it too (head dims 80 and 96).
 part serving qattn-compile "$root/scripts/gpu-check/serving/decode.mlir" --target=cuda \
   --tile-options=unverified-gpu-lowerings=true -o "$out/serving/cuda"
+part balanced qattn-compile "$root/scripts/gpu-check/serving/decode.mlir" --target=cuda \
+  --tile-options='unverified-gpu-lowerings=true balance-splits=true' -o "$out/balanced/cuda"
 part paged "$py" "$root/test/Python/Inputs/paged_cache.py" "$out/paged" --precompile
 part torch-check "$py" "$root/scripts/torch-check/prepare.py" "$out/torch-check"
 part gate "$py" "$root/bench/decode_gate.py" prepare "$out/gate" "$@"

@@ -4,6 +4,7 @@
 # under a time limit, then prints a summary line per part:
 #   serving     the serving matrix against the NumPy model (serving.py; --sanitize: the
 #               first batch of each function under compute-sanitizer memcheck and racecheck)
+#   balanced    the same with balanced key chunks (prepare-all's DIR/balanced)
 #   paged       test/Python/Inputs/paged_cache.py --device cuda (appends bit-exact, decode,
 #               CUDA graphs with slots leaving and joining, torch.compile, errors)
 #   append      append_check.py --only default (Triton against torch-ops appends, timing)
@@ -32,7 +33,7 @@ shift
 parts=("$@")
 sanitize=--no-sanitize
 if [ "${parts[0]:-}" = --sanitize ]; then sanitize=; parts=("${parts[@]:1}"); fi
-all=(serving paged append torch gate e2e accuracy)
+all=(serving balanced paged append torch gate e2e accuracy)
 [ ${#parts[@]} -gt 0 ] || parts=("${all[@]}")
 for p in "${parts[@]}"; do
   [[ " ${all[*]} " == *" $p "* ]] || {
@@ -68,6 +69,8 @@ for p in "${parts[@]}"; do
   case "$p" in
     serving) part serving 400 python3 scripts/gpu-check/serving/serving.py "$art/serving/cuda" \
                "$run" /tmp/run-all-serving $sanitize ;;
+    balanced) part balanced 400 python3 scripts/gpu-check/serving/serving.py \
+               "$art/balanced/cuda" "$run" /tmp/run-all-balanced $sanitize ;;
     paged) part paged 400 python3 test/Python/Inputs/paged_cache.py "$art/paged" --device cuda ;;
     append) part append 300 python3 scripts/gpu-check/serving/append_check.py --only default ;;
     torch) part torch 300 bash scripts/torch-check.sh "$art/torch-check" ;;
