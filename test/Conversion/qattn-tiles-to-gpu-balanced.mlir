@@ -25,8 +25,7 @@
 // The lengths' sum, 32 a round (a warp sum of lane l's kv_lens[r + l]).
 // CHECK: %[[W:.*]] = scf.for %[[R:.*]] = %c0 to %[[NB]] step %c32 iter_args(%{{.*}} = %c0_i32) -> (i32) {
 // CHECK:   memref.load %[[LENS]][%{{.*}}]
-// CHECK:   gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32 : i32
-// CHECK:   gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32 : i32
+// CHECK:   nvvm.redux.sync  add %{{.*}}, %c-1_i32 : i32 -> i32
 // CHECK: }
 // C0 = 32 max(1, ceil(W / (32 K))) where the chunks of that size number
 // at most K (a second warp sum), else C1 from K - B.
@@ -41,6 +40,7 @@
 // CHECK: %[[C0_32:.*]] = arith.index_castui %[[C0]] : index to i32
 // CHECK: %[[N:.*]] = scf.for %{{.*}} = %c0 to %[[NB]] step %c32 iter_args(%{{.*}} = %c0_i32) -> (i32) {
 // CHECK:   arith.ceildivui %{{.*}}, %[[C0_32]] : i32
+// CHECK:   nvvm.redux.sync  add
 // CHECK: }
 // CHECK: %[[NI:.*]] = arith.index_castui %[[N]] : i32 to index
 // CHECK: %[[FITS:.*]] = arith.cmpi ule, %[[NI]], %[[K]] : index
@@ -63,8 +63,16 @@
 // CHECK:   gpu.shuffle  idx %[[L]], %[[SRC]], %c32_i32 : i32
 // CHECK:   gpu.shuffle  idx %[[END]], %c31_i32, %c32_i32 : i32
 // CHECK: }
-// The program then runs on the found sequence.
-// CHECK: memref.load %[[LENS]][%[[FOUND]]#1]
+// The results go through a warp minimum (redux.sync, all lanes equal), so
+// that ptxas keeps them, and the addresses made from them, in uniform
+// registers as it did the block index; the program then runs on the found
+// sequence.
+// CHECK: %[[SEQ32:.*]] = arith.index_castui %[[FOUND]]#1 : index to i32
+// CHECK: %[[USEQ:.*]] = nvvm.redux.sync  umin %[[SEQ32]], %c-1_i32 : i32 -> i32
+// CHECK: %[[SEQ:.*]] = arith.index_castui %[[USEQ]] : i32 to index
+// CHECK: nvvm.redux.sync  umin
+// CHECK: nvvm.redux.sync  umin
+// CHECK: memref.load %[[LENS]][%[[SEQ]]]
 
 // CHECK-LABEL: gpu.func @grid_combine_tiles
 // The task's sequence's first slot and chunk count, from the same chunks.

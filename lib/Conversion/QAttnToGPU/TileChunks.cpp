@@ -6,9 +6,10 @@
 // the 32 lanes of a warp: the lengths live in device memory and the grid is
 // sized from the batch alone, so every warp finds its chunk itself. The
 // lanes read the lengths 32 at a time (a round; one for batches of up to
-// 32); a warp sum gives the chunk size, an inclusive scan (shuffles up) each
-// sequence's first slot, and a ballot the one sequence whose slots hold the
-// warp's. Every lane ends with the same values.
+// 32); warp sums (redux.sync) give the chunk size, an inclusive scan
+// (shuffles up) each sequence's first slot, and a ballot the one sequence
+// whose slots hold the warp's. Every lane ends with the same values, in
+// uniform registers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +36,16 @@ Value toI32(ImplicitLocOpBuilder &b, Value v) {
 }
 Value ult(ImplicitLocOpBuilder &b, Value x, Value y) {
   return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, y);
+}
+/// redux.sync `kind` of the i32 `v` over the warp: one instruction, whose
+/// result ptxas keeps in a uniform register, as it does values from the
+/// block index, so that the addresses made from it stay uniform too.
+Value redux(ImplicitLocOpBuilder &b, Value v, NVVM::ReduxKind kind) {
+  return NVVM::ReduxOp::create(b, b.getI32Type(), v, kind, i32Const(b, -1));
+}
+/// The index `v`, the same on every lane, as ptxas can see it is.
+Value uniform(ImplicitLocOpBuilder &b, Value v) {
+  return toIndex(b, redux(b, toI32(b, v), NVVM::ReduxKind::UMIN));
 }
 
 /// The lengths as the warp reads them: lane l's of round `base` is
@@ -71,8 +82,7 @@ struct WarpLengths {
                       [&](Value base, ValueRange total) {
                         return SmallVector<Value>{arith::AddIOp::create(
                             b, total[0],
-                            overLanes<arith::AddIOp>(b, laneValue(base),
-                                                     {16, 8, 4, 2, 1}))};
+                            redux(b, laneValue(base), NVVM::ReduxKind::ADD))};
                       })
         .front();
   }
@@ -159,9 +169,9 @@ void mlir::qattn::tiles::lowerKeyChunk(WarpProgram &w, KeyChunkOp op) {
                 arith::SelectOp::create(b, any, lo, at[2]),
                 arith::SelectOp::create(b, any, hi, at[3])};
       });
-  w.scalars.map(op.getSeq(), found[1]);
-  w.scalars.map(op.getLo(), found[2]);
-  w.scalars.map(op.getHi(), found[3]);
+  w.scalars.map(op.getSeq(), uniform(b, found[1]));
+  w.scalars.map(op.getLo(), uniform(b, found[2]));
+  w.scalars.map(op.getHi(), uniform(b, found[3]));
 }
 
 std::pair<Value, Value>
