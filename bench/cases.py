@@ -98,6 +98,7 @@ def matrix():
         decode(8, 32, 8, 32768, 128, tag="group8", group=8),
         decode(8, 32, 8, 8192, 128, tag="group8_block8", group=8, block=8),
         decode(8, 32, 8, 32768, 96),
+        decode(8, 16, 8, 32768, 256),
     ]
     cases += [decode(8, 32, 8, n, 128, sweep="decode_context")
               for n in CONTEXT_SWEEP if n != 32768]  # N32K is a main shape

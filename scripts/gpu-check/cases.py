@@ -57,6 +57,10 @@ def matrix():
              tile_options="unverified-gpu-lowerings=true"),
         Case("decode_d80_int8_nq2", 1, 16, 2, 2, 700, 80, [],
              tile_options="unverified-gpu-lowerings=true"),
+        # Head dim 256 (4-bit with a buffer, 3-bit with two queries): the warp
+        # kernel, or with the option the tile layer at 8 warps an SM.
+        Case("decode_d256_4bit_buffer", 2, 8, 2, 1, 900, 256, [4], buffer=40),
+        Case("decode_d256_3bit_nq2", 1, 8, 4, 2, 555, 256, [3]),
         Case("decode_nq16_noncausal_d64", 3, 16, 4, 16, 555, 64, [4], causal=False),
         Case("decode_mixed_2_4", 2, 16, 4, 2, 900, 128, [4, 2, 2, 4]),
         Case("decode_int8_kv", 2, 16, 4, 1, 1000, 128, []),

@@ -1,5 +1,5 @@
 // RUN: qattn-opt %s --qattn-tile=unverified-gpu-lowerings=true --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s
-// Head dims 80 and 96 on the tile layer's GPU lowering (not yet run on the
+// Head dims 80, 96 and 256 on the tile layer's GPU lowering (not yet run on the
 // H200, so qattn-tile's unverified-gpu-lowerings asks for them). At d = 96 a
 // lane holds 24 K channels (lane t) and 12 V channels (lane g). Its code
 // pieces of a key (4-bit: 12 bytes of K, 6 of V; int8: 24 and 12) are no
@@ -94,3 +94,21 @@ func.func @d80_int4(%q: tensor<?x8x1x80xf16>, %kp: tensor<?x64x80xi8>, %ks: tens
 // CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c80 : index
 // CHECK-NEXT: scf.if %[[IN]] {
 // CHECK: memref.store %{{.*}} : memref<1099511627776xf16>
+
+// Head dim 256: a lane holds 64 K channels and 32 V ones; its K codes of a
+// key (4-bit) are 32 bytes, read from the ring as two 16-byte-aligned
+// halves of one vector. A row block's accumulators (64 registers a lane)
+// and query fragments (32) leave the grid kernel the most registers a lane
+// may have: 8 warps an SM (ptxas: 238 registers, no spills).
+func.func @d256_int4(%q: tensor<?x8x1x256xf16>, %kp: tensor<?x64x256xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x256xi8>, %kz2: tensor<?x2x4x256xi8>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x256xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) lengths(%lens) pages(%table)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>}
+      : (tensor<?x8x1x256xf16>, tensor<?x64x256xi8>, tensor<?x2x1xf32>, tensor<?x2x4x256xi8>, tensor<?x2x4x256xi8>, tensor<?x64x256xi8>, tensor<?x2x1xf32>, tensor<?x2x4x256xi8>, tensor<?x2x4x256xi8>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x256xf16>
+  return %o : tensor<?x8x1x256xf16>
+}
+
+// CHECK-LABEL: gpu.func @d256_int4_decode_tiles
+// CHECK-SAME: nvvm.minctasm = 8 : i32
+// CHECK: scf.for
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<{{[0-9]+}}xi32, #gpu.address_space<workgroup>>, vector<8xi32>
+// CHECK: nvgpu.mma.sync

@@ -190,10 +190,11 @@ func.func @decode_packed_batch8(%q: tensor<8x32x1x64xf32>, %kp: tensor<8x8192x25
 // -----
 
 // Decode the tile ops' GPU lowering does not cover keeps the warp kernel:
-// stage-1 blocks of 24 keys (8 and multiples of 16 only), and head dims 80
-// and 96, whose lowering has not run on the H200 yet (but with
-// unverified-gpu-lowerings). Blocks of 8 take the tile layer (two scales a
-// 16-key tile).
+// stage-1 blocks of 24 keys (8 and multiples of 16 only), and head dims 80,
+// 96 and 256, whose lowering has not run on the H200 yet (but with
+// unverified-gpu-lowerings; at d = 256 the grid kernel takes 8 warps an SM,
+// 255 registers). Blocks of 8 take the tile layer (two scales a 16-key
+// tile).
 // AUTO-LABEL: func.func @decode_d80
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
 // AUTO-LABEL: func.func @decode_d96
@@ -201,7 +202,13 @@ func.func @decode_packed_batch8(%q: tensor<8x32x1x64xf32>, %kp: tensor<8x8192x25
 // UNVERIFIED-LABEL: func.func @decode_d96
 // UNVERIFIED: scf.forall
 // UNVERIFIED: qattn.load_query_tile
-// UNVERIFIED: qattn.unverified_gpu_lowerings
+// UNVERIFIED: qattn.grid_warps_per_sm = 12 : i64, qattn.unverified_gpu_lowerings
+// AUTO-LABEL: func.func @decode_d256
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4,
+// UNVERIFIED-LABEL: func.func @decode_d256
+// UNVERIFIED: scf.forall
+// UNVERIFIED: qattn.load_query_tile
+// UNVERIFIED: qattn.grid_warps_per_sm = 8 : i64, qattn.unverified_gpu_lowerings
 // AUTO-LABEL: func.func @decode_block24
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
 // AUTO-LABEL: func.func @decode_block8
@@ -217,6 +224,11 @@ func.func @decode_d96(%q: tensor<1x8x1x96xf32>, %k: tensor<1x2x2000x96xi8>, %ks:
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
       : (tensor<1x8x1x96xf32>, tensor<1x2x2000x96xi8>, tensor<1x2x32xf32>, tensor<1x2x2000x96xi8>, tensor<1x2x32xf32>) -> tensor<1x8x1x96xf32>
   return %o : tensor<1x8x1x96xf32>
+}
+func.func @decode_d256(%q: tensor<1x8x1x256xf32>, %k: tensor<1x2x2000x256xi8>, %ks: tensor<1x2x32xf32>) -> tensor<1x8x1x256xf32> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
+      : (tensor<1x8x1x256xf32>, tensor<1x2x2000x256xi8>, tensor<1x2x32xf32>, tensor<1x2x2000x256xi8>, tensor<1x2x32xf32>) -> tensor<1x8x1x256xf32>
+  return %o : tensor<1x8x1x256xf32>
 }
 func.func @decode_block24(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks: tensor<1x2x84xf32>) -> tensor<1x8x1x64xf32> {
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 24>, v_stage1 = #qattn.stage1<block = 24>}

@@ -69,23 +69,33 @@ inline std::string knownChips() { return kSm90a.chip.str(); }
 /// 149.5, at 168 120.6.
 inline constexpr int64_t kTileGridRegistersNarrow = 128,
                          kTileGridRegistersWide = 168;
+/// Past head dim 128 a row block's accumulators and query fragments alone
+/// take 96 registers a lane (d = 256: 64 and 32): the grid kernel takes the
+/// most a lane may have (8 warps an SM). ptxas, 4-bit d256 paged: 238
+/// registers, no spills; at 168, 144 bytes spilled. Not yet timed.
+inline constexpr int64_t kTileGridRegistersLargeHead = 256;
 /// The lanes of a warp, as the grid kernel's CTA.
 inline constexpr int64_t kTileGridWarpThreads = 32;
 
 /// The register budget of the grid kernel whose tiles hold `tileKeys` keys
-/// and whose rows take `rowBlocks` blocks of 8 (query, head) pairs.
-inline constexpr int64_t tileGridRegisters(int64_t tileKeys,
-                                           int64_t rowBlocks) {
+/// of head dim `headDim` and whose rows take `rowBlocks` blocks of 8
+/// (query, head) pairs.
+inline constexpr int64_t tileGridRegisters(int64_t tileKeys, int64_t rowBlocks,
+                                           int64_t headDim) {
+  if (headDim > 128)
+    return kTileGridRegistersLargeHead;
   return rowBlocks == 1 && tileKeys == 16 ? kTileGridRegistersNarrow
                                           : kTileGridRegistersWide;
 }
 
 /// The grid kernel's warps (CTAs) resident on one SM of `chip` at that
-/// budget: 16 at 128 registers, 12 at 168 on sm_90a.
-inline constexpr int64_t
-tileGridWarpsPerSM(const ChipInfo &chip, int64_t tileKeys, int64_t rowBlocks) {
+/// budget: 16 at 128 registers, 12 at 168, 8 at 256 on sm_90a.
+inline constexpr int64_t tileGridWarpsPerSM(const ChipInfo &chip,
+                                            int64_t tileKeys, int64_t rowBlocks,
+                                            int64_t headDim) {
   return chip.registersPerSM /
-         (kTileGridWarpThreads * tileGridRegisters(tileKeys, rowBlocks));
+         (kTileGridWarpThreads *
+          tileGridRegisters(tileKeys, rowBlocks, headDim));
 }
 
 /// The attribute on a decode grid of the tile layer (i64) naming the warps
@@ -95,7 +105,7 @@ inline constexpr const char kGridWarpsPerSMAttr[] = "qattn.grid_warps_per_sm";
 
 /// The unit attribute on a decode grid of the tile layer whose GPU lowering
 /// may take the formats it has that have not passed the H200 matrix yet
-/// (head dims 80 and 96): qattn-tile's `unverified-gpu-lowerings`.
+/// (head dims 80, 96 and 256): qattn-tile's `unverified-gpu-lowerings`.
 inline constexpr const char kUnverifiedGpuLoweringsAttr[] =
     "qattn.unverified_gpu_lowerings";
 

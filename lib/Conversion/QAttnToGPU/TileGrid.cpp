@@ -392,7 +392,8 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp kernels,
                                        (prefix + "_decode_tiles").str(), args);
   // The occupancy qattn-tile sized the splits by: the grid's, else the
   // budget's (qattn/Target/Chip.h).
-  int64_t warpsPerSM = tileGridWarpsPerSM(chip, kvLoad.getKeys(), rowBlocks);
+  int64_t warpsPerSM =
+      tileGridWarpsPerSM(chip, kvLoad.getKeys(), rowBlocks, headDim);
   if (auto attr = grid->getAttrOfType<IntegerAttr>(kGridWarpsPerSMAttr))
     warpsPerSM = attr.getInt();
   kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),

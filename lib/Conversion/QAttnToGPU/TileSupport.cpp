@@ -7,14 +7,14 @@
 // stage-1 caches, with stage-1 scales per block (of 8 keys or more) or per
 // channel, the int8 tail, float queries (rounded to f16) or int8 ones (scales
 // per block, or per channel applied before the rounding), exact and SAS
-// softmax, head dims 64 and 128, and 80 and 96 (where qattn-tile marked the
-// grid kUnverifiedGpuLoweringsAttr: not yet run on the H200).
-// Everything else is a diagnostic on the op, naming what is missing. The
-// head dims and code widths are qattn/Target/TileCoverage.h's, by which
-// qattn-tile also keeps static decode that this would refuse off the tile
-// layer (whyNotGpuDecodeTiles); the tile-relative limits (a tile holds whole
-// blocks and groups, or halves of its key blocks) are this file's. Also the
-// lane channel orders, which the cache's packing fixes (TileLowering.h).
+// softmax, head dims 64 and 128, and 80, 96 and 256 (where qattn-tile marked
+// the grid kUnverifiedGpuLoweringsAttr: not yet run on the H200). Everything
+// else is a diagnostic on the op, naming what is missing. The head dims and
+// code widths are qattn/Target/TileCoverage.h's, by which qattn-tile also keeps
+// static decode that this would refuse off the tile layer
+// (whyNotGpuDecodeTiles); the tile-relative limits (a tile holds whole blocks
+// and groups, or halves of its key blocks) are this file's. Also the lane
+// channel orders, which the cache's packing fixes (TileLowering.h).
 //
 //===----------------------------------------------------------------------===//
 

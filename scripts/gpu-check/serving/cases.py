@@ -95,6 +95,17 @@ CASES = [
     ("d96_channel_g8", 16, 4, 1, 96, "block=64,bits=4,group=8,scale=f16,gran=channel",
      "block=8,bits=4,group=8,scale=f16,gran=channel", 64, True, False,
      "i8:block=1,scale=f16,gran=channel", "bf16", ["1,9,100,2000"]),
+    # Head dim 256 (a lane's 64 K channels and 32 V ones; 238 registers at 8
+    # warps an SM): 4-bit, int8 with scales per channel, 3-bit K beside
+    # 2-bit V, and two row blocks (4 queries of 4 heads, causal).
+    ("d256_int4", 16, 8, 1, 256, "block=64,bits=4,group=16", "block=64,bits=4,group=32",
+     64, True, False, "f16", "bf16", ["1,15,16,17,1000,4097"]),
+    ("d256_int8_causal", 8, 4, 2, 256, "block=32,gran=channel", "block=32", 64, True, True,
+     "i8:block=1", "f32", ["1,2,31,32,33,700"]),
+    ("d256_int3_int2", 8, 2, 1, 256, "block=64,bits=3,group=16",
+     "block=64,bits=2,group=16,order=msb", 64, True, False, "f32", "f32", ["1,63,64,65,2000"]),
+    ("d256_int4_nq4_causal", 8, 2, 4, 256, "block=64,bits=4,group=16,anchor=min",
+     "block=64,bits=4,group=16", 128, True, True, "f16", "f16", ["4,5,127,128,129,1500"]),
 ]
 
 

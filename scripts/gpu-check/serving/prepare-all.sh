@@ -33,7 +33,7 @@ part() { # name command...
 mkdir -p "$out"
 # The serving-path accuracy schemes of the GPU run (run-all.sh's accuracy part).
 ACCURACY_SCHEMES=default,bpq4,bpq3-min-mse,int8
-# The serving matrix runs the lowerings still waiting for it too (head dims 80 and 96).
+# The serving matrix runs the lowerings still waiting for it too (head dims 80, 96 and 256).
 part serving qattn-compile "$root/scripts/gpu-check/serving/decode.mlir" --target=cuda \
   --tile-options=unverified-gpu-lowerings=true -o "$out/serving/cuda"
 part balanced qattn-compile "$root/scripts/gpu-check/serving/decode.mlir" --target=cuda \

@@ -116,9 +116,11 @@ public:
         lazyMax(shape.lazyMax < 0 ? chooseLazyMax(op) : shape.lazyMax),
         headsFastest(shape.headsFastest), unverified(shape.unverified),
         balanceSplits(shape.balanceSplits), staticSlots(chooseStaticSlots(op)),
-        warpsPerSM(shape.warpsPerSM ? shape.warpsPerSM
-                                    : tileGridWarpsPerSM(rule.chip, tileKeys,
-                                                         rowBlocksOf(op))) {}
+        warpsPerSM(shape.warpsPerSM
+                       ? shape.warpsPerSM
+                       : tileGridWarpsPerSM(rule.chip, tileKeys,
+                                            rowBlocksOf(op), op.getHeadDim())) {
+  }
 
   Value materialize();
 

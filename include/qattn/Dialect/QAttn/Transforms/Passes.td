@@ -18,7 +18,7 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     (`kv_lens`, a page table or dynamic sizes), and by default (`tile-layer
     = decode`) every static one with at most 16 queries a sequence (16
     int8 queries too, which the prefill kernels would take), in the formats
-    the tile ops' GPU lowering covers (head dims 64 and 128, and 80 and 96
+    the tile ops' GPU lowering covers (head dims 64 and 128, and 80, 96 and 256
     with `unverified-gpu-lowerings`; stage-1 blocks and stage-2 groups of 8
     keys or multiples of 16; 2- to 4-bit codes or int8 data, where a lane's
     codes fit: qattn/Target/TileCoverage.h). It is
@@ -110,7 +110,7 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     Option<"unverifiedGpuLowerings", "unverified-gpu-lowerings", "bool",
            /*default=*/"false",
            "Also lower to the GPU, through the tile layer, the decode formats "
-           "whose lowering has not passed the H200 matrix yet (head dims 80 and 96): "
+           "whose lowering has not passed the H200 matrix yet (head dims 80, 96 and 256): "
            "for scripts/gpu-check; else static ones keep the warp kernel and "
            "the serving form is an error (default false)">,
     Option<"balanceSplits", "balance-splits", "bool", /*default=*/"false",
