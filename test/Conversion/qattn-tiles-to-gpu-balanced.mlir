@@ -61,7 +61,9 @@
 // CHECK:   %[[SRC:.*]] = "llvm.intr.cttz"(%[[MASK]]) <{is_zero_poison = false}> : (i32) -> i32
 // CHECK:   gpu.shuffle  idx %[[FIRST]], %[[SRC]], %c32_i32 : i32
 // CHECK:   gpu.shuffle  idx %[[L]], %[[SRC]], %c32_i32 : i32
-// CHECK:   gpu.shuffle  idx %[[END]], %c31_i32, %c32_i32 : i32
+// The round's chunks, for the next round's first slots.
+// CHECK:   %[[ROUND:.*]] = nvvm.redux.sync  add %[[N]], %c-1_i32 : i32 -> i32
+// CHECK:   arith.addi %arg{{[0-9]+}}, %[[ROUND]] : i32
 // CHECK: }
 // The results go through a warp minimum (redux.sync, all lanes equal), so
 // that ptxas keeps them, and the addresses made from them, in uniform

@@ -115,13 +115,10 @@ static Value inclusiveScan(ImplicitLocOpBuilder &b, Value v, Value lane) {
   return v;
 }
 
-static Value laneIdx(ImplicitLocOpBuilder &b) {
-  return rem(b, gpu::ThreadIdOp::create(b, gpu::Dimension::x), kThreadsPerWarp);
-}
-
 void mlir::qattn::tiles::lowerKeyChunk(WarpProgram &w, KeyChunkOp op) {
   ImplicitLocOpBuilder &b = w.b;
-  Value lane = laneIdx(b);
+  // (The grid kernel's CTA is one warp: its thread is its lane.)
+  Value lane = w.lane;
   WarpLengths lens{b, w.tensor(op.getKvLens()), lane};
   Value size = lens.chunkSize(w.scalar(op.getChunks()), op.getTileKeys());
   Value slot = w.scalar(op.getSlot());
@@ -158,11 +155,8 @@ void mlir::qattn::tiles::lowerKeyChunk(WarpProgram &w, KeyChunkOp op) {
             b, toIndex(b, arith::SubIOp::create(b, slot32, fromHit(first))),
             size);
         Value hi = minIdx(b, add(b, lo, size), toIndex(b, fromHit(length)));
-        Value roundEnd =
-            gpu::ShuffleOp::create(b, end, i32Const(b, kThreadsPerWarp - 1),
-                                   i32Const(b, kThreadsPerWarp),
-                                   gpu::ShuffleMode::IDX)
-                .getShuffleResult();
+        Value roundEnd = arith::AddIOp::create(
+            b, at[0], redux(b, count, NVVM::ReduxKind::ADD));
         return {roundEnd,
                 arith::SelectOp::create(b, any, add(b, base, toIndex(b, src)),
                                         at[1]),
@@ -175,10 +169,9 @@ void mlir::qattn::tiles::lowerKeyChunk(WarpProgram &w, KeyChunkOp op) {
 }
 
 std::pair<Value, Value>
-mlir::qattn::tiles::sequenceChunks(ImplicitLocOpBuilder &b,
+mlir::qattn::tiles::sequenceChunks(ImplicitLocOpBuilder &b, Value lane,
                                    const FlatTensor &kvLens, Value chunks,
                                    int64_t tileKeys, Value seq) {
-  Value lane = laneIdx(b);
   WarpLengths lens{b, kvLens, lane};
   Value size32 = toI32(b, lens.chunkSize(chunks, tileKeys));
   // The chunks of the sequences before `seq`, then its own.

@@ -139,7 +139,7 @@ void mlir::qattn::tiles::emitCombineKernel(ImplicitLocOpBuilder &b,
   if (op.getKvLens()) {
     Value chunks = arith::MulIOp::create(b, acc.sizes[0], points);
     std::tie(firstSlot, splits) =
-        sequenceChunks(b, args[4], chunks, *op.getTileKeys(), bi);
+        sequenceChunks(b, lane, args[4], chunks, *op.getTileKeys(), bi);
   }
   auto pointOf = [&](Value s) -> SmallVector<Value> {
     if (!firstSlot)

@@ -343,8 +343,9 @@ void lowerTileRowMax(WarpProgram &w, TileRowMaxOp op);
 void lowerKeyChunk(WarpProgram &w, KeyChunkOp op);
 /// The first slot and the count of sequence `seq`'s chunks among `chunks`
 /// balanced chunks of `tileKeys`-key tiles of the lengths `kvLens` (as
-/// qattn.key_chunk cuts them), by the warp's lanes together.
-std::pair<Value, Value> sequenceChunks(ImplicitLocOpBuilder &b,
+/// qattn.key_chunk cuts them), by the warp's lanes together (`lane`: this
+/// thread's).
+std::pair<Value, Value> sequenceChunks(ImplicitLocOpBuilder &b, Value lane,
                                        const FlatTensor &kvLens, Value chunks,
                                        int64_t tileKeys, Value seq);
 /// The registers of a splat constant of the row state ([16]) or the
