@@ -61,6 +61,15 @@ def matrix():
         # kernel, or with the option the tile layer at 8 warps an SM.
         Case("decode_d256_4bit_buffer", 2, 8, 2, 1, 900, 256, [4], buffer=40),
         Case("decode_d256_3bit_nq2", 1, 8, 4, 2, 555, 256, [3]),
+        # The other multiples of 32 to 256, likewise.
+        Case("decode_d32_2bit_nq2", 1, 8, 2, 2, 555, 32, [2]),
+        Case("decode_d160_int8", 1, 8, 2, 1, 700, 160, []),
+        Case("decode_d192_4bit_buffer", 2, 16, 4, 1, 900, 192, [4], buffer=40),
+        Case("decode_d224_4bit_nq3", 1, 8, 2, 3, 600, 224, [4]),
+        # Int8 caches with a stage-1 scale per token (or per 2): the warp
+        # kernel, or with the option the tile layer (a scale per lane key).
+        Case("decode_int8_kv_token_d128", 2, 16, 4, 1, 1000, 128, [], block=1, buffer=24),
+        Case("decode_int8_kv_block2_nq3_d64", 1, 16, 2, 3, 777, 64, [], block=2),
         Case("decode_nq16_noncausal_d64", 3, 16, 4, 16, 555, 64, [4], causal=False),
         Case("decode_mixed_2_4", 2, 16, 4, 2, 900, 128, [4, 2, 2, 4]),
         Case("decode_int8_kv", 2, 16, 4, 1, 1000, 128, []),

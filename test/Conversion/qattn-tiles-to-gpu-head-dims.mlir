@@ -1,5 +1,5 @@
 // RUN: qattn-opt %s --qattn-tile=unverified-gpu-lowerings=true --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s
-// Head dims 80, 96 and 256 on the tile layer's GPU lowering (not yet run on the
+// Head dims 32, 80, 96, 192 and 256 on the tile layer's GPU lowering (not yet run on the
 // H200, so qattn-tile's unverified-gpu-lowerings asks for them). At d = 96 a
 // lane holds 24 K channels (lane t) and 12 V channels (lane g). Its code
 // pieces of a key (4-bit: 12 bytes of K, 6 of V; int8: 24 and 12) are no
@@ -112,3 +112,41 @@ func.func @d256_int4(%q: tensor<?x8x1x256xf16>, %kp: tensor<?x64x256xi8>, %ks: t
 // CHECK: scf.for
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<{{[0-9]+}}xi32, #gpu.address_space<workgroup>>, vector<8xi32>
 // CHECK: nvgpu.mma.sync
+
+// Head dim 192: 48 K channels and 24 V ones a lane; its 4-bit K codes of a
+// key (24 bytes) and V codes (12) go through the ring as the tile's rows of
+// 96 bytes, unswizzled, read back as 6 and 3 words. Past d = 128 the grid
+// kernel takes 8 warps an SM (ptxas: 216 registers, no spills).
+func.func @d192_int4(%q: tensor<?x8x1x192xf16>, %kp: tensor<?x64x192xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x192xi8>, %kz2: tensor<?x2x4x192xi8>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x192xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) lengths(%lens) pages(%table)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>}
+      : (tensor<?x8x1x192xf16>, tensor<?x64x192xi8>, tensor<?x2x1xf32>, tensor<?x2x4x192xi8>, tensor<?x2x4x192xi8>, tensor<?x64x192xi8>, tensor<?x2x1xf32>, tensor<?x2x4x192xi8>, tensor<?x2x4x192xi8>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x192xf16>
+  return %o : tensor<?x8x1x192xf16>
+}
+
+// CHECK-LABEL: gpu.func @d192_int4_decode_tiles
+// CHECK-SAME: nvvm.minctasm = 8 : i32
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf16>, vector<48xf16>
+// CHECK-NOT: arith.xori
+// CHECK: scf.for
+// CHECK: vector.load %{{.*}} {alignment = 8 : i64} : memref<{{[0-9]+}}xi32, #gpu.address_space<workgroup>>, vector<6xi32>
+// CHECK: nvgpu.mma.sync
+// CHECK: vector.load %{{.*}} {alignment = 4 : i64} : memref<{{[0-9]+}}xi32, #gpu.address_space<workgroup>>, vector<3xi32>
+// CHECK-NOT: arith.xori
+// CHECK-LABEL: gpu.func @d192_int4_combine_tiles
+
+// Head dim 32: 8 K channels and 4 V ones a lane, one 16-channel mma chunk
+// of the queries per 8 lanes' pair (8 f16); 4-bit K codes of a key are one
+// word, V's a half word (no copy size: the tile stays a register load).
+func.func @d32_int4(%q: tensor<?x8x1x32xf16>, %kp: tensor<?x64x32xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x32xi8>, %kz2: tensor<?x2x4x32xi8>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x32xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) lengths(%lens) pages(%table)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 16>}
+      : (tensor<?x8x1x32xf16>, tensor<?x64x32xi8>, tensor<?x2x1xf32>, tensor<?x2x4x32xi8>, tensor<?x2x4x32xi8>, tensor<?x64x32xi8>, tensor<?x2x1xf32>, tensor<?x2x4x32xi8>, tensor<?x2x4x32xi8>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x32xf16>
+  return %o : tensor<?x8x1x32xf16>
+}
+
+// CHECK-LABEL: gpu.func @d32_int4_decode_tiles
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf16>, vector<8xf16>
+// CHECK: scf.for
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>)
+// CHECK-LABEL: gpu.func @d32_int4_combine_tiles

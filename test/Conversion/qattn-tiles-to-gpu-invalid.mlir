@@ -2,7 +2,7 @@
 // What the tile layer's GPU lowering does not take yet is a diagnostic on the attention, naming it.
 
 func.func @d112(%q: tensor<?x8x1x112xf16>, %k: tensor<?x2x64x112xi8>, %ks: tensor<?x2x1xf32>, %lens: tensor<?xi32>) -> tensor<?x8x1x112xf16> {
-  // expected-error@+1 {{has no GPU lowering yet for head dim 112 (64, 80, 96, 128 and 256 only)}}
+  // expected-error@+1 {{has no GPU lowering yet for head dim 112 (multiples of 32 from 32 to 256, and 80, only)}}
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%lens)
       {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
       : (tensor<?x8x1x112xf16>, tensor<?x2x64x112xi8>, tensor<?x2x1xf32>, tensor<?x2x64x112xi8>, tensor<?x2x1xf32>, tensor<?xi32>) -> tensor<?x8x1x112xf16>

@@ -7,7 +7,8 @@
 // BPQ int8 queries, 16 causal queries per sequence (speculative decode: two 16-row tiles of the
 // 32 (query, head) pairs), the contiguous form with a dynamic capacity and a 64-token buffer;
 // the first function with the SAS softmax (one split, a max pass and a term pass); and int8 K/V
-// with a 24-token buffer, which is not whole 16-key tiles.
+// with a 24-token buffer, which is not whole 16-key tiles; int8 K/V with a scale per token (K) or
+// per 4 tokens (V).
 
 // REQUIRES: numpy
 // RUN: rm -rf %t && qattn-compile %s -o %t/art
@@ -46,10 +47,22 @@
 // RUN: qattn-run %t/art-tiled4 --function int8_short_buffer --input q=%t/f-in/q.npy --input k_data=%t/f-in/k_data.npy --input k_scales=%t/f-in/k_scales.npy --input v_data=%t/f-in/v_data.npy --input v_scales=%t/f-in/v_scales.npy --input k_buffer=%t/f-in/k_buffer.npy --input k_buffer_scale=%t/f-in/k_buffer_scale.npy --input v_buffer=%t/f-in/v_buffer.npy --input v_buffer_scale=%t/f-in/v_buffer_scale.npy --input kv_lens=%t/f-in/kv_lens.npy --output-dir %t/t4f
 // RUN: %python %S/Inputs/check_paged.py --case tiled4_short_buffer --art %t/art-tiled4 --function int8_short_buffer --in %t/f-in --out %t/t4f --k block=8 --v block=8 --max-rel-fro 0.05 --min-sqnr 26 | FileCheck %s --check-prefix=F
 
+// Stage-1 blocks under 8 keys (an int8 cache's scale per token): K blocks of 1, V blocks of 4
+// with f16 scales, 16-token pages and tail, 2 causal queries, lengths around each page.
+// RUN: %python %S/Inputs/make_paged.py --seed 84 --batch-lens 0,1,2,3,4,5,15,16,17,31,33,100,257 --hq 8 --hkv 2 --nq 2 --d 64 --k block=1 --v block=4,scale=f16 --page 16 --buffer --out %t/g-in
+// RUN: qattn-run %t/art --function int8_token_paged --input q=%t/g-in/q.npy --input k_data=%t/g-in/k_data.npy --input k_scales=%t/g-in/k_scales.npy --input v_data=%t/g-in/v_data.npy --input v_scales=%t/g-in/v_scales.npy --input k_buffer=%t/g-in/k_buffer.npy --input k_buffer_scale=%t/g-in/k_buffer_scale.npy --input v_buffer=%t/g-in/v_buffer.npy --input v_buffer_scale=%t/g-in/v_buffer_scale.npy --input kv_lens=%t/g-in/kv_lens.npy --input page_table=%t/g-in/page_table.npy --output-dir %t/g
+// RUN: %python %S/Inputs/check_paged.py --case token --art %t/art --function int8_token_paged --in %t/g-in --out %t/g --k block=1 --v block=4,scale=f16 --causal --max-rel-fro 0.05 --min-sqnr 26 | FileCheck %s --check-prefix=G
+// RUN: qattn-run %t/art-tiled --function int8_token_paged --input q=%t/g-in/q.npy --input k_data=%t/g-in/k_data.npy --input k_scales=%t/g-in/k_scales.npy --input v_data=%t/g-in/v_data.npy --input v_scales=%t/g-in/v_scales.npy --input k_buffer=%t/g-in/k_buffer.npy --input k_buffer_scale=%t/g-in/k_buffer_scale.npy --input v_buffer=%t/g-in/v_buffer.npy --input v_buffer_scale=%t/g-in/v_buffer_scale.npy --input kv_lens=%t/g-in/kv_lens.npy --input page_table=%t/g-in/page_table.npy --output-dir %t/tg
+// RUN: %python %S/Inputs/check_paged.py --case tiled_token --art %t/art-tiled --function int8_token_paged --in %t/g-in --out %t/tg --k block=1 --v block=4,scale=f16 --causal --max-rel-fro 0.05 --min-sqnr 26 | FileCheck %s --check-prefix=G
+// RUN: qattn-run %t/art-tiled4 --function int8_token_paged --input q=%t/g-in/q.npy --input k_data=%t/g-in/k_data.npy --input k_scales=%t/g-in/k_scales.npy --input v_data=%t/g-in/v_data.npy --input v_scales=%t/g-in/v_scales.npy --input k_buffer=%t/g-in/k_buffer.npy --input k_buffer_scale=%t/g-in/k_buffer_scale.npy --input v_buffer=%t/g-in/v_buffer.npy --input v_buffer_scale=%t/g-in/v_buffer_scale.npy --input kv_lens=%t/g-in/kv_lens.npy --input page_table=%t/g-in/page_table.npy --output-dir %t/t4g
+// RUN: %python %S/Inputs/check_paged.py --case tiled4_token --art %t/art-tiled4 --function int8_token_paged --in %t/g-in --out %t/t4g --k block=1 --v block=4,scale=f16 --causal --max-rel-fro 0.05 --min-sqnr 26 | FileCheck %s --check-prefix=G
+
 // D: all checks passed
 // E: rows that see no key are 0 OK
 // E: all checks passed
 // F: all checks passed
+// G: rows that see no key are 0 OK
+// G: all checks passed
 
 func.func @mixed_g8_paged(
     %q: tensor<?x8x1x64xf16> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
@@ -138,4 +151,23 @@ func.func @int8_short_buffer(
       {k_stage1 = #qattn.stage1<block = 8>, v_stage1 = #qattn.stage1<block = 8>}
       : (tensor<?x4x1x64xf32>, tensor<?x2x?x64xi8>, tensor<?x2x?xf32>, tensor<?x2x?x64xi8>, tensor<?x2x?xf32>, tensor<?x2x24x64xi8>, tensor<?x2xf32>, tensor<?x2x24x64xi8>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x4x1x64xf32>
   return %o : tensor<?x4x1x64xf32>
+}
+
+func.func @int8_token_paged(
+    %q: tensor<?x8x2x64xf32> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
+    %k: tensor<?x2x16x64xi8> {qattn.name = "k_data", qattn.dims = ["NP", "", "", ""]},
+    %ks: tensor<?x2x16xf32> {qattn.name = "k_scales", qattn.dims = ["NP", "", ""]},
+    %v: tensor<?x2x16x64xi8> {qattn.name = "v_data", qattn.dims = ["NP", "", "", ""]},
+    %vs: tensor<?x2x4xf16> {qattn.name = "v_scales", qattn.dims = ["NP", "", ""]},
+    %kb: tensor<?x2x16x64xi8> {qattn.name = "k_buffer", qattn.dims = ["B", "", "", ""]},
+    %kbs: tensor<?x2xf32> {qattn.name = "k_buffer_scale", qattn.dims = ["B", ""]},
+    %vb: tensor<?x2x16x64xi8> {qattn.name = "v_buffer", qattn.dims = ["B", "", "", ""]},
+    %vbs: tensor<?x2xf32> {qattn.name = "v_buffer_scale", qattn.dims = ["B", ""]},
+    %lens: tensor<?xi32> {qattn.name = "kv_lens", qattn.dims = ["B"]},
+    %table: tensor<?x?xi32> {qattn.name = "page_table", qattn.dims = ["B", "MP"]})
+    -> (tensor<?x8x2x64xf32> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
+  %o = qattn.attention %q keys(%k, %ks) values(%v, %vs) buffers(%kb, %kbs, %vb, %vbs) lengths(%lens) pages(%table)
+      {k_stage1 = #qattn.stage1<block = 1>, v_stage1 = #qattn.stage1<block = 4, scale = f16>, causal}
+      : (tensor<?x8x2x64xf32>, tensor<?x2x16x64xi8>, tensor<?x2x16xf32>, tensor<?x2x16x64xi8>, tensor<?x2x4xf16>, tensor<?x2x16x64xi8>, tensor<?x2xf32>, tensor<?x2x16x64xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x2x64xf32>
+  return %o : tensor<?x8x2x64xf32>
 }

@@ -191,10 +191,10 @@ func.func @decode_packed_batch8(%q: tensor<8x32x1x64xf32>, %kp: tensor<8x8192x25
 
 // Decode the tile ops' GPU lowering does not cover keeps the warp kernel:
 // stage-1 blocks of 24 keys (8 and multiples of 16 only), and head dims 80,
-// 96 and 256, whose lowering has not run on the H200 yet (but with
-// unverified-gpu-lowerings; at d = 256 the grid kernel takes 8 warps an SM,
-// 255 registers). Blocks of 8 take the tile layer (two scales a 16-key
-// tile).
+// 96, 192 and 256 and blocks of 1 key (a scale per token), whose lowering
+// has not run on the H200 yet (but with unverified-gpu-lowerings; past d =
+// 128 the grid kernel takes 8 warps an SM, 255 registers). Blocks of 8 take
+// the tile layer (two scales a 16-key tile).
 // AUTO-LABEL: func.func @decode_d80
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
 // AUTO-LABEL: func.func @decode_d96
@@ -209,6 +209,18 @@ func.func @decode_packed_batch8(%q: tensor<8x32x1x64xf32>, %kp: tensor<8x8192x25
 // UNVERIFIED: scf.forall
 // UNVERIFIED: qattn.load_query_tile
 // UNVERIFIED: qattn.grid_warps_per_sm = 8 : i64, qattn.unverified_gpu_lowerings
+// AUTO-LABEL: func.func @decode_d192
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4,
+// UNVERIFIED-LABEL: func.func @decode_d192
+// UNVERIFIED: scf.forall
+// UNVERIFIED: qattn.load_query_tile
+// UNVERIFIED: qattn.grid_warps_per_sm = 8 : i64, qattn.unverified_gpu_lowerings
+// AUTO-LABEL: func.func @decode_block1
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4,
+// UNVERIFIED-LABEL: func.func @decode_block1
+// UNVERIFIED: scf.forall
+// UNVERIFIED: qattn.load_kv_tile {{.*}} {keys = 16 : i64, layout = #qattn.fragment<mma_keys_a>, stage1 = #qattn.stage1<block = 1>}
+// UNVERIFIED: qattn.grid_warps_per_sm = 16 : i64, qattn.unverified_gpu_lowerings
 // AUTO-LABEL: func.func @decode_block24
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
 // AUTO-LABEL: func.func @decode_block8
@@ -229,6 +241,16 @@ func.func @decode_d256(%q: tensor<1x8x1x256xf32>, %k: tensor<1x2x2000x256xi8>, %
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
       : (tensor<1x8x1x256xf32>, tensor<1x2x2000x256xi8>, tensor<1x2x32xf32>, tensor<1x2x2000x256xi8>, tensor<1x2x32xf32>) -> tensor<1x8x1x256xf32>
   return %o : tensor<1x8x1x256xf32>
+}
+func.func @decode_d192(%q: tensor<1x8x1x192xf32>, %k: tensor<1x2x2000x192xi8>, %ks: tensor<1x2x32xf32>) -> tensor<1x8x1x192xf32> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
+      : (tensor<1x8x1x192xf32>, tensor<1x2x2000x192xi8>, tensor<1x2x32xf32>, tensor<1x2x2000x192xi8>, tensor<1x2x32xf32>) -> tensor<1x8x1x192xf32>
+  return %o : tensor<1x8x1x192xf32>
+}
+func.func @decode_block1(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks: tensor<1x2x2000xf32>) -> tensor<1x8x1x64xf32> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 1>, v_stage1 = #qattn.stage1<block = 1>}
+      : (tensor<1x8x1x64xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x2000xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x2000xf32>) -> tensor<1x8x1x64xf32>
+  return %o : tensor<1x8x1x64xf32>
 }
 func.func @decode_block24(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks: tensor<1x2x84xf32>) -> tensor<1x8x1x64xf32> {
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 24>, v_stage1 = #qattn.stage1<block = 24>}

@@ -22,15 +22,18 @@
 
 namespace mlir::qattn {
 
-/// Head dims 64 and 128; 80, 96 and 256 only where `unverified` asks for the
-/// lowerings that have not run on the H200 matrix yet (qattn-tile's
-/// unverified-gpu-lowerings).
+/// Head dims 64 and 128; multiples of 32 from 32 to 256, and 80, only where
+/// `unverified` asks for the lowerings that have not run on the H200 matrix
+/// yet (qattn-tile's unverified-gpu-lowerings). Other multiples of 16 lower
+/// too, but ptxas spills hundreds of bytes a lane (4-bit, 16 heads over 8:
+/// d = 112 508 bytes at 168 registers, d = 208 424 at 255): no better than
+/// the rows kernel they would replace, which takes none of them.
 inline std::string whyNoTileGpuHeadDim(int64_t headDim, bool unverified) {
-  bool lowered = headDim == 64 || headDim == 80 || headDim == 96 ||
-                 headDim == 128 || headDim == 256;
+  bool lowered =
+      headDim == 80 || (headDim % 32 == 0 && headDim >= 32 && headDim <= 256);
   if (!lowered)
     return "head dim " + std::to_string(headDim) +
-           " (64, 80, 96, 128 and 256 only)";
+           " (multiples of 32 from 32 to 256, and 80, only)";
   if (headDim != 64 && headDim != 128 && !unverified)
     return "head dim " + std::to_string(headDim) +
            " (lowered, but not yet run on the H200 matrix: qattn-tile "
@@ -66,6 +69,22 @@ inline std::string whyNoTileGpuKeys(llvm::StringRef what, int64_t keys) {
     return "";
   return what.str() + " of " + std::to_string(keys) +
          " keys (8 and multiples of 16 only)";
+}
+
+/// Stage-1 blocks of `keys` keys, one scale per block (not `perChannel`):
+/// as whyNoTileGpuKeys, and 1, 2 or 4 keys (an int8 cache's scale per
+/// token), whose scale a lane reads for each of its keys g + 8h of a key
+/// block (the rows of its scores and of its terms), where `unverified` asks
+/// for the lowerings not yet run on the H200 matrix.
+inline std::string whyNoTileGpuBlocks(int64_t keys, bool perChannel,
+                                      bool unverified) {
+  if (keys >= 8 || perChannel || 8 % keys != 0)
+    return whyNoTileGpuKeys("stage-1 blocks", keys);
+  if (!unverified)
+    return "stage-1 blocks of " + std::to_string(keys) +
+           " keys (lowered, but not yet run on the H200 matrix: qattn-tile "
+           "unverified-gpu-lowerings=true takes them)";
+  return "";
 }
 
 } // namespace mlir::qattn

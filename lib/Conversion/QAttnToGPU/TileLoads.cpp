@@ -403,15 +403,33 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
       }
     }
   }
+  // The block of the lane's key g + 8k of the tile (blocks under 8 keys,
+  // which divide the tile's first row: it starts a tile in its page or
+  // sequence); a key past `bound` reads the tile's first block.
+  auto laneBlock = [&](int64_t block, int64_t k) {
+    Value &base = firstOfUnit[block];
+    if (!base)
+      base = div(b, head.row, block);
+    Value key = add(b, w.g, w.idx(8 * k));
+    Value row = add(b, base, div(b, key, block));
+    if (wholeTiles)
+      return row;
+    Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                        add(b, first, key), bound);
+    return Value(arith::SelectOp::create(b, valid, row, base));
+  };
   // One scale per tile (or per stage-1 block of the tile where blocks are
-  // shorter): the buffer's of its sequence and head [B, Hkv], or the
-  // stage-1 block's [entries, Hkv, P/block]; or, per channel [entries, Hkv,
-  // P/block, d], the warp's row of them, of which the lane holds its
-  // channels' (read as words).
+  // shorter; per lane key where they are under 8): the buffer's of its
+  // sequence and head [B, Hkv], or the stage-1 block's [entries, Hkv,
+  // P/block]; or, per channel [entries, Hkv, P/block, d], the warp's row of
+  // them, of which the lane holds its channels' (read as words).
   const FlatTensor &scales = w.tensor(sources[1]);
+  bool laneScales = hasLaneScales(op);
   for (auto [k, pieceBytes] : llvm::enumerate(bytes.back())) {
     SmallVector<Value> idx = {head.entry, hk};
-    if (s1)
+    if (laneScales)
+      idx.push_back(laneBlock(s1.getBlock(), k));
+    else if (s1)
       idx.push_back(unitOfTile(s1.getBlock(), k));
     if (hasChannelScales(op)) {
       auto at = [&](Value channel) {
@@ -425,7 +443,7 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
       pieces.back().push_back(piece);
     } else {
       pieces.back().push_back({&scales, scales.linearize(b, idx), pieceBytes,
-                               b.getF32Type(), Value(), /*once=*/true});
+                               b.getF32Type(), Value(), /*once=*/!laneScales});
     }
   }
 
@@ -488,9 +506,16 @@ bool mlir::qattn::tiles::hasChannelScales(LoadKVTileOp op) {
   return s1 && s1.getGranularity() == Granularity::channel;
 }
 
+bool mlir::qattn::tiles::hasLaneScales(LoadKVTileOp op) {
+  Stage1Attr s1 = op.getStage1Attr();
+  return s1 && s1.getBlock() < 8 && !hasChannelScales(op);
+}
+
 int64_t mlir::qattn::tiles::tileScaleCount(LoadKVTileOp op) {
   Stage1Attr s1 = op.getStage1Attr();
   int64_t keys = op.getKeys();
+  if (hasLaneScales(op))
+    return 2 * keys / kKeyBlock;
   return s1 && s1.getBlock() < keys ? keys / s1.getBlock() : 1;
 }
 

@@ -254,8 +254,13 @@ inline int64_t constantOfHalf(int64_t kb, int64_t h, int64_t count,
 }
 
 /// The stage-1 scales of a K/V tile of `op` as registers: one per stage-1
-/// block where blocks (of 8 keys) are shorter than the tile, else one.
+/// block where blocks (of 8 keys) are shorter than the tile, one per half of
+/// each key block where they are shorter than 8 (hasLaneScales), else one.
 int64_t tileScaleCount(LoadKVTileOp op);
+/// Whether the stage-1 blocks of `op` (one scale each) are shorter than 8
+/// keys, so that a lane reads the scale of each of its keys g + 8h of each
+/// key block (the halves' scales of constantOfHalf, but the lane's own).
+bool hasLaneScales(LoadKVTileOp op);
 
 /// Fails, with a diagnostic on the op at fault naming what is missing, where
 /// the tile program in `grid` has no GPU lowering yet.

@@ -72,12 +72,15 @@ static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim, int64_t bits) {
     return bytes == 4 || bytes == 8 || bytes % 16 == 0;
   };
   // The scales, the last pieces, each once (16 bytes keep the slots
-  // aligned), or each the warp's row of scales per channel.
+  // aligned), or each the warp's row of scales per channel, or each lane's
+  // own (blocks under 8 keys).
   int64_t scale = pieces.back().front(), scales = pieces.back().size();
   if (hasChannelScales(op))
     sum += scales * channelScaleRowBytes(op, headDim);
   else if (!copied(scale))
     return 0;
+  else if (hasLaneScales(op))
+    sum += scales * kThreadsPerWarp * scale;
   else
     sum += scales * onceBytes(scale);
   // Code pieces no copy size (a lane's 12 or 6 bytes of 3-bit codes at d =
@@ -364,9 +367,8 @@ void mlir::qattn::tiles::copyToRing(WarpProgram &w, LoadKVTileOp op,
                mul(b, rem(b, tileIndex, stream.depth), stream.slotBytes));
   }
   // Every lane is done reading what other lanes copied into the slot for
-  // its last tile (its scale or scales, at least) before they overwrite it.
-  assert((pieces.back().front().once || pieces.back().front().row) &&
-         "a ring tile's scale is copied once, its scales per channel as a row");
+  // its last tile (its scale, its scales per channel or its code rows)
+  // before they overwrite it.
   warpSync(w);
   int64_t offset = 0;
   for (auto [result, resultPieces] : llvm::zip(op.getTile(), pieces)) {

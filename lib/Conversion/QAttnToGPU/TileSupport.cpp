@@ -7,10 +7,12 @@
 // stage-1 caches, with stage-1 scales per block (of 8 keys or more) or per
 // channel, the int8 tail, float queries (rounded to f16) or int8 ones (scales
 // per block, or per channel applied before the rounding), exact and SAS
-// softmax, head dims 64 and 128, and 80, 96 and 256 (where qattn-tile marked
-// the grid kUnverifiedGpuLoweringsAttr: not yet run on the H200). Everything
-// else is a diagnostic on the op, naming what is missing. The head dims and
-// code widths are qattn/Target/TileCoverage.h's, by which qattn-tile also keeps
+// softmax, head dims 64 and 128; and, where qattn-tile marked the grid
+// kUnverifiedGpuLoweringsAttr (not yet run on the H200), head dims 80 and the
+// other multiples of 32 to 256, and scales per block of 1, 2 or 4 keys.
+// Everything else is a diagnostic on the op, naming what is missing. The head
+// dims, code widths and blocks are qattn/Target/TileCoverage.h's, by which
+// qattn-tile also keeps
 // static decode that this would refuse off the tile layer
 // (whyNotGpuDecodeTiles); the tile-relative limits (a tile holds whole blocks
 // and groups, or halves of its key blocks) are this file's. Also the lane
@@ -27,7 +29,8 @@ using namespace mlir::qattn;
 using namespace mlir::qattn::kernels;
 using namespace mlir::qattn::tiles;
 
-static LogicalResult checkLoad(LoadKVTileOp op, int64_t headDim) {
+static LogicalResult checkLoad(LoadKVTileOp op, int64_t headDim,
+                               bool unverified) {
   auto fail = [&](const Twine &what) {
     return op.emitOpError("has no GPU lowering yet for ") << what;
   };
@@ -45,7 +48,12 @@ static LogicalResult checkLoad(LoadKVTileOp op, int64_t headDim) {
     return unit % keys == 0 || (keys % unit == 0 && unit % 8 == 0);
   };
   if (Stage1Attr s1 = op.getStage1Attr()) {
-    if (!fits(s1.getBlock()))
+    // Blocks under 8 keys: a scale per lane key (hasLaneScales).
+    if (std::string why =
+            whyNoTileGpuBlocks(s1.getBlock(), hasChannelScales(op), unverified);
+        s1.getBlock() < 8 && !why.empty())
+      return fail(why);
+    if (s1.getBlock() >= 8 && !fits(s1.getBlock()))
       return fail("stage-1 blocks of " + Twine(s1.getBlock()) +
                   " keys in tiles of " + Twine(keys));
   }
@@ -63,17 +71,17 @@ static LogicalResult checkLoad(LoadKVTileOp op, int64_t headDim) {
 
 LogicalResult mlir::qattn::tiles::checkLowerable(scf::ForallOp grid) {
   int64_t headDim = 0;
+  bool unverified = grid->hasAttr(kUnverifiedGpuLoweringsAttr);
   WalkResult result = grid.getBody()->walk([&](Operation *op) {
     LogicalResult ok = success();
     if (auto load = dyn_cast<LoadQueryTileOp>(op)) {
       auto type = cast<RankedTensorType>(load.getQ().getType());
       headDim = type.getDimSize(3);
-      if (std::string why = whyNoTileGpuHeadDim(
-              headDim, grid->hasAttr(kUnverifiedGpuLoweringsAttr));
+      if (std::string why = whyNoTileGpuHeadDim(headDim, unverified);
           !why.empty())
         ok = load.emitOpError("has no GPU lowering yet for ") << why;
     } else if (auto load = dyn_cast<LoadKVTileOp>(op)) {
-      ok = checkLoad(load, headDim);
+      ok = checkLoad(load, headDim, unverified);
     }
     return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
   });

@@ -106,6 +106,24 @@ CASES = [
      "block=64,bits=2,group=16,order=msb", 64, True, False, "f32", "f32", ["1,63,64,65,2000"]),
     ("d256_int4_nq4_causal", 8, 2, 4, 256, "block=64,bits=4,group=16,anchor=min",
      "block=64,bits=4,group=16", 128, True, True, "f16", "f16", ["4,5,127,128,129,1500"]),
+    # The other multiples of 32 up to 256 (past 128 at 8 warps an SM): d 32
+    # (8 K channels a lane, 2-bit V's 1-byte pieces), 160 (K's 2-bit codes
+    # end in a half word), 192 (4-bit rows of 96 bytes), 224 (int8).
+    ("d32_int2_causal", 8, 2, 2, 32, "block=64,bits=2,group=16", "block=64,bits=2,group=16",
+     64, True, True, "f32", "f32", ["1,2,63,64,65,900"]),
+    ("d160_int2_int4", 16, 8, 1, 160, "block=64,bits=2,group=16,order=msb",
+     "block=64,bits=4,group=32", 64, True, False, "f16", "f16", ["1,15,16,17,1000,3000"]),
+    ("d192_int4", 16, 8, 1, 192, "block=64,bits=4,group=16", "block=64,bits=4,group=32",
+     64, True, False, "f16", "bf16", ["1,15,16,17,1000,4097"]),
+    ("d224_int8_causal", 8, 4, 2, 224, "block=32", "block=32,gran=channel", 64, True, True,
+     "i8:block=1", "f32", ["1,2,31,32,33,700"]),
+    # Stage-1 blocks under 8 keys (an int8 cache's scale per token): each
+    # lane reads the scale of each of its keys, through the ring (f32) or as
+    # register loads (f16 scales: no copy size).
+    ("token_int8_d128", 32, 8, 1, 128, "block=1", "block=1", 64, True, False, "f16", "f16",
+     ["1,2,15,16,17,1000,4097", "300"]),
+    ("token_int8_causal", 8, 2, 2, 64, "block=2", "block=4,scale=f16", 16, True, True,
+     "f32", "f32", ["1,2,3,4,5,15,16,17,33,700"]),
 ]
 
 

@@ -638,3 +638,130 @@ func.func @d256_int4_nq4_causal(
   return %o : tensor<?x8x4x256xf16>
 }
 
+func.func @d32_int2_causal(
+    %a0: tensor<?x8x2x32xf32> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
+    %a1: tensor<?x64x16xi8> {qattn.name = "k_codes", qattn.dims = ["NP", "", ""]},
+    %a2: tensor<?x2x1xf32> {qattn.name = "k_scales", qattn.dims = ["NP", "", ""]},
+    %a3: tensor<?x2x4x32xi8> {qattn.name = "k_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %a4: tensor<?x2x4x32xi8> {qattn.name = "k_zeros", qattn.dims = ["NP", "", "", ""]},
+    %a5: tensor<?x64x16xi8> {qattn.name = "v_codes", qattn.dims = ["NP", "", ""]},
+    %a6: tensor<?x2x1xf32> {qattn.name = "v_scales", qattn.dims = ["NP", "", ""]},
+    %a7: tensor<?x2x4x32xi8> {qattn.name = "v_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %a8: tensor<?x2x4x32xi8> {qattn.name = "v_zeros", qattn.dims = ["NP", "", "", ""]},
+    %a9: tensor<?x2x64x32xi8> {qattn.name = "k_buffer", qattn.dims = ["B", "", "", ""]},
+    %a10: tensor<?x2xf32> {qattn.name = "k_buffer_scale", qattn.dims = ["B", ""]},
+    %a11: tensor<?x2x64x32xi8> {qattn.name = "v_buffer", qattn.dims = ["B", "", "", ""]},
+    %a12: tensor<?x2xf32> {qattn.name = "v_buffer_scale", qattn.dims = ["B", ""]},
+    %a13: tensor<?xi32> {qattn.name = "kv_lens", qattn.dims = ["B"]},
+    %a14: tensor<?x?xi32> {qattn.name = "page_table", qattn.dims = ["B", "MP"]})
+    -> (tensor<?x8x2x32xf32> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
+  %o = qattn.attention %a0 keys(%a1, %a2, %a3, %a4) values(%a5, %a6, %a7, %a8) buffers(%a9, %a10, %a11, %a12) lengths(%a13) pages(%a14)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [2], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [2], group = 16>, causal}
+      : (tensor<?x8x2x32xf32>, tensor<?x64x16xi8>, tensor<?x2x1xf32>, tensor<?x2x4x32xi8>, tensor<?x2x4x32xi8>, tensor<?x64x16xi8>, tensor<?x2x1xf32>, tensor<?x2x4x32xi8>, tensor<?x2x4x32xi8>, tensor<?x2x64x32xi8>, tensor<?x2xf32>, tensor<?x2x64x32xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x2x32xf32>
+  return %o : tensor<?x8x2x32xf32>
+}
+
+func.func @d160_int2_int4(
+    %a0: tensor<?x16x1x160xf16> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
+    %a1: tensor<?x64x320xi8> {qattn.name = "k_codes", qattn.dims = ["NP", "", ""]},
+    %a2: tensor<?x8x1xf32> {qattn.name = "k_scales", qattn.dims = ["NP", "", ""]},
+    %a3: tensor<?x8x4x160xi8> {qattn.name = "k_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %a4: tensor<?x8x4x160xi8> {qattn.name = "k_zeros", qattn.dims = ["NP", "", "", ""]},
+    %a5: tensor<?x64x640xi8> {qattn.name = "v_codes", qattn.dims = ["NP", "", ""]},
+    %a6: tensor<?x8x1xf32> {qattn.name = "v_scales", qattn.dims = ["NP", "", ""]},
+    %a7: tensor<?x8x2x160xi8> {qattn.name = "v_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %a8: tensor<?x8x2x160xi8> {qattn.name = "v_zeros", qattn.dims = ["NP", "", "", ""]},
+    %a9: tensor<?x8x64x160xi8> {qattn.name = "k_buffer", qattn.dims = ["B", "", "", ""]},
+    %a10: tensor<?x8xf32> {qattn.name = "k_buffer_scale", qattn.dims = ["B", ""]},
+    %a11: tensor<?x8x64x160xi8> {qattn.name = "v_buffer", qattn.dims = ["B", "", "", ""]},
+    %a12: tensor<?x8xf32> {qattn.name = "v_buffer_scale", qattn.dims = ["B", ""]},
+    %a13: tensor<?xi32> {qattn.name = "kv_lens", qattn.dims = ["B"]},
+    %a14: tensor<?x?xi32> {qattn.name = "page_table", qattn.dims = ["B", "MP"]})
+    -> (tensor<?x16x1x160xf16> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
+  %o = qattn.attention %a0 keys(%a1, %a2, %a3, %a4) values(%a5, %a6, %a7, %a8) buffers(%a9, %a10, %a11, %a12) lengths(%a13) pages(%a14)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [2], group = 16, order = msb_first>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 32>}
+      : (tensor<?x16x1x160xf16>, tensor<?x64x320xi8>, tensor<?x8x1xf32>, tensor<?x8x4x160xi8>, tensor<?x8x4x160xi8>, tensor<?x64x640xi8>, tensor<?x8x1xf32>, tensor<?x8x2x160xi8>, tensor<?x8x2x160xi8>, tensor<?x8x64x160xi8>, tensor<?x8xf32>, tensor<?x8x64x160xi8>, tensor<?x8xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x16x1x160xf16>
+  return %o : tensor<?x16x1x160xf16>
+}
+
+func.func @d192_int4(
+    %a0: tensor<?x16x1x192xf16> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
+    %a1: tensor<?x64x768xi8> {qattn.name = "k_codes", qattn.dims = ["NP", "", ""]},
+    %a2: tensor<?x8x1xf32> {qattn.name = "k_scales", qattn.dims = ["NP", "", ""]},
+    %a3: tensor<?x8x4x192xi8> {qattn.name = "k_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %a4: tensor<?x8x4x192xi8> {qattn.name = "k_zeros", qattn.dims = ["NP", "", "", ""]},
+    %a5: tensor<?x64x768xi8> {qattn.name = "v_codes", qattn.dims = ["NP", "", ""]},
+    %a6: tensor<?x8x1xf32> {qattn.name = "v_scales", qattn.dims = ["NP", "", ""]},
+    %a7: tensor<?x8x2x192xi8> {qattn.name = "v_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %a8: tensor<?x8x2x192xi8> {qattn.name = "v_zeros", qattn.dims = ["NP", "", "", ""]},
+    %a9: tensor<?x8x64x192xi8> {qattn.name = "k_buffer", qattn.dims = ["B", "", "", ""]},
+    %a10: tensor<?x8xf32> {qattn.name = "k_buffer_scale", qattn.dims = ["B", ""]},
+    %a11: tensor<?x8x64x192xi8> {qattn.name = "v_buffer", qattn.dims = ["B", "", "", ""]},
+    %a12: tensor<?x8xf32> {qattn.name = "v_buffer_scale", qattn.dims = ["B", ""]},
+    %a13: tensor<?xi32> {qattn.name = "kv_lens", qattn.dims = ["B"]},
+    %a14: tensor<?x?xi32> {qattn.name = "page_table", qattn.dims = ["B", "MP"]})
+    -> (tensor<?x16x1x192xbf16> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
+  %o = qattn.attention %a0 keys(%a1, %a2, %a3, %a4) values(%a5, %a6, %a7, %a8) buffers(%a9, %a10, %a11, %a12) lengths(%a13) pages(%a14)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 32>}
+      : (tensor<?x16x1x192xf16>, tensor<?x64x768xi8>, tensor<?x8x1xf32>, tensor<?x8x4x192xi8>, tensor<?x8x4x192xi8>, tensor<?x64x768xi8>, tensor<?x8x1xf32>, tensor<?x8x2x192xi8>, tensor<?x8x2x192xi8>, tensor<?x8x64x192xi8>, tensor<?x8xf32>, tensor<?x8x64x192xi8>, tensor<?x8xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x16x1x192xbf16>
+  return %o : tensor<?x16x1x192xbf16>
+}
+
+func.func @d224_int8_causal(
+    %a0: tensor<?x8x2x224xi8> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
+    %a1: tensor<?x8x2xf32> {qattn.name = "q_scales", qattn.dims = ["B", "", ""]},
+    %a2: tensor<?x4x64x224xi8> {qattn.name = "k_data", qattn.dims = ["NP", "", "", ""]},
+    %a3: tensor<?x4x2xf32> {qattn.name = "k_scales", qattn.dims = ["NP", "", ""]},
+    %a4: tensor<?x4x64x224xi8> {qattn.name = "v_data", qattn.dims = ["NP", "", "", ""]},
+    %a5: tensor<?x4x2x224xf32> {qattn.name = "v_scales", qattn.dims = ["NP", "", "", ""]},
+    %a6: tensor<?x4x64x224xi8> {qattn.name = "k_buffer", qattn.dims = ["B", "", "", ""]},
+    %a7: tensor<?x4xf32> {qattn.name = "k_buffer_scale", qattn.dims = ["B", ""]},
+    %a8: tensor<?x4x64x224xi8> {qattn.name = "v_buffer", qattn.dims = ["B", "", "", ""]},
+    %a9: tensor<?x4xf32> {qattn.name = "v_buffer_scale", qattn.dims = ["B", ""]},
+    %a10: tensor<?xi32> {qattn.name = "kv_lens", qattn.dims = ["B"]},
+    %a11: tensor<?x?xi32> {qattn.name = "page_table", qattn.dims = ["B", "MP"]})
+    -> (tensor<?x8x2x224xf32> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
+  %o = qattn.attention %a0 [%a1] keys(%a2, %a3) values(%a4, %a5) buffers(%a6, %a7, %a8, %a9) lengths(%a10) pages(%a11)
+      {q_stage1 = #qattn.stage1<block = 1>, k_stage1 = #qattn.stage1<block = 32>, v_stage1 = #qattn.stage1<block = 32, granularity = channel>, causal}
+      : (tensor<?x8x2x224xi8>, tensor<?x8x2xf32>, tensor<?x4x64x224xi8>, tensor<?x4x2xf32>, tensor<?x4x64x224xi8>, tensor<?x4x2x224xf32>, tensor<?x4x64x224xi8>, tensor<?x4xf32>, tensor<?x4x64x224xi8>, tensor<?x4xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x2x224xf32>
+  return %o : tensor<?x8x2x224xf32>
+}
+
+func.func @token_int8_d128(
+    %a0: tensor<?x32x1x128xf16> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
+    %a1: tensor<?x8x64x128xi8> {qattn.name = "k_data", qattn.dims = ["NP", "", "", ""]},
+    %a2: tensor<?x8x64xf32> {qattn.name = "k_scales", qattn.dims = ["NP", "", ""]},
+    %a3: tensor<?x8x64x128xi8> {qattn.name = "v_data", qattn.dims = ["NP", "", "", ""]},
+    %a4: tensor<?x8x64xf32> {qattn.name = "v_scales", qattn.dims = ["NP", "", ""]},
+    %a5: tensor<?x8x64x128xi8> {qattn.name = "k_buffer", qattn.dims = ["B", "", "", ""]},
+    %a6: tensor<?x8xf32> {qattn.name = "k_buffer_scale", qattn.dims = ["B", ""]},
+    %a7: tensor<?x8x64x128xi8> {qattn.name = "v_buffer", qattn.dims = ["B", "", "", ""]},
+    %a8: tensor<?x8xf32> {qattn.name = "v_buffer_scale", qattn.dims = ["B", ""]},
+    %a9: tensor<?xi32> {qattn.name = "kv_lens", qattn.dims = ["B"]},
+    %a10: tensor<?x?xi32> {qattn.name = "page_table", qattn.dims = ["B", "MP"]})
+    -> (tensor<?x32x1x128xf16> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
+  %o = qattn.attention %a0 keys(%a1, %a2) values(%a3, %a4) buffers(%a5, %a6, %a7, %a8) lengths(%a9) pages(%a10)
+      {k_stage1 = #qattn.stage1<block = 1>, v_stage1 = #qattn.stage1<block = 1>}
+      : (tensor<?x32x1x128xf16>, tensor<?x8x64x128xi8>, tensor<?x8x64xf32>, tensor<?x8x64x128xi8>, tensor<?x8x64xf32>, tensor<?x8x64x128xi8>, tensor<?x8xf32>, tensor<?x8x64x128xi8>, tensor<?x8xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x32x1x128xf16>
+  return %o : tensor<?x32x1x128xf16>
+}
+
+func.func @token_int8_causal(
+    %a0: tensor<?x8x2x64xf32> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
+    %a1: tensor<?x2x16x64xi8> {qattn.name = "k_data", qattn.dims = ["NP", "", "", ""]},
+    %a2: tensor<?x2x8xf32> {qattn.name = "k_scales", qattn.dims = ["NP", "", ""]},
+    %a3: tensor<?x2x16x64xi8> {qattn.name = "v_data", qattn.dims = ["NP", "", "", ""]},
+    %a4: tensor<?x2x4xf16> {qattn.name = "v_scales", qattn.dims = ["NP", "", ""]},
+    %a5: tensor<?x2x16x64xi8> {qattn.name = "k_buffer", qattn.dims = ["B", "", "", ""]},
+    %a6: tensor<?x2xf32> {qattn.name = "k_buffer_scale", qattn.dims = ["B", ""]},
+    %a7: tensor<?x2x16x64xi8> {qattn.name = "v_buffer", qattn.dims = ["B", "", "", ""]},
+    %a8: tensor<?x2xf32> {qattn.name = "v_buffer_scale", qattn.dims = ["B", ""]},
+    %a9: tensor<?xi32> {qattn.name = "kv_lens", qattn.dims = ["B"]},
+    %a10: tensor<?x?xi32> {qattn.name = "page_table", qattn.dims = ["B", "MP"]})
+    -> (tensor<?x8x2x64xf32> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
+  %o = qattn.attention %a0 keys(%a1, %a2) values(%a3, %a4) buffers(%a5, %a6, %a7, %a8) lengths(%a9) pages(%a10)
+      {k_stage1 = #qattn.stage1<block = 2>, v_stage1 = #qattn.stage1<block = 4, scale = f16>, causal}
+      : (tensor<?x8x2x64xf32>, tensor<?x2x16x64xi8>, tensor<?x2x8xf32>, tensor<?x2x16x64xi8>, tensor<?x2x4xf16>, tensor<?x2x16x64xi8>, tensor<?x2xf32>, tensor<?x2x16x64xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x2x64xf32>
+  return %o : tensor<?x8x2x64xf32>
+}
+

@@ -520,7 +520,10 @@ std::string mlir::qattn::whyNotGpuDecodeTiles(AttentionOp op, bool unverified) {
   for (auto [s1, s2] : {std::pair(op.getKStage1Attr(), op.getKStage2Attr()),
                         std::pair(op.getVStage1Attr(), op.getVStage2Attr())}) {
     std::string why =
-        s1 ? whyNoTileGpuKeys("stage-1 blocks", s1.getBlock()) : "";
+        s1 ? whyNoTileGpuBlocks(s1.getBlock(),
+                                s1.getGranularity() == Granularity::channel,
+                                unverified)
+           : "";
     if (why.empty() && s2)
       why = whyNoTileGpuCodes(d, s2.getBits());
     if (why.empty() && s2)

@@ -18,10 +18,12 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     (`kv_lens`, a page table or dynamic sizes), and by default (`tile-layer
     = decode`) every static one with at most 16 queries a sequence (16
     int8 queries too, which the prefill kernels would take), in the formats
-    the tile ops' GPU lowering covers (head dims 64 and 128, and 80, 96 and 256
-    with `unverified-gpu-lowerings`; stage-1 blocks and stage-2 groups of 8
-    keys or multiples of 16; 2- to 4-bit codes or int8 data, where a lane's
-    codes fit: qattn/Target/TileCoverage.h). It is
+    the tile ops' GPU lowering covers (head dims 64 and 128, and 80 and the
+    other multiples of 32 to 256 with `unverified-gpu-lowerings`; stage-1
+    blocks and stage-2 groups of 8 keys or multiples of 16, and stage-1
+    blocks of 1, 2 or 4 keys with `unverified-gpu-lowerings`; 2- to 4-bit
+    codes or int8 data, where a lane's codes fit:
+    qattn/Target/TileCoverage.h). It is
     materialized as a grid of tile programs: an `scf.forall` over (batch, KV
     head, 16-row tile, key split), its CTAs ordered KV head fastest
     (`heads-fastest`; else key split), each loading its query rows
@@ -110,7 +112,8 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     Option<"unverifiedGpuLowerings", "unverified-gpu-lowerings", "bool",
            /*default=*/"false",
            "Also lower to the GPU, through the tile layer, the decode formats "
-           "whose lowering has not passed the H200 matrix yet (head dims 80, 96 and 256): "
+           "whose lowering has not passed the H200 matrix yet (head dims other than 64 and "
+           "128, stage-1 blocks of 1, 2 or 4 keys): "
            "for scripts/gpu-check; else static ones keep the warp kernel and "
            "the serving form is an error (default false)">,
     Option<"balanceSplits", "balance-splits", "bool", /*default=*/"false",
