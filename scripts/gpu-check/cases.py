@@ -66,6 +66,7 @@ def matrix():
         Case("decode_d160_int8", 1, 8, 2, 1, 700, 160, []),
         Case("decode_d192_4bit_buffer", 2, 16, 4, 1, 900, 192, [4], buffer=40),
         Case("decode_d224_4bit_nq3", 1, 8, 2, 3, 600, 224, [4]),
+        Case("decode_d96_3bit_msb_nq2", 1, 16, 4, 2, 700, 96, [3], order="msb_first"),
         # Int8 caches with a stage-1 scale per token (or per 2): the warp
         # kernel, or with the option the tile layer (a scale per lane key).
         Case("decode_int8_kv_token_d128", 2, 16, 4, 1, 1000, 128, [], block=1, buffer=24),

@@ -44,15 +44,16 @@ inline std::string whyNoTileGpuHeadDim(int64_t headDim, bool unverified) {
 /// Stage-2 code widths 2 to 4 bits, where a lane's codes of a key fit the
 /// fragments' loads: its d/4 K channels whole or half words (a half word is
 /// read spread: keyPairs), its d/8 V channels whole bytes, and 3-bit codes
-/// (widened to 4 bits as they are read) whole groups of 3 bytes. So 2 bits
-/// at d = 96 but not 80, 3 bits at 64 and 128 only.
+/// (widened to 4 bits as they are read) whole groups of 8 codes (3 bytes),
+/// or, for V, whole halves of them (read from the group that holds the
+/// first, shifted). So 2 and 3 bits at multiples of 32, not at d = 80.
 inline std::string whyNoTileGpuCodes(int64_t headDim,
                                      llvm::ArrayRef<int64_t> widths) {
   for (int64_t bits : widths) {
     if (bits < 2 || bits > 4)
       return std::to_string(bits) + "-bit codes (2, 3 and 4 only)";
     int64_t keyBits = headDim / 4 * bits, valueBits = headDim / 8 * bits;
-    bool fits = bits == 3 ? keyBits % 24 == 0 && valueBits % 24 == 0
+    bool fits = bits == 3 ? keyBits % 24 == 0 && valueBits % 12 == 0
                           : keyBits % 16 == 0 && valueBits % 8 == 0;
     if (!fits)
       return std::to_string(bits) + "-bit codes at head dim " +

@@ -116,8 +116,10 @@ Value headCodeByte(WarpProgram &w, Stage2Attr s2, Value hk) {
 
 /// `bytes` bytes at element `at` of the buffer `t` as i32 words (one word
 /// for 2 bytes; a size that is no power of two, 3-bit codes' 3, 6 or 12
-/// bytes, aligned as its lowest set bit and zero-padded to whole words).
-Value loadBytes(WarpProgram &w, const FlatTensor &t, Value at, int64_t bytes) {
+/// bytes, aligned as its lowest set bit, or to `align` bytes where given, and
+/// zero-padded to whole words).
+Value loadBytes(WarpProgram &w, const FlatTensor &t, Value at, int64_t bytes,
+                int64_t align = 0) {
   Type element = cast<MemRefType>(t.buffer.getType()).getElementType();
   if (!element.isInteger(8)) {
     // Scales per channel: f32 or f16 elements, a multiple of 4 bytes (24:
@@ -134,7 +136,7 @@ Value loadBytes(WarpProgram &w, const FlatTensor &t, Value at, int64_t bytes) {
     ImplicitLocOpBuilder &b = w.b;
     Value v = vector::LoadOp::create(
         b, VectorType::get({bytes}, b.getI8Type()), t.buffer, ValueRange{at},
-        /*nontemporal=*/false, llvm::Align(bytes & -bytes));
+        /*nontemporal=*/false, llvm::Align(align ? align : bytes & -bytes));
     int64_t padded = llvm::alignTo(bytes, 4);
     if (padded != bytes) {
       Value zeros = vector::BroadcastOp::create(
@@ -171,6 +173,25 @@ SmallVector<LaneKey> laneKeys(WarpProgram &w, FragmentLayout layout,
 /// gathers the 3 bytes (most significant first for msb_first), three
 /// mask-and-shift steps move the codes apart (12-bit halves to 16, 6-bit
 /// pairs to 8, 3-bit codes to 4), and msb_first swaps the word's bytes back.
+/// `words` shifted down by `shift` bits (an index below 32) as one bit
+/// string, the last word's upper bits zero.
+static Value shiftWordsDown(ImplicitLocOpBuilder &b, Value words, Value shift) {
+  int64_t count = cast<VectorType>(words.getType()).getNumElements();
+  Value s = arith::IndexCastOp::create(b, b.getI32Type(), shift);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < count; ++i) {
+    Value lo = vector::ExtractOp::create(b, words, ArrayRef<int64_t>{i});
+    out.push_back(
+        i + 1 < count
+            ? Value(LLVM::FshrOp::create(
+                  b,
+                  vector::ExtractOp::create(b, words, ArrayRef<int64_t>{i + 1}),
+                  lo, s))
+            : Value(arith::ShRUIOp::create(b, lo, s)));
+  }
+  return vector::FromElementsOp::create(b, words.getType(), out);
+}
+
 Value mlir::qattn::tiles::widenThreeBitCodes(ImplicitLocOpBuilder &b,
                                              Value words, int64_t bytes,
                                              PackOrder order) {
@@ -342,8 +363,17 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
   // ring's copies of whole rows (TileRing.cpp) at the head's first byte.
   const FlatTensor &codes = w.tensor(sources[0]);
   Value headStart = s2 ? headCodeByte(w, s2, hk) : w.idx(0);
-  Value laneStart =
-      s2 ? add(b, headStart, mul(b, keys ? w.t : w.g, codeBytes)) : channel0;
+  // 3-bit codes are read as whole groups of 8 (3 bytes) from the one
+  // holding the lane's first code (halfway into it for lanes whose d/8 V
+  // channels, 12 at d = 96, end halfway into a group), then shifted.
+  int64_t bits = w.codeBits(keys);
+  bool halfGroups = s2 && bits == 3 && laneChannels % 8 != 0;
+  Value laneCode =
+      halfGroups ? mul(b, keys ? w.t : w.g, laneChannels) : Value();
+  Value laneStart = !s2 ? channel0
+                        : add(b, headStart,
+                              halfGroups ? mul(b, div(b, laneCode, 8), 3)
+                                         : mul(b, keys ? w.t : w.g, codeBytes));
   auto codeAt = [&w, &codes, head, first, bound, wholeTiles, hk,
                  stage2 = static_cast<bool>(s2)](Value k, Value channel) {
     KeyPlace at = keyOfTile(w, head, first, k, bound, wholeTiles);
@@ -463,9 +493,15 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
                                                        ValueRange{piece.at})));
         continue;
       }
-      Value words = loadBytes(w, *piece.tensor, piece.at, piece.bytes);
-      if (widen && result == results[0])
+      bool codes = result == results[0];
+      // Half groups start at odd multiples of 3 bytes.
+      Value words = loadBytes(w, *piece.tensor, piece.at, piece.bytes,
+                              codes && halfGroups ? 1 : 0);
+      if (widen && codes)
         words = widenThreeBitCodes(b, words, piece.bytes, s2.getOrder());
+      if (codes && halfGroups)
+        words = shiftWordsDown(b, words,
+                               mul(b, rem(b, laneCode, 8), w.regBits(keys)));
       else if (keys && s2 && result == results[0] && piece.bytes % 4 == 2)
         words = spreadHalfWord(b, words); // 2-bit codes at d = 96
       regs.push_back(words);
@@ -482,7 +518,9 @@ mlir::qattn::tiles::tilePieceBytes(LoadKVTileOp op, int64_t headDim,
   int64_t laneKeys = (keys ? 2 : 4) * (op.getKeys() / kKeyBlock);
   SmallVector<SmallVector<int64_t>> bytes;
   if (Stage2Attr s2 = op.getStage2Attr()) {
-    int64_t codeBytes = laneChannels * bits / 8;
+    // 3-bit codes: whole groups of 8 (a lane's first may be its half).
+    int64_t codeBytes = bits == 3 ? 3 * llvm::divideCeil(laneChannels, 8)
+                                  : laneChannels * bits / 8;
     // One piece of constants per stage-2 group of the tile.
     int64_t groups = tileGroups(op.getTile()[1]);
     bytes.push_back(SmallVector<int64_t>(laneKeys, codeBytes));

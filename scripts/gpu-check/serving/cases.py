@@ -117,6 +117,13 @@ CASES = [
      64, True, False, "f16", "bf16", ["1,15,16,17,1000,4097"]),
     ("d224_int8_causal", 8, 4, 2, 224, "block=32", "block=32,gran=channel", 64, True, True,
      "i8:block=1", "f32", ["1,2,31,32,33,700"]),
+    # 3-bit V at d 96 and 160: a lane's 12 or 20 channels end halfway into
+    # a group of 8 codes (read whole, shifted down for odd lanes).
+    ("d96_int3_heads", 16, 4, 2, 96, "block=64,bits=3,group=16,order=msb",
+     "block=64,bits=3-4-3-2,group=16,order=msb,anchor=min", 64, True, True, "f16", "f32",
+     ["1,2,15,16,17,1000,3000"]),
+    ("d160_int3", 16, 8, 1, 160, "block=64,bits=3,group=16", "block=64,bits=3,group=32",
+     64, True, False, "f16", "f16", ["1,15,16,17,1000,4097"]),
     # Stage-1 blocks under 8 keys (an int8 cache's scale per token): each
     # lane reads the scale of each of its keys, through the ring (f32) or as
     # register loads (f16 scales: no copy size).

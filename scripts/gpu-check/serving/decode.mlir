@@ -727,6 +727,52 @@ func.func @d224_int8_causal(
   return %o : tensor<?x8x2x224xf32>
 }
 
+func.func @d96_int3_heads(
+    %a0: tensor<?x16x2x96xf16> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
+    %a1: tensor<?x64x144xi8> {qattn.name = "k_codes", qattn.dims = ["NP", "", ""]},
+    %a2: tensor<?x4x1xf32> {qattn.name = "k_scales", qattn.dims = ["NP", "", ""]},
+    %a3: tensor<?x4x4x96xi8> {qattn.name = "k_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %a4: tensor<?x4x4x96xi8> {qattn.name = "k_zeros", qattn.dims = ["NP", "", "", ""]},
+    %a5: tensor<?x64x144xi8> {qattn.name = "v_codes", qattn.dims = ["NP", "", ""]},
+    %a6: tensor<?x4x1xf32> {qattn.name = "v_scales", qattn.dims = ["NP", "", ""]},
+    %a7: tensor<?x4x4x96xi8> {qattn.name = "v_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %a8: tensor<?x4x4x96xi8> {qattn.name = "v_zeros", qattn.dims = ["NP", "", "", ""]},
+    %a9: tensor<?x4x64x96xi8> {qattn.name = "k_buffer", qattn.dims = ["B", "", "", ""]},
+    %a10: tensor<?x4xf32> {qattn.name = "k_buffer_scale", qattn.dims = ["B", ""]},
+    %a11: tensor<?x4x64x96xi8> {qattn.name = "v_buffer", qattn.dims = ["B", "", "", ""]},
+    %a12: tensor<?x4xf32> {qattn.name = "v_buffer_scale", qattn.dims = ["B", ""]},
+    %a13: tensor<?xi32> {qattn.name = "kv_lens", qattn.dims = ["B"]},
+    %a14: tensor<?x?xi32> {qattn.name = "page_table", qattn.dims = ["B", "MP"]})
+    -> (tensor<?x16x2x96xf32> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
+  %o = qattn.attention %a0 keys(%a1, %a2, %a3, %a4) values(%a5, %a6, %a7, %a8) buffers(%a9, %a10, %a11, %a12) lengths(%a13) pages(%a14)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [3], group = 16, order = msb_first>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [3, 4, 3, 2], group = 16, order = msb_first, anchor = min>, causal}
+      : (tensor<?x16x2x96xf16>, tensor<?x64x144xi8>, tensor<?x4x1xf32>, tensor<?x4x4x96xi8>, tensor<?x4x4x96xi8>, tensor<?x64x144xi8>, tensor<?x4x1xf32>, tensor<?x4x4x96xi8>, tensor<?x4x4x96xi8>, tensor<?x4x64x96xi8>, tensor<?x4xf32>, tensor<?x4x64x96xi8>, tensor<?x4xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x16x2x96xf32>
+  return %o : tensor<?x16x2x96xf32>
+}
+
+func.func @d160_int3(
+    %a0: tensor<?x16x1x160xf16> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
+    %a1: tensor<?x64x480xi8> {qattn.name = "k_codes", qattn.dims = ["NP", "", ""]},
+    %a2: tensor<?x8x1xf32> {qattn.name = "k_scales", qattn.dims = ["NP", "", ""]},
+    %a3: tensor<?x8x4x160xi8> {qattn.name = "k_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %a4: tensor<?x8x4x160xi8> {qattn.name = "k_zeros", qattn.dims = ["NP", "", "", ""]},
+    %a5: tensor<?x64x480xi8> {qattn.name = "v_codes", qattn.dims = ["NP", "", ""]},
+    %a6: tensor<?x8x1xf32> {qattn.name = "v_scales", qattn.dims = ["NP", "", ""]},
+    %a7: tensor<?x8x2x160xi8> {qattn.name = "v_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %a8: tensor<?x8x2x160xi8> {qattn.name = "v_zeros", qattn.dims = ["NP", "", "", ""]},
+    %a9: tensor<?x8x64x160xi8> {qattn.name = "k_buffer", qattn.dims = ["B", "", "", ""]},
+    %a10: tensor<?x8xf32> {qattn.name = "k_buffer_scale", qattn.dims = ["B", ""]},
+    %a11: tensor<?x8x64x160xi8> {qattn.name = "v_buffer", qattn.dims = ["B", "", "", ""]},
+    %a12: tensor<?x8xf32> {qattn.name = "v_buffer_scale", qattn.dims = ["B", ""]},
+    %a13: tensor<?xi32> {qattn.name = "kv_lens", qattn.dims = ["B"]},
+    %a14: tensor<?x?xi32> {qattn.name = "page_table", qattn.dims = ["B", "MP"]})
+    -> (tensor<?x16x1x160xf16> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
+  %o = qattn.attention %a0 keys(%a1, %a2, %a3, %a4) values(%a5, %a6, %a7, %a8) buffers(%a9, %a10, %a11, %a12) lengths(%a13) pages(%a14)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [3], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [3], group = 32>}
+      : (tensor<?x16x1x160xf16>, tensor<?x64x480xi8>, tensor<?x8x1xf32>, tensor<?x8x4x160xi8>, tensor<?x8x4x160xi8>, tensor<?x64x480xi8>, tensor<?x8x1xf32>, tensor<?x8x2x160xi8>, tensor<?x8x2x160xi8>, tensor<?x8x64x160xi8>, tensor<?x8xf32>, tensor<?x8x64x160xi8>, tensor<?x8xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x16x1x160xf16>
+  return %o : tensor<?x16x1x160xf16>
+}
+
 func.func @token_int8_d128(
     %a0: tensor<?x32x1x128xf16> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
     %a1: tensor<?x8x64x128xi8> {qattn.name = "k_data", qattn.dims = ["NP", "", "", ""]},
