@@ -67,10 +67,12 @@ def matrix():
         Case("decode_d192_4bit_buffer", 2, 16, 4, 1, 900, 192, [4], buffer=40),
         Case("decode_d224_4bit_nq3", 1, 8, 2, 3, 600, 224, [4]),
         Case("decode_d96_3bit_msb_nq2", 1, 16, 4, 2, 700, 96, [3], order="msb_first"),
-        # Int8 caches with a stage-1 scale per token (or per 2): the warp
-        # kernel, or with the option the tile layer (a scale per lane key).
+        # Int8 caches with a stage-1 scale per token (or per 2, or per 24,
+        # which splits a 16-key tile unevenly): the warp kernel, or with the
+        # option the tile layer (a scale per lane key).
         Case("decode_int8_kv_token_d128", 2, 16, 4, 1, 1000, 128, [], block=1, buffer=24),
         Case("decode_int8_kv_block2_nq3_d64", 1, 16, 2, 3, 777, 64, [], block=2),
+        Case("decode_int8_kv_block24_d128", 1, 16, 4, 1, 1000, 128, [], block=24),
         Case("decode_nq16_noncausal_d64", 3, 16, 4, 16, 555, 64, [4], causal=False),
         Case("decode_mixed_2_4", 2, 16, 4, 2, 900, 128, [4, 2, 2, 4]),
         Case("decode_int8_kv", 2, 16, 4, 1, 1000, 128, []),

@@ -1,9 +1,10 @@
 // RUN: qattn-opt %s --qattn-tile=unverified-gpu-lowerings=true --qattn-pipeline=num-stages=1 --qattn-convert-to-gpu --canonicalize | FileCheck %s
 // RUN: qattn-opt %s --qattn-tile=unverified-gpu-lowerings=true --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=RING
-// Stage-1 blocks shorter than 8 keys (here 1: an int8 cache's scale per
-// token) on the tile layer's GPU lowering: a lane's keys g and g + 8 of a
-// key block each have their own scale, which the lane reads for itself:
-// row (tile's first row + g + 8h) / block, or, where the cache is not whole
+// Stage-1 blocks (one scale each) that neither cover a tile nor split it
+// into halves of key blocks, on the tile layer's GPU lowering: 1 key (an
+// int8 cache's scale per token), 12. A lane's keys g and g + 8 of a key
+// block each have their own scale, which the lane reads for itself: row
+// (tile's first row + g + 8h) / block, or, where the cache is not whole
 // tiles and that key lies past the bound, the tile's first. The scores of
 // key g + 8h take K's scale of half h, P^T's terms V's, as for blocks of 8.
 
@@ -76,3 +77,24 @@ func.func @ragged_token(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x1000x64xi8>, %k
 // RING-NEXT: arith.addi %[[R0]], %c1024 : index
 // RING: vector.load {{.*}} vector<1xi32>
 // RING: arith.bitcast %{{.*}} : i32 to f32
+
+// Blocks of 12 keys: the lane's keys' blocks (tile row + g (+ 8)) / 12, the
+// fallback the tile row's block.
+func.func @block12(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x1000x64xi8>, %ks: tensor<?x2x84xf32>, %lens: tensor<?xi32>) -> tensor<?x8x1x64xf16> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%lens)
+      {k_stage1 = #qattn.stage1<block = 12>, v_stage1 = #qattn.stage1<block = 12>}
+      : (tensor<?x8x1x64xf16>, tensor<?x2x1000x64xi8>, tensor<?x2x84xf32>, tensor<?x2x1000x64xi8>, tensor<?x2x84xf32>, tensor<?xi32>) -> tensor<?x8x1x64xf16>
+  return %o : tensor<?x8x1x64xf16>
+}
+
+// CHECK-LABEL: gpu.func @block12_decode_tiles
+// CHECK: %[[G:.*]] = arith.divui %thread_id_x, %c4 : index
+// CHECK: scf.for %[[KEY:.*]] = %{{.*}} to %[[BOUND:.*]] step %c16
+// CHECK: %[[ROW:.*]] = arith.select %{{.*}}, %[[KEY]], %c0 : index
+// CHECK: %[[FIRST:.*]] = arith.divui %[[ROW]], %c12 : index
+// CHECK: %[[R0:.*]] = arith.addi %[[ROW]], %[[G]] : index
+// CHECK-NEXT: %[[B0:.*]] = arith.divui %[[R0]], %c12 : index
+// CHECK-NEXT: %[[K0:.*]] = arith.addi %[[KEY]], %[[G]] : index
+// CHECK-NEXT: %[[IN0:.*]] = arith.cmpi ult, %[[K0]], %[[BOUND]] : index
+// CHECK-NEXT: arith.select %[[IN0]], %[[B0]], %[[FIRST]] : index
+// CHECK-LABEL: gpu.func @block12_combine_tiles

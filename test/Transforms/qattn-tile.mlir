@@ -189,12 +189,12 @@ func.func @decode_packed_batch8(%q: tensor<8x32x1x64xf32>, %kp: tensor<8x8192x25
 
 // -----
 
-// Decode the tile ops' GPU lowering does not cover keeps the warp kernel:
-// stage-1 blocks of 24 keys (8 and multiples of 16 only), and head dims 80,
-// 96, 192 and 256 and blocks of 1 key (a scale per token), whose lowering
-// has not run on the H200 yet (but with unverified-gpu-lowerings; past d =
-// 128 the grid kernel takes 8 warps an SM, 255 registers). Blocks of 8 take
-// the tile layer (two scales a 16-key tile).
+// Decode whose GPU lowering on the tile layer has not run on the H200 yet
+// keeps the warp kernel (but takes the tile layer with
+// unverified-gpu-lowerings): head dims 80, 96, 192 and 256 (past d = 128
+// the grid kernel takes 8 warps an SM, 255 registers), stage-1 blocks of 1
+// key (a scale per token) and of 24 (a scale per lane key either way).
+// Blocks of 8 take the tile layer (two scales a 16-key tile).
 // AUTO-LABEL: func.func @decode_d80
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
 // AUTO-LABEL: func.func @decode_d96
@@ -223,6 +223,8 @@ func.func @decode_packed_batch8(%q: tensor<8x32x1x64xf32>, %kp: tensor<8x8192x25
 // UNVERIFIED: qattn.grid_warps_per_sm = 16 : i64, qattn.unverified_gpu_lowerings
 // AUTO-LABEL: func.func @decode_block24
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
+// UNVERIFIED-LABEL: func.func @decode_block24
+// UNVERIFIED: qattn.load_kv_tile {{.*}} {keys = 16 : i64, layout = #qattn.fragment<mma_keys_a>, stage1 = #qattn.stage1<block = 24>}
 // AUTO-LABEL: func.func @decode_block8
 // AUTO-NOT: gpu_tiling
 // AUTO: scf.forall

@@ -105,7 +105,8 @@ inline constexpr const char kGridWarpsPerSMAttr[] = "qattn.grid_warps_per_sm";
 
 /// The unit attribute on a decode grid of the tile layer whose GPU lowering
 /// may take the formats it has that have not passed the H200 matrix yet
-/// (head dims other than 64 and 128, stage-1 blocks under 8 keys): qattn-tile's
+/// (head dims other than 64 and 128, stage-1 blocks of neither 8 keys nor a
+/// multiple of 16): qattn-tile's
 /// `unverified-gpu-lowerings`.
 inline constexpr const char kUnverifiedGpuLoweringsAttr[] =
     "qattn.unverified_gpu_lowerings";

@@ -72,15 +72,17 @@ inline std::string whyNoTileGpuKeys(llvm::StringRef what, int64_t keys) {
          " keys (8 and multiples of 16 only)";
 }
 
-/// Stage-1 blocks of `keys` keys, one scale per block (not `perChannel`):
-/// as whyNoTileGpuKeys, and 1, 2 or 4 keys (an int8 cache's scale per
-/// token), whose scale a lane reads for each of its keys g + 8h of a key
-/// block (the rows of its scores and of its terms), where `unverified` asks
-/// for the lowerings not yet run on the H200 matrix.
+/// Stage-1 blocks of `keys` keys: with a scale per channel (`perChannel`)
+/// as whyNoTileGpuKeys; with one per block, any size: blocks of 8 and
+/// multiples of 16 as there, others (1, 2, 4: an int8 cache's scale per
+/// token; 12, 24, ...) by a scale a lane reads for each of its keys g + 8h
+/// of a key block (the rows of its scores and of its terms), where
+/// `unverified` asks for the lowerings not yet run on the H200 matrix.
 inline std::string whyNoTileGpuBlocks(int64_t keys, bool perChannel,
                                       bool unverified) {
-  if (keys >= 8 || perChannel || 8 % keys != 0)
-    return whyNoTileGpuKeys("stage-1 blocks", keys);
+  std::string why = whyNoTileGpuKeys("stage-1 blocks", keys);
+  if (why.empty() || perChannel)
+    return why;
   if (!unverified)
     return "stage-1 blocks of " + std::to_string(keys) +
            " keys (lowered, but not yet run on the H200 matrix: qattn-tile "

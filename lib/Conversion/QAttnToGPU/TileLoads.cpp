@@ -433,15 +433,14 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
       }
     }
   }
-  // The block of the lane's key g + 8k of the tile (blocks under 8 keys,
-  // which divide the tile's first row: it starts a tile in its page or
-  // sequence); a key past `bound` reads the tile's first block.
+  // The block of the lane's key g + 8k of the tile (hasLaneScales); a key
+  // past `bound` reads the tile's first block.
   auto laneBlock = [&](int64_t block, int64_t k) {
     Value &base = firstOfUnit[block];
     if (!base)
       base = div(b, head.row, block);
     Value key = add(b, w.g, w.idx(8 * k));
-    Value row = add(b, base, div(b, key, block));
+    Value row = div(b, add(b, head.row, key), block);
     if (wholeTiles)
       return row;
     Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
@@ -449,7 +448,7 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
     return Value(arith::SelectOp::create(b, valid, row, base));
   };
   // One scale per tile (or per stage-1 block of the tile where blocks are
-  // shorter; per lane key where they are under 8): the buffer's of its
+  // shorter; per lane key where they do not fit it): the buffer's of its
   // sequence and head [B, Hkv], or the stage-1 block's [entries, Hkv,
   // P/block]; or, per channel [entries, Hkv, P/block, d], the warp's row of
   // them, of which the lane holds its channels' (read as words).
@@ -546,7 +545,10 @@ bool mlir::qattn::tiles::hasChannelScales(LoadKVTileOp op) {
 
 bool mlir::qattn::tiles::hasLaneScales(LoadKVTileOp op) {
   Stage1Attr s1 = op.getStage1Attr();
-  return s1 && s1.getBlock() < 8 && !hasChannelScales(op);
+  if (!s1 || hasChannelScales(op))
+    return false;
+  int64_t block = s1.getBlock(), keys = op.getKeys();
+  return block % keys != 0 && (keys % block != 0 || block % 8 != 0);
 }
 
 int64_t mlir::qattn::tiles::tileScaleCount(LoadKVTileOp op) {

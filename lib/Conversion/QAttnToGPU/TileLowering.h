@@ -255,11 +255,13 @@ inline int64_t constantOfHalf(int64_t kb, int64_t h, int64_t count,
 
 /// The stage-1 scales of a K/V tile of `op` as registers: one per stage-1
 /// block where blocks (of 8 keys) are shorter than the tile, one per half of
-/// each key block where they are shorter than 8 (hasLaneScales), else one.
+/// each key block where they do not fit it (hasLaneScales), else one.
 int64_t tileScaleCount(LoadKVTileOp op);
-/// Whether the stage-1 blocks of `op` (one scale each) are shorter than 8
-/// keys, so that a lane reads the scale of each of its keys g + 8h of each
-/// key block (the halves' scales of constantOfHalf, but the lane's own).
+/// Whether the stage-1 blocks of `op` (one scale each) neither cover its
+/// tiles nor split them into halves of key blocks (8 keys or more each;
+/// blocks of 1, 2, 4, 12, 24 in 16-key tiles), so that a lane reads the
+/// scale of each of its keys g + 8h of each key block (the halves' scales
+/// of constantOfHalf, but the lane's own).
 bool hasLaneScales(LoadKVTileOp op);
 
 /// Fails, with a diagnostic on the op at fault naming what is missing, where

@@ -73,7 +73,7 @@ static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim, int64_t bits) {
   };
   // The scales, the last pieces, each once (16 bytes keep the slots
   // aligned), or each the warp's row of scales per channel, or each lane's
-  // own (blocks under 8 keys).
+  // own (blocks that do not fit the tile: hasLaneScales).
   int64_t scale = pieces.back().front(), scales = pieces.back().size();
   if (hasChannelScales(op))
     sum += scales * channelScaleRowBytes(op, headDim);

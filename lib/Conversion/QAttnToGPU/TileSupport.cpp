@@ -9,7 +9,8 @@
 // per block, or per channel applied before the rounding), exact and SAS
 // softmax, head dims 64 and 128; and, where qattn-tile marked the grid
 // kUnverifiedGpuLoweringsAttr (not yet run on the H200), head dims 80 and the
-// other multiples of 32 to 256, and scales per block of 1, 2 or 4 keys.
+// other multiples of 32 to 256, and scales per block of any other size (a
+// scale per lane key).
 // Everything else is a diagnostic on the op, naming what is missing. The head
 // dims, code widths and blocks are qattn/Target/TileCoverage.h's, by which
 // qattn-tile also keeps
@@ -48,14 +49,16 @@ static LogicalResult checkLoad(LoadKVTileOp op, int64_t headDim,
     return unit % keys == 0 || (keys % unit == 0 && unit % 8 == 0);
   };
   if (Stage1Attr s1 = op.getStage1Attr()) {
-    // Blocks under 8 keys: a scale per lane key (hasLaneScales).
-    if (std::string why =
-            whyNoTileGpuBlocks(s1.getBlock(), hasChannelScales(op), unverified);
-        s1.getBlock() < 8 && !why.empty())
-      return fail(why);
-    if (s1.getBlock() >= 8 && !fits(s1.getBlock()))
-      return fail("stage-1 blocks of " + Twine(s1.getBlock()) +
-                  " keys in tiles of " + Twine(keys));
+    // Scales per block that do not fit: a scale per lane key
+    // (hasLaneScales), not yet run on the H200.
+    std::string sizes = "stage-1 blocks of " + std::to_string(s1.getBlock()) +
+                        " keys in tiles of " + std::to_string(keys);
+    if (hasChannelScales(op) && !fits(s1.getBlock()))
+      return fail(sizes);
+    if (hasLaneScales(op) && !unverified)
+      return fail(sizes + " (lowered with a scale per lane key, but not yet "
+                          "run on the H200 matrix: qattn-tile "
+                          "unverified-gpu-lowerings=true takes them)");
   }
   if (Stage2Attr s2 = op.getStage2Attr()) {
     if (std::string why = whyNoTileGpuCodes(headDim, s2.getBits());

@@ -131,6 +131,9 @@ CASES = [
      ["1,2,15,16,17,1000,4097", "300"]),
     ("token_int8_causal", 8, 2, 2, 64, "block=2", "block=4,scale=f16", 16, True, True,
      "f32", "f32", ["1,2,3,4,5,15,16,17,33,700"]),
+    # Blocks that split a 16-key tile unevenly (12, 24), likewise.
+    ("b12_int8_page48", 8, 2, 1, 128, "block=12", "block=24,scale=f16", 48, True, False,
+     "f16", "f32", ["1,11,12,13,47,48,49,700"]),
 ]
 
 

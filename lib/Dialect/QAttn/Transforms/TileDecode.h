@@ -55,7 +55,8 @@ std::string whyNotDecodeTiles(AttentionOp op);
 /// sequence (prefill), or what the GPU lowering of the tile ops does not
 /// cover (qattn/Target/TileCoverage.h, which checkLowerable also applies),
 /// or, unless `unverified`, has not shown correct on the H200 matrix yet
-/// (head dims other than 64 and 128, stage-1 blocks under 8 keys).
+/// (head dims other than 64 and 128, stage-1 blocks of neither 8 keys nor a
+/// multiple of 16).
 std::string whyNotGpuDecodeTiles(AttentionOp op, bool unverified = false);
 /// Replaces `op` by its decode grid over the tile layer (see TileDecode.cpp)
 /// with `splits` key splits per sequence.
