@@ -28,15 +28,14 @@
 // CHECK:   nvvm.redux.sync  add %{{.*}}, %c-1_i32 : i32 -> i32
 // CHECK: }
 // C0 = 32 max(1, ceil(W / (32 K))) where the chunks of that size number
-// at most K (a second warp sum), else C1 from K - B.
+// at most K (a second warp sum), else the fewest tiles that do, bisected
+// between C0 and C1 (from K - B), a warp sum a step.
 // CHECK: %[[WI:.*]] = arith.index_castui %[[W]] : i32 to index
 // CHECK: %[[K1:.*]] = arith.maxui %[[K]], %c1 : index
 // CHECK: %[[KT:.*]] = arith.muli %[[K1]], %c32 : index
 // CHECK: %[[TILES:.*]] = arith.ceildivui %[[WI]], %[[KT]] : index
 // CHECK: %[[TILES1:.*]] = arith.maxui %[[TILES]], %c1 : index
 // CHECK: %[[C0:.*]] = arith.muli %[[TILES1]], %c32 : index
-// CHECK: %[[KB:.*]] = arith.maxui %[[K]], %[[NB]] : index
-// CHECK: %[[SPARE:.*]] = arith.subi %[[KB]], %[[NB]] : index
 // CHECK: %[[C0_32:.*]] = arith.index_castui %[[C0]] : index to i32
 // CHECK: %[[N:.*]] = scf.for %{{.*}} = %c0 to %[[NB]] step %c32 iter_args(%{{.*}} = %c0_i32) -> (i32) {
 // CHECK:   arith.ceildivui %{{.*}}, %[[C0_32]] : i32
@@ -44,8 +43,35 @@
 // CHECK: }
 // CHECK: %[[NI:.*]] = arith.index_castui %[[N]] : i32 to index
 // CHECK: %[[FITS:.*]] = arith.cmpi ule, %[[NI]], %[[K]] : index
-// CHECK: %[[S1:.*]] = arith.maxui %[[SPARE]], %c1 : index
-// CHECK: %[[C:.*]] = arith.select %[[FITS]], %[[C0]], %{{.*}} : index
+// CHECK: %[[C:.*]] = scf.if %[[FITS]] -> (index) {
+// CHECK:   scf.yield %[[C0]] : index
+// CHECK: } else {
+// CHECK:   %[[KB:.*]] = arith.maxui %[[K]], %[[NB]] : index
+// CHECK:   %[[SPARE:.*]] = arith.subi %[[KB]], %[[NB]] : index
+// CHECK:   %[[FROM:.*]] = arith.divui %[[C0]], %c32 : index
+// CHECK:   %[[LO:.*]] = arith.addi %[[FROM]], %c1 : index
+// CHECK:   %[[S1:.*]] = arith.maxui %[[SPARE]], %c1 : index
+// CHECK:   %[[FOUND:.*]]:2 = scf.while (%[[A:.*]] = %[[LO]], %[[B:.*]] = %{{.*}}) : (index, index) -> (index, index) {
+// CHECK:     %[[MORE:.*]] = arith.cmpi ult, %[[A]], %[[B]] : index
+// CHECK:     scf.condition(%[[MORE]])
+// CHECK:   } do {
+// CHECK:     %[[SUM:.*]] = arith.addi %[[X:.*]], %[[Y:.*]] : index
+// CHECK:     %[[MID:.*]] = arith.divui %[[SUM]], %c2 : index
+// CHECK:     %[[SIZE:.*]] = arith.muli %[[MID]], %c32 : index
+// CHECK:     %[[SIZE32:.*]] = arith.index_castui %[[SIZE]] : index to i32
+// CHECK:     %[[M:.*]] = scf.for
+// CHECK:       arith.ceildivui %{{.*}}, %[[SIZE32]] : i32
+// CHECK:       nvvm.redux.sync  add
+// CHECK:     %[[MI:.*]] = arith.index_castui %[[M]] : i32 to index
+// CHECK:     %[[OK:.*]] = arith.cmpi ule, %[[MI]], %[[K]] : index
+// CHECK:     %[[NEXT:.*]] = arith.addi %[[MID]], %c1 : index
+// CHECK:     %[[NLO:.*]] = arith.select %[[OK]], %[[X]], %[[NEXT]] : index
+// CHECK:     %[[NHI:.*]] = arith.select %[[OK]], %[[MID]], %[[Y]] : index
+// CHECK:     scf.yield %[[NLO]], %[[NHI]] : index, index
+// CHECK:   }
+// CHECK:   %[[CB:.*]] = arith.muli %[[FOUND]]#1, %c32 : index
+// CHECK:   scf.yield %[[CB]] : index
+// CHECK: }
 // Each lane's sequence has ceil(L / C) chunks; an inclusive scan gives its
 // first slot, a ballot the lane whose slots hold this warp's, and shuffles
 // from it the sequence's first slot and length.

@@ -64,10 +64,12 @@ Value stage1ScaleAt(ImplicitLocOpBuilder &b, Value scales, Stage1Attr scheme,
                     Value bi, Value h, Value token, Value c);
 
 /// The size of qattn.key_chunk's chunks for `totalKeys` keys of `batch`
-/// sequences in at most `chunks` chunks of whole `tileKeys`-key tiles: C0 =
-/// T max(1, ceil(W / (K T))) where `chunkCount(C0)` (the chunks the
-/// sequences make of that size) is at most K, else C1 = T max(1, ceil(W /
-/// (max(K, B) - B) T)). Both lowerings of the op build it here.
+/// sequences in at most `chunks` chunks of whole `tileKeys`-key tiles: the
+/// fewest whole tiles C whose `chunkCount(C)` (the chunks the sequences make
+/// of that size) is at most K. C0 = T max(1, ceil(W / (K T))) where it
+/// fits, else by bisection over the tiles between C0 and C1 = T max(1,
+/// ceil(W / (max(K, B) - B) T)), which always fits. Both lowerings of the
+/// op build it here (chunkCount builds its ops where it is called).
 Value balancedChunkKeys(ImplicitLocOpBuilder &b, Value totalKeys, Value batch,
                         Value chunks, int64_t tileKeys,
                         function_ref<Value(Value)> chunkCount);

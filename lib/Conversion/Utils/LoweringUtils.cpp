@@ -192,12 +192,49 @@ Value mlir::qattn::balancedChunkKeys(ImplicitLocOpBuilder &b, Value totalKeys,
         b, arith::CeilDivUIOp::create(b, totalKeys, perChunk), one);
     return arith::MulIOp::create(b, tiles, tile);
   };
+  auto fitsIn = [&](Value size) -> Value {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ule, chunkCount(size),
+                                 chunks);
+  };
   Value even = sizeFor(chunks);
-  // Each sequence's last chunk may be short: with K - B chunks' worth of
-  // keys a chunk, their count is below (K - B) + B.
-  Value spare =
-      arith::SubIOp::create(b, arith::MaxUIOp::create(b, chunks, batch), batch);
-  Value fits = arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
-                                     chunkCount(even), chunks);
-  return arith::SelectOp::create(b, fits, even, sizeFor(spare));
+  auto ifOp = scf::IfOp::create(b, b.getIndexType(), fitsIn(even),
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::YieldOp::create(b, even);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    // Each sequence's last chunk may be short: with K - B chunks' worth of
+    // keys a chunk, their count is below (K - B) + B, so C1 fits. The
+    // fewest tiles in (C0, C1] that fit: n(C) falls as C grows.
+    Value spare = arith::SubIOp::create(
+        b, arith::MaxUIOp::create(b, chunks, batch), batch);
+    Value lo =
+        arith::AddIOp::create(b, arith::DivUIOp::create(b, even, tile), one);
+    Value hi = arith::DivUIOp::create(b, sizeFor(spare), tile);
+    Type index = b.getIndexType();
+    auto search =
+        scf::WhileOp::create(b, TypeRange{index, index}, ValueRange{lo, hi});
+    Block *before = b.createBlock(&search.getBefore(), {}, {index, index},
+                                  {b.getLoc(), b.getLoc()});
+    scf::ConditionOp::create(b,
+                             arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                                   before->getArgument(0),
+                                                   before->getArgument(1)),
+                             before->getArguments());
+    Block *after = b.createBlock(&search.getAfter(), {}, {index, index},
+                                 {b.getLoc(), b.getLoc()});
+    Value low = after->getArgument(0), high = after->getArgument(1);
+    Value mid = arith::DivUIOp::create(b, arith::AddIOp::create(b, low, high),
+                                       arith::ConstantIndexOp::create(b, 2));
+    Value ok = fitsIn(arith::MulIOp::create(b, mid, tile));
+    scf::YieldOp::create(
+        b, ValueRange{arith::SelectOp::create(
+                          b, ok, low, arith::AddIOp::create(b, mid, one)),
+                      arith::SelectOp::create(b, ok, mid, high)});
+    b.setInsertionPointAfter(search);
+    scf::YieldOp::create(
+        b, Value(arith::MulIOp::create(b, search.getResult(1), tile)));
+  }
+  return ifOp.getResult(0);
 }

@@ -247,10 +247,12 @@ def QAttn_KeyChunkOp : QAttn_Op<"key_chunk", [Pure]> {
     Cuts the keys of all sequences into at most `K` = `chunks` chunks of one
     size and returns the one of slot `slot`. With `L_b` = `kv_lens[b]` (`B`
     of them), `W = sum_b L_b`, `T` = `tile_keys` and `n(C) = sum_b ceil(L_b
-    / C)` (the chunks of size `C`), the size is `C0 = T max(1, ceil(W / (K
-    T)))` (whole tiles, at least `W / K` keys) where `n(C0) <= K`, else `C1 =
-    T max(1, ceil(W / ((K - B) T)))` (each sequence's last chunk may be
-    short: `n(C1) < (K - B) + B`; `K - B` taken as 0 where `K <= B`).
+    / C)` (the chunks of size `C`), the size `C` is the fewest whole tiles
+    with `n(C) <= K`: `C0 = T max(1, ceil(W / (K T)))` (at least `W / K`
+    keys) where `n(C0) <= K`, else found by bisection over the tiles up to
+    `C1 = T max(1, ceil(W / ((K - B) T)))`, which always fits (each
+    sequence's last chunk may be short: `n(C1) < (K - B) + B`; `K - B` taken
+    as 0 where `K <= B`).
     Sequence `b`'s `ceil(L_b / C)` chunks take slots `o_b, o_b + 1, ...` in
     sequence order (`o_b` the chunks of the sequences before it). Results:
     the sequence `seq` of the slot and its keys `[lo, hi)` = `[j C, min((j
