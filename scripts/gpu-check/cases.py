@@ -51,12 +51,16 @@ def matrix():
         Case("decode_d96_4bit_buffer", 2, 16, 4, 1, 1000, 96, [4], buffer=40),
         Case("decode_d96_int8_nq2", 1, 16, 2, 2, 700, 96, []),
         Case("decode_d96_2bit_msb_nq3", 1, 16, 4, 3, 555, 96, [2], order="msb_first"),
-        # Head dim 80 (4-bit and int8): no other GPU kernel takes it, so the
-        # tile layer's unverified lowering always.
+        # Head dim 80 (2-, 3-, 4-bit and int8): no other GPU kernel takes it,
+        # so the tile layer's unverified lowering always.
         Case("decode_d80_4bit_buffer", 2, 16, 4, 1, 900, 80, [4], buffer=24,
              tile_options="unverified-gpu-lowerings=true"),
         Case("decode_d80_int8_nq2", 1, 16, 2, 2, 700, 80, [],
              tile_options="unverified-gpu-lowerings=true"),
+        Case("decode_d80_2bit_nq2", 1, 16, 4, 2, 700, 80, [2],
+             tile_options="unverified-gpu-lowerings=true"),
+        Case("decode_d80_3bit_msb_buffer", 2, 16, 4, 1, 900, 80, [3], order="msb_first",
+             buffer=24, tile_options="unverified-gpu-lowerings=true"),
         # Head dim 256 (4-bit with a buffer, 3-bit with two queries): the warp
         # kernel, or with the option the tile layer at 8 warps an SM.
         Case("decode_d256_4bit_buffer", 2, 8, 2, 1, 900, 256, [4], buffer=40),

@@ -22,7 +22,8 @@ func.func @three_bit_d96(%q: tensor<?x8x1x96xf16>, %kp: tensor<?x64x72xi8>, %ks:
 // D96: %[[W0:.*]] = nvvm.prmt <default> %c291_i32
 // D96: nvvm.prmt <default> %c837_i32
 // D96: %[[W1:.*]] = nvvm.prmt <default> %c291_i32
-// D96-NEXT: %[[HALF:.*]] = arith.remui %[[CODE]], %c8 : index
+// D96-NEXT: %[[CODE2:.*]] = arith.muli %{{.*}}, %c12 : index
+// D96-NEXT: %[[HALF:.*]] = arith.remui %[[CODE2]], %c8 : index
 // D96-NEXT: %[[BITS:.*]] = arith.muli %[[HALF]], %c4 : index
 // D96-NEXT: %[[S:.*]] = arith.index_cast %[[BITS]] : index to i32
 // D96-NEXT: %[[LO:.*]] = llvm.intr.fshr(%[[W1]], %[[W0]], %[[S]])

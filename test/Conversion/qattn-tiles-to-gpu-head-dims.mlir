@@ -150,3 +150,32 @@ func.func @d32_int4(%q: tensor<?x8x1x32xf16>, %kp: tensor<?x64x32xi8>, %ks: tens
 // CHECK: scf.for
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>)
 // CHECK-LABEL: gpu.func @d32_int4_combine_tiles
+
+// 2-bit codes at d = 80: a lane's 20 K channels are 5 bytes (a word and a
+// byte, whose nibbles go to bytes 0 and 2 as keyPairs reads them), its 10 V
+// channels 2.5 bytes, read from byte 20g / 8 (3 bytes) and shifted down by
+// 20g mod 8 bits.
+func.func @d80_int2(%q: tensor<?x8x1x80xf16>, %kp: tensor<?x64x40xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x80xi8>, %kz2: tensor<?x2x4x80xi8>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x80xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) lengths(%lens) pages(%table)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [2], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [2], group = 16>}
+      : (tensor<?x8x1x80xf16>, tensor<?x64x40xi8>, tensor<?x2x1xf32>, tensor<?x2x4x80xi8>, tensor<?x2x4x80xi8>, tensor<?x64x40xi8>, tensor<?x2x1xf32>, tensor<?x2x4x80xi8>, tensor<?x2x4x80xi8>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x80xf16>
+  return %o : tensor<?x8x1x80xf16>
+}
+
+// CHECK-LABEL: gpu.func @d80_int2_decode_tiles
+// CHECK: vector.load %{{.*}} {alignment = 1 : i64} : memref<1099511627776xi8>, vector<5xi8>
+// CHECK: %[[KW:.*]] = vector.bitcast %{{.*}} : vector<8xi8> to vector<2xi32>
+// CHECK-NEXT: %[[TAIL:.*]] = vector.extract %[[KW]][1] : i32 from vector<2xi32>
+// CHECK-NEXT: %[[LO:.*]] = arith.andi %[[TAIL]], %c15_i32 : i32
+// CHECK-NEXT: %[[HI:.*]] = arith.andi %[[TAIL]], %c240_i32 : i32
+// CHECK-NEXT: %[[UP:.*]] = arith.shli %[[HI]], %c12_i32 : i32
+// CHECK-NEXT: %[[SPREAD:.*]] = arith.ori %[[LO]], %[[UP]] : i32
+// CHECK-NEXT: vector.insert %[[SPREAD]], %[[KW]] [1] : i32 into vector<2xi32>
+// CHECK: vector.load %{{.*}} {alignment = 1 : i64} : memref<1099511627776xi8>, vector<3xi8>
+// CHECK: %[[VW:.*]] = vector.bitcast %{{.*}} : vector<4xi8> to vector<1xi32>
+// CHECK-NEXT: %[[BITS:.*]] = arith.muli %{{.*}}, %c20 : index
+// CHECK-NEXT: %[[OFF:.*]] = arith.remui %[[BITS]], %c8 : index
+// CHECK-NEXT: %[[S:.*]] = arith.index_cast %[[OFF]] : index to i32
+// CHECK-NEXT: %[[W:.*]] = vector.extract %[[VW]][0] : i32 from vector<1xi32>
+// CHECK-NEXT: arith.shrui %[[W]], %[[S]] : i32
+// CHECK-LABEL: gpu.func @d80_int2_combine_tiles

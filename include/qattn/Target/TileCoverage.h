@@ -41,23 +41,26 @@ inline std::string whyNoTileGpuHeadDim(int64_t headDim, bool unverified) {
   return "";
 }
 
-/// Stage-2 code widths 2 to 4 bits, where a lane's codes of a key fit the
-/// fragments' loads: its d/4 K channels whole or half words (a half word is
-/// read spread: keyPairs), its d/8 V channels whole bytes, and 3-bit codes
-/// (widened to 4 bits as they are read) whole groups of 8 codes (3 bytes),
-/// or, for V, whole halves of them (read from the group that holds the
-/// first, shifted). So 2 and 3 bits at multiples of 32, not at d = 80.
+/// Stage-2 code widths 2 to 4 bits, where a lane's K codes of a key (its
+/// d/4 channels; 3-bit codes widened to 4 bits as they are read) are whole
+/// words, or end in a half word or a byte (read spread: keyPairs). A lane's
+/// d/8 V channels may start inside a byte or a group of 8 3-bit codes (it
+/// reads from there and shifts), but, `msbFirst`, end in whole bytes: the
+/// channel orders (keyPairs, valueChannels) read a byte's codes in the
+/// packing's order. So all three widths at d = 80 and the multiples of 32
+/// but msb_first 2-bit codes at d = 80 (a lane's 10 V channels: 2.5 bytes;
+/// refused for K too, whose 20 are whole bytes, as the check has no layout).
 inline std::string whyNoTileGpuCodes(int64_t headDim,
-                                     llvm::ArrayRef<int64_t> widths) {
+                                     llvm::ArrayRef<int64_t> widths,
+                                     bool msbFirst) {
   for (int64_t bits : widths) {
     if (bits < 2 || bits > 4)
       return std::to_string(bits) + "-bit codes (2, 3 and 4 only)";
-    int64_t keyBits = headDim / 4 * bits, valueBits = headDim / 8 * bits;
-    bool fits = bits == 3 ? keyBits % 24 == 0 && valueBits % 12 == 0
-                          : keyBits % 16 == 0 && valueBits % 8 == 0;
-    if (!fits)
-      return std::to_string(bits) + "-bit codes at head dim " +
-             std::to_string(headDim);
+    int64_t tail = headDim / 4 * (bits == 3 ? 4 : bits) % 32;
+    bool valueBytes = bits == 3 || headDim / 8 * bits % 8 == 0;
+    if ((tail != 0 && tail != 8 && tail != 16) || (msbFirst && !valueBytes))
+      return std::string(msbFirst ? "msb_first " : "") + std::to_string(bits) +
+             "-bit codes at head dim " + std::to_string(headDim);
   }
   return "";
 }

@@ -140,7 +140,9 @@ inline int64_t channelOfBit(int64_t bit, int64_t bits, PackOrder order) {
 /// registers hold them: the codes at bits s and 16 + s of each word. A
 /// trailing half word (2-bit codes at d = 96: 48 bits a lane) is read
 /// spread (spreadHalfWord: its two bytes at bytes 0 and 2), so its pairs are
-/// the codes at bits s and 8 + s of the half word.
+/// the codes at bits s and 8 + s of the half word; a trailing byte (2-bit
+/// codes at d = 80: 40 bits) likewise (spreadByte: its nibbles at bytes 0
+/// and 2), its pairs the codes at bits s and 4 + s of the byte.
 inline SmallVector<std::pair<int64_t, int64_t>>
 keyPairs(int64_t headDim, int64_t bits, PackOrder order) {
   SmallVector<std::pair<int64_t, int64_t>> pairs;
@@ -149,11 +151,12 @@ keyPairs(int64_t headDim, int64_t bits, PackOrder order) {
     for (int64_t s = 0; s < 16; s += bits)
       pairs.push_back({channelOfBit(32 * w + s, bits, order),
                        channelOfBit(32 * w + 16 + s, bits, order)});
-  assert(laneBits % 32 == 0 || laneBits % 32 == 16);
-  if (laneBits % 32)
-    for (int64_t s = 0; s < 8; s += bits)
-      pairs.push_back({channelOfBit(32 * words + s, bits, order),
-                       channelOfBit(32 * words + 8 + s, bits, order)});
+  int64_t trailing = laneBits % 32;
+  assert((trailing == 0 || trailing == 8 || trailing == 16) &&
+         "a lane's K codes end in a whole word, half word or byte");
+  for (int64_t s = 0; s < trailing / 2; s += bits)
+    pairs.push_back({channelOfBit(32 * words + s, bits, order),
+                     channelOfBit(32 * words + trailing / 2 + s, bits, order)});
   return pairs;
 }
 
@@ -168,6 +171,20 @@ inline Value spreadHalfWord(ImplicitLocOpBuilder &b, Value words) {
       NVVM::PermuteOp::create(b, b.getI32Type(), word, i32Const(b, 0),
                               i32Const(b, 0x4140), NVVM::PermuteMode::DEFAULT);
   return vector::InsertOp::create(b, spread, words, ArrayRef<int64_t>{last});
+}
+
+/// `words` (a K piece whose last word holds only a byte of codes, in its low
+/// 8 bits) with that byte's two nibbles moved to bytes 0 and 2, the layout
+/// keyPairs reads it in.
+inline Value spreadByte(ImplicitLocOpBuilder &b, Value words) {
+  auto type = cast<VectorType>(words.getType());
+  int64_t last = type.getNumElements() - 1;
+  Value word = vector::ExtractOp::create(b, words, ArrayRef<int64_t>{last});
+  Value low = arith::AndIOp::create(b, word, i32Const(b, 0xf));
+  Value high = arith::ShLIOp::create(
+      b, arith::AndIOp::create(b, word, i32Const(b, 0xf0)), i32Const(b, 12));
+  return vector::InsertOp::create(b, arith::OrIOp::create(b, low, high), words,
+                                  ArrayRef<int64_t>{last});
 }
 
 /// A lane's V channels (of its d/8), in the order of the P.V n tiles.

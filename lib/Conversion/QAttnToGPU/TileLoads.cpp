@@ -173,11 +173,39 @@ SmallVector<LaneKey> laneKeys(WarpProgram &w, FragmentLayout layout,
 /// gathers the 3 bytes (most significant first for msb_first), three
 /// mask-and-shift steps move the codes apart (12-bit halves to 16, 6-bit
 /// pairs to 8, 3-bit codes to 4), and msb_first swaps the word's bytes back.
-/// `words` shifted down by `shift` bits (an index below 32) as one bit
-/// string, the last word's upper bits zero.
-static Value shiftWordsDown(ImplicitLocOpBuilder &b, Value words, Value shift) {
+LaneCodes mlir::qattn::tiles::laneCodesOf(int64_t headDim, bool keys,
+                                          int64_t bits) {
+  int64_t channels = keys ? headDim / 4 : headDim / 8;
+  int64_t lanes = keys ? 4 : 8; // t, g
+  // A code's unit: a bit, or a 3-bit group's code; 8 of them a byte or group.
+  int64_t perLane = bits == 3 ? channels : channels * bits;
+  int64_t reach = 0; // the most units a lane reads from its first byte/group
+  for (int64_t l = 0; l < lanes; ++l)
+    reach = std::max(reach, l * perLane % 8 + perLane);
+  int64_t bytes =
+      bits == 3 ? 3 * llvm::divideCeil(reach, 8) : llvm::divideCeil(reach, 8);
+  return {channels, bits, bytes, reach != perLane};
+}
+
+Value mlir::qattn::tiles::laneCodeByte(ImplicitLocOpBuilder &b,
+                                       const LaneCodes &codes, Value lane) {
+  if (codes.bits == 3)
+    return mul(b, div(b, mul(b, lane, codes.channels), 8), 3);
+  return div(b, mul(b, lane, codes.channels * codes.bits), 8);
+}
+
+Value mlir::qattn::tiles::laneCodeShift(ImplicitLocOpBuilder &b,
+                                        const LaneCodes &codes, Value lane) {
+  int64_t unit = codes.bits == 3 ? 1 : codes.bits; // widened: 4 bits a code
+  Value units = rem(b, mul(b, lane, codes.channels * unit), 8);
+  return arith::IndexCastOp::create(b, b.getI32Type(),
+                                    mul(b, units, codes.bits == 3 ? 4 : 1));
+}
+
+/// `words` shifted down by `s` bits (i32, below 32) as one bit string, the
+/// last word's upper bits zero.
+static Value shiftWordsDown(ImplicitLocOpBuilder &b, Value words, Value s) {
   int64_t count = cast<VectorType>(words.getType()).getNumElements();
-  Value s = arith::IndexCastOp::create(b, b.getI32Type(), shift);
   SmallVector<Value> out;
   for (int64_t i = 0; i < count; ++i) {
     Value lo = vector::ExtractOp::create(b, words, ArrayRef<int64_t>{i});
@@ -363,17 +391,15 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
   // ring's copies of whole rows (TileRing.cpp) at the head's first byte.
   const FlatTensor &codes = w.tensor(sources[0]);
   Value headStart = s2 ? headCodeByte(w, s2, hk) : w.idx(0);
-  // 3-bit codes are read as whole groups of 8 (3 bytes) from the one
-  // holding the lane's first code (halfway into it for lanes whose d/8 V
-  // channels, 12 at d = 96, end halfway into a group), then shifted.
-  int64_t bits = w.codeBits(keys);
-  bool halfGroups = s2 && bits == 3 && laneChannels % 8 != 0;
-  Value laneCode =
-      halfGroups ? mul(b, keys ? w.t : w.g, laneChannels) : Value();
-  Value laneStart = !s2 ? channel0
-                        : add(b, headStart,
-                              halfGroups ? mul(b, div(b, laneCode, 8), 3)
-                                         : mul(b, keys ? w.t : w.g, codeBytes));
+  // Codes that start inside a byte or a 3-bit group are read from the one
+  // holding the lane's first code, then shifted (laneCodesOf).
+  LaneCodes laneCodes = laneCodesOf(d, keys, w.codeBits(keys));
+  bool shifted = s2 && laneCodes.shifted;
+  Value laneStart =
+      !s2 ? channel0
+          : add(b, headStart,
+                shifted ? laneCodeByte(b, laneCodes, keys ? w.t : w.g)
+                        : mul(b, keys ? w.t : w.g, codeBytes));
   auto codeAt = [&w, &codes, head, first, bound, wholeTiles, hk,
                  stage2 = static_cast<bool>(s2)](Value k, Value channel) {
     KeyPlace at = keyOfTile(w, head, first, k, bound, wholeTiles);
@@ -493,16 +519,21 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
         continue;
       }
       bool codes = result == results[0];
-      // Half groups start at odd multiples of 3 bytes.
+      // Shifted pieces start at any byte.
       Value words = loadBytes(w, *piece.tensor, piece.at, piece.bytes,
-                              codes && halfGroups ? 1 : 0);
+                              codes && shifted ? 1 : 0);
       if (widen && codes)
         words = widenThreeBitCodes(b, words, piece.bytes, s2.getOrder());
-      if (codes && halfGroups)
+      if (codes && shifted)
         words = shiftWordsDown(b, words,
-                               mul(b, rem(b, laneCode, 8), w.regBits(keys)));
-      else if (keys && s2 && result == results[0] && piece.bytes % 4 == 2)
-        words = spreadHalfWord(b, words); // 2-bit codes at d = 96
+                               laneCodeShift(b, laneCodes, keys ? w.t : w.g));
+      // K codes that end in a half word (2-bit at d = 96, 4-bit and 3-bit
+      // at d = 80) or a byte (2-bit at d = 80), as keyPairs reads them.
+      int64_t tail = laneChannels * w.regBits(keys) % 32;
+      if (codes && keys && s2 && tail == 16)
+        words = spreadHalfWord(b, words);
+      else if (codes && keys && s2 && tail == 8)
+        words = spreadByte(b, words);
       regs.push_back(words);
     }
     w.tiles[result] = std::move(regs);
@@ -517,9 +548,7 @@ mlir::qattn::tiles::tilePieceBytes(LoadKVTileOp op, int64_t headDim,
   int64_t laneKeys = (keys ? 2 : 4) * (op.getKeys() / kKeyBlock);
   SmallVector<SmallVector<int64_t>> bytes;
   if (Stage2Attr s2 = op.getStage2Attr()) {
-    // 3-bit codes: whole groups of 8 (a lane's first may be its half).
-    int64_t codeBytes = bits == 3 ? 3 * llvm::divideCeil(laneChannels, 8)
-                                  : laneChannels * bits / 8;
+    int64_t codeBytes = laneCodesOf(headDim, keys, bits).bytes;
     // One piece of constants per stage-2 group of the tile.
     int64_t groups = tileGroups(op.getTile()[1]);
     bytes.push_back(SmallVector<int64_t>(laneKeys, codeBytes));

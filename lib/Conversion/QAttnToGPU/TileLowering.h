@@ -282,6 +282,25 @@ struct LaneKey {
   int64_t offset;
 };
 LaneKey laneKeyOf(WarpProgram &w, FragmentLayout layout, int64_t i);
+/// Where a lane's stage-2 codes of a key lie in its head's row: lane l (t of
+/// K, g of V) holds `channels` (d/4 or d/8) from channel l * channels on,
+/// `bits` wide. It reads `bytes` from byte laneCodeByte, 3-bit codes whole
+/// groups of 8 (3 bytes) from the one holding its first; `shifted` where
+/// some lane's codes start inside a byte (2 bits: d/8 = 10 at d = 80) or a
+/// group (3 bits: 12 at d = 96), which it shifts down after the load (or
+/// the widening) by laneCodeShift bits.
+struct LaneCodes {
+  int64_t channels, bits, bytes;
+  bool shifted;
+};
+LaneCodes laneCodesOf(int64_t headDim, bool keys, int64_t bits);
+/// The first byte lane `lane` (index) reads of its codes, from its head's.
+Value laneCodeByte(ImplicitLocOpBuilder &b, const LaneCodes &codes, Value lane);
+/// The bits (i32) lane `lane` shifts its loaded (3 bits: widened) codes
+/// down by.
+Value laneCodeShift(ImplicitLocOpBuilder &b, const LaneCodes &codes,
+                    Value lane);
+
 /// The bytes of the pieces a lane loads of each result of `op` (codes,
 /// then group scales and zeros for stage 2, then the scale), its stage-2
 /// codes `bits` wide.

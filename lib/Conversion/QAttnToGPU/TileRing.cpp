@@ -67,6 +67,11 @@ void mlir::qattn::tiles::warpSync(WarpProgram &w) {
 static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim, int64_t bits) {
   SmallVector<SmallVector<int64_t>> pieces = tilePieceBytes(op, headDim, bits);
   bool rows = static_cast<bool>(op.getStage2Attr());
+  // Codes a lane shifts after the load (laneCodesOf) start at any byte.
+  if (rows &&
+      laneCodesOf(headDim, op.getLayout() == FragmentLayout::mma_keys_a, bits)
+          .shifted)
+    return 0;
   int64_t sum = rows ? 2 * headDim * static_cast<int64_t>(pieces[1].size()) : 0;
   auto copied = [](int64_t bytes) {
     return bytes == 4 || bytes == 8 || bytes % 16 == 0;

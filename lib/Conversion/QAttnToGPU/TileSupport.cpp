@@ -61,7 +61,8 @@ static LogicalResult checkLoad(LoadKVTileOp op, int64_t headDim,
                           "unverified-gpu-lowerings=true takes them)");
   }
   if (Stage2Attr s2 = op.getStage2Attr()) {
-    if (std::string why = whyNoTileGpuCodes(headDim, s2.getBits());
+    if (std::string why = whyNoTileGpuCodes(
+            headDim, s2.getBits(), s2.getOrder() == PackOrder::msb_first);
         !why.empty())
       return fail(why);
     int64_t group = s2.getGroup();

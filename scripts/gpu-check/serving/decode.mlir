@@ -525,6 +525,52 @@ func.func @d80_int8_causal(
   return %o : tensor<?x8x2x80xf32>
 }
 
+func.func @d80_int2_int3(
+    %a0: tensor<?x16x1x80xf16> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
+    %a1: tensor<?x64x80xi8> {qattn.name = "k_codes", qattn.dims = ["NP", "", ""]},
+    %a2: tensor<?x4x1xf32> {qattn.name = "k_scales", qattn.dims = ["NP", "", ""]},
+    %a3: tensor<?x4x4x80xi8> {qattn.name = "k_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %a4: tensor<?x4x4x80xi8> {qattn.name = "k_zeros", qattn.dims = ["NP", "", "", ""]},
+    %a5: tensor<?x64x120xi8> {qattn.name = "v_codes", qattn.dims = ["NP", "", ""]},
+    %a6: tensor<?x4x1xf32> {qattn.name = "v_scales", qattn.dims = ["NP", "", ""]},
+    %a7: tensor<?x4x4x80xi8> {qattn.name = "v_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %a8: tensor<?x4x4x80xi8> {qattn.name = "v_zeros", qattn.dims = ["NP", "", "", ""]},
+    %a9: tensor<?x4x64x80xi8> {qattn.name = "k_buffer", qattn.dims = ["B", "", "", ""]},
+    %a10: tensor<?x4xf32> {qattn.name = "k_buffer_scale", qattn.dims = ["B", ""]},
+    %a11: tensor<?x4x64x80xi8> {qattn.name = "v_buffer", qattn.dims = ["B", "", "", ""]},
+    %a12: tensor<?x4xf32> {qattn.name = "v_buffer_scale", qattn.dims = ["B", ""]},
+    %a13: tensor<?xi32> {qattn.name = "kv_lens", qattn.dims = ["B"]},
+    %a14: tensor<?x?xi32> {qattn.name = "page_table", qattn.dims = ["B", "MP"]})
+    -> (tensor<?x16x1x80xf32> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
+  %o = qattn.attention %a0 keys(%a1, %a2, %a3, %a4) values(%a5, %a6, %a7, %a8) buffers(%a9, %a10, %a11, %a12) lengths(%a13) pages(%a14)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [2], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [3], group = 16, order = msb_first, anchor = min>}
+      : (tensor<?x16x1x80xf16>, tensor<?x64x80xi8>, tensor<?x4x1xf32>, tensor<?x4x4x80xi8>, tensor<?x4x4x80xi8>, tensor<?x64x120xi8>, tensor<?x4x1xf32>, tensor<?x4x4x80xi8>, tensor<?x4x4x80xi8>, tensor<?x4x64x80xi8>, tensor<?x4xf32>, tensor<?x4x64x80xi8>, tensor<?x4xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x16x1x80xf32>
+  return %o : tensor<?x16x1x80xf32>
+}
+
+func.func @d80_int3_int2_causal(
+    %a0: tensor<?x8x2x80xf32> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
+    %a1: tensor<?x64x60xi8> {qattn.name = "k_codes", qattn.dims = ["NP", "", ""]},
+    %a2: tensor<?x2x1xf32> {qattn.name = "k_scales", qattn.dims = ["NP", "", ""]},
+    %a3: tensor<?x2x4x80xi8> {qattn.name = "k_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %a4: tensor<?x2x4x80xi8> {qattn.name = "k_zeros", qattn.dims = ["NP", "", "", ""]},
+    %a5: tensor<?x64x40xi8> {qattn.name = "v_codes", qattn.dims = ["NP", "", ""]},
+    %a6: tensor<?x2x1xf32> {qattn.name = "v_scales", qattn.dims = ["NP", "", ""]},
+    %a7: tensor<?x2x2x80xi8> {qattn.name = "v_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %a8: tensor<?x2x2x80xi8> {qattn.name = "v_zeros", qattn.dims = ["NP", "", "", ""]},
+    %a9: tensor<?x2x64x80xi8> {qattn.name = "k_buffer", qattn.dims = ["B", "", "", ""]},
+    %a10: tensor<?x2xf32> {qattn.name = "k_buffer_scale", qattn.dims = ["B", ""]},
+    %a11: tensor<?x2x64x80xi8> {qattn.name = "v_buffer", qattn.dims = ["B", "", "", ""]},
+    %a12: tensor<?x2xf32> {qattn.name = "v_buffer_scale", qattn.dims = ["B", ""]},
+    %a13: tensor<?xi32> {qattn.name = "kv_lens", qattn.dims = ["B"]},
+    %a14: tensor<?x?xi32> {qattn.name = "page_table", qattn.dims = ["B", "MP"]})
+    -> (tensor<?x8x2x80xf32> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
+  %o = qattn.attention %a0 keys(%a1, %a2, %a3, %a4) values(%a5, %a6, %a7, %a8) buffers(%a9, %a10, %a11, %a12) lengths(%a13) pages(%a14)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [3], group = 16, order = msb_first>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [2], group = 32>, causal}
+      : (tensor<?x8x2x80xf32>, tensor<?x64x60xi8>, tensor<?x2x1xf32>, tensor<?x2x4x80xi8>, tensor<?x2x4x80xi8>, tensor<?x64x40xi8>, tensor<?x2x1xf32>, tensor<?x2x2x80xi8>, tensor<?x2x2x80xi8>, tensor<?x2x64x80xi8>, tensor<?x2xf32>, tensor<?x2x64x80xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x2x80xf32>
+  return %o : tensor<?x8x2x80xf32>
+}
+
 func.func @d96_channel_g8(
     %a0: tensor<?x16x1x96xi8> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
     %a1: tensor<?x16x1x96xf16> {qattn.name = "q_scales", qattn.dims = ["B", "", "", ""]},

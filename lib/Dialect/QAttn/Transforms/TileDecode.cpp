@@ -525,7 +525,8 @@ std::string mlir::qattn::whyNotGpuDecodeTiles(AttentionOp op, bool unverified) {
                                 unverified)
            : "";
     if (why.empty() && s2)
-      why = whyNoTileGpuCodes(d, s2.getBits());
+      why = whyNoTileGpuCodes(d, s2.getBits(),
+                              s2.getOrder() == PackOrder::msb_first);
     if (why.empty() && s2)
       why = whyNoTileGpuKeys("stage-2 groups", s2.getGroup());
     if (!why.empty())
