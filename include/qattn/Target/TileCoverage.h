@@ -26,8 +26,8 @@ namespace mlir::qattn {
 /// `unverified` asks for the lowerings that have not run on the H200 matrix
 /// yet (qattn-tile's unverified-gpu-lowerings). Other multiples of 16 lower
 /// too, but ptxas spills hundreds of bytes a lane (4-bit, 16 heads over 8:
-/// d = 112 508 bytes at 168 registers, d = 208 424 at 255): no better than
-/// the rows kernel they would replace, which takes none of them.
+/// d = 112 508 bytes at 168 registers, d = 208 424 at 255); they stay
+/// refused until that is worked on (no other GPU kernel takes them either).
 inline std::string whyNoTileGpuHeadDim(int64_t headDim, bool unverified) {
   bool lowered =
       headDim == 80 || (headDim % 32 == 0 && headDim >= 32 && headDim <= 256);

@@ -167,12 +167,6 @@ SmallVector<LaneKey> laneKeys(WarpProgram &w, FragmentLayout layout,
 
 } // namespace
 
-/// 3-bit codes (`bytes` bytes of docs/FORMAT.md's bit string in `words`,
-/// either order) in the 4-bit layout of the same order, which the 4-bit
-/// dequantization takes: 8 codes (3 bytes) a word. Per word one prmt
-/// gathers the 3 bytes (most significant first for msb_first), three
-/// mask-and-shift steps move the codes apart (12-bit halves to 16, 6-bit
-/// pairs to 8, 3-bit codes to 4), and msb_first swaps the word's bytes back.
 LaneCodes mlir::qattn::tiles::laneCodesOf(int64_t headDim, bool keys,
                                           int64_t bits) {
   int64_t channels = keys ? headDim / 4 : headDim / 8;
@@ -196,10 +190,13 @@ Value mlir::qattn::tiles::laneCodeByte(ImplicitLocOpBuilder &b,
 
 Value mlir::qattn::tiles::laneCodeShift(ImplicitLocOpBuilder &b,
                                         const LaneCodes &codes, Value lane) {
-  int64_t unit = codes.bits == 3 ? 1 : codes.bits; // widened: 4 bits a code
-  Value units = rem(b, mul(b, lane, codes.channels * unit), 8);
+  // 3-bit codes are counted in codes of their group (4 bits once widened),
+  // others in bits of their byte.
+  bool widened = codes.bits == 3;
+  Value units =
+      rem(b, mul(b, lane, codes.channels * (widened ? 1 : codes.bits)), 8);
   return arith::IndexCastOp::create(b, b.getI32Type(),
-                                    mul(b, units, codes.bits == 3 ? 4 : 1));
+                                    mul(b, units, widened ? 4 : 1));
 }
 
 /// `words` shifted down by `s` bits (i32, below 32) as one bit string, the
@@ -220,6 +217,12 @@ static Value shiftWordsDown(ImplicitLocOpBuilder &b, Value words, Value s) {
   return vector::FromElementsOp::create(b, words.getType(), out);
 }
 
+/// 3-bit codes (`bytes` bytes of docs/FORMAT.md's bit string in `words`,
+/// either order) in the 4-bit layout of the same order, which the 4-bit
+/// dequantization takes: 8 codes (3 bytes) a word. Per word one prmt
+/// gathers the 3 bytes (most significant first for msb_first), three
+/// mask-and-shift steps move the codes apart (12-bit halves to 16, 6-bit
+/// pairs to 8, 3-bit codes to 4), and msb_first swaps the word's bytes back.
 Value mlir::qattn::tiles::widenThreeBitCodes(ImplicitLocOpBuilder &b,
                                              Value words, int64_t bytes,
                                              PackOrder order) {

@@ -4,20 +4,20 @@
 //
 // The register lowering of the tile layer covers decode over 2-, 3- and 4-bit
 // stage-2 caches (per-head widths too, groups of 8 keys or more) or int8
-// stage-1 caches, with stage-1 scales per block (of 8 keys or more) or per
-// channel, the int8 tail, float queries (rounded to f16) or int8 ones (scales
-// per block, or per channel applied before the rounding), exact and SAS
-// softmax, head dims 64 and 128; and, where qattn-tile marked the grid
+// stage-1 caches, with stage-1 scales per block or per channel (blocks of 8
+// keys or more that cover a tile or split it into halves of key blocks), the
+// int8 tail, float queries (rounded to f16) or int8 ones (scales per block,
+// or per channel applied before the rounding), exact and SAS softmax, head
+// dims 64 and 128; and, where qattn-tile marked the grid
 // kUnverifiedGpuLoweringsAttr (not yet run on the H200), head dims 80 and the
 // other multiples of 32 to 256, and scales per block of any other size (a
-// scale per lane key).
-// Everything else is a diagnostic on the op, naming what is missing. The head
-// dims, code widths and blocks are qattn/Target/TileCoverage.h's, by which
-// qattn-tile also keeps
-// static decode that this would refuse off the tile layer
-// (whyNotGpuDecodeTiles); the tile-relative limits (a tile holds whole blocks
-// and groups, or halves of its key blocks) are this file's. Also the lane
-// channel orders, which the cache's packing fixes (TileLowering.h).
+// scale per lane key). Everything else is a diagnostic on the op, naming
+// what is missing. The head dims, code widths and blocks are
+// qattn/Target/TileCoverage.h's, by which qattn-tile also keeps static decode
+// that this would refuse off the tile layer (whyNotGpuDecodeTiles); the
+// tile-relative limits (a tile holds whole blocks and groups, or halves of
+// its key blocks) are this file's. Also the lane channel orders, which the
+// cache's packing fixes (TileLowering.h).
 //
 //===----------------------------------------------------------------------===//
 
