@@ -88,7 +88,8 @@ inline std::string whyNoTileGpuBlocks(int64_t keys, bool perChannel,
     return why;
   if (!unverified)
     return "stage-1 blocks of " + std::to_string(keys) +
-           " keys (lowered, but not yet run on the H200 matrix: qattn-tile "
+           (keys == 1 ? " key" : " keys") +
+           " (lowered, but not yet run on the H200 matrix: qattn-tile "
            "unverified-gpu-lowerings=true takes them)";
   return "";
 }

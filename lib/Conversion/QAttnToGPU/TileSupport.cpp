@@ -51,8 +51,10 @@ static LogicalResult checkLoad(LoadKVTileOp op, int64_t headDim,
   if (Stage1Attr s1 = op.getStage1Attr()) {
     // Scales per block that do not fit: a scale per lane key
     // (hasLaneScales), not yet run on the H200.
-    std::string sizes = "stage-1 blocks of " + std::to_string(s1.getBlock()) +
-                        " keys in tiles of " + std::to_string(keys);
+    int64_t block = s1.getBlock();
+    std::string sizes = "stage-1 blocks of " + std::to_string(block) +
+                        (block == 1 ? " key" : " keys") + " in tiles of " +
+                        std::to_string(keys);
     if (hasChannelScales(op) && !fits(s1.getBlock()))
       return fail(sizes);
     if (hasLaneScales(op) && !unverified)
