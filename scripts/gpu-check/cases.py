@@ -77,6 +77,11 @@ def matrix():
         Case("decode_int8_kv_token_d128", 2, 16, 4, 1, 1000, 128, [], block=1, buffer=24),
         Case("decode_int8_kv_block2_nq3_d64", 1, 16, 2, 3, 777, 64, [], block=2),
         Case("decode_int8_kv_block24_d128", 1, 16, 4, 1, 1000, 128, [], block=24),
+        # Stage-2 groups of 4 and 2 keys: the warp kernel, or with the option
+        # the tile layer (the constants of each lane's keys' groups).
+        Case("decode_group4_msb_d128", 2, 16, 4, 1, 1000, 128, [4], group=4,
+             order="msb_first", buffer=24),
+        Case("decode_group2_2bit_nq3_d64", 1, 16, 2, 3, 555, 64, [2], group=2),
         Case("decode_nq16_noncausal_d64", 3, 16, 4, 16, 555, 64, [4], causal=False),
         Case("decode_mixed_2_4", 2, 16, 4, 2, 900, 128, [4, 2, 2, 4]),
         Case("decode_int8_kv", 2, 16, 4, 1, 1000, 128, []),

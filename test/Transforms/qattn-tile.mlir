@@ -193,8 +193,10 @@ func.func @decode_packed_batch8(%q: tensor<8x32x1x64xf32>, %kp: tensor<8x8192x25
 // keeps the warp kernel (but takes the tile layer with
 // unverified-gpu-lowerings): head dims 80, 96, 192 and 256 (past d = 128
 // the grid kernel takes 8 warps an SM, 255 registers), stage-1 blocks of 1
-// key (a scale per token) and of 24 (a scale per lane key either way).
-// Blocks of 8 take the tile layer (two scales a 16-key tile).
+// key (a scale per token) and of 24 (a scale per lane key either way), and
+// stage-2 groups of 4 (at 12 warps an SM: a lane holds two groups'
+// constants a key block). Blocks of 8 take the tile layer (two scales a
+// 16-key tile).
 // AUTO-LABEL: func.func @decode_d80
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
 // AUTO-LABEL: func.func @decode_d96
@@ -221,6 +223,11 @@ func.func @decode_packed_batch8(%q: tensor<8x32x1x64xf32>, %kp: tensor<8x8192x25
 // UNVERIFIED: scf.forall
 // UNVERIFIED: qattn.load_kv_tile {{.*}} {keys = 16 : i64, layout = #qattn.fragment<mma_keys_a>, stage1 = #qattn.stage1<block = 1>}
 // UNVERIFIED: qattn.grid_warps_per_sm = 16 : i64, qattn.unverified_gpu_lowerings
+// AUTO-LABEL: func.func @decode_group4
+// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4,
+// UNVERIFIED-LABEL: func.func @decode_group4
+// UNVERIFIED: qattn.load_kv_tile {{.*}} {keys = 16 : i64, layout = #qattn.fragment<mma_keys_a>, stage1 = #qattn.stage1<block = 64>, stage2 = #qattn.stage2<bits = [4], group = 4>}
+// UNVERIFIED: qattn.grid_warps_per_sm = 12 : i64, qattn.unverified_gpu_lowerings
 // AUTO-LABEL: func.func @decode_block24
 // AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
 // UNVERIFIED-LABEL: func.func @decode_block24
@@ -252,6 +259,12 @@ func.func @decode_d192(%q: tensor<1x8x1x192xf32>, %k: tensor<1x2x2000x192xi8>, %
 func.func @decode_block1(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks: tensor<1x2x2000xf32>) -> tensor<1x8x1x64xf32> {
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) {k_stage1 = #qattn.stage1<block = 1>, v_stage1 = #qattn.stage1<block = 1>}
       : (tensor<1x8x1x64xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x2000xf32>, tensor<1x2x2000x64xi8>, tensor<1x2x2000xf32>) -> tensor<1x8x1x64xf32>
+  return %o : tensor<1x8x1x64xf32>
+}
+func.func @decode_group4(%q: tensor<1x8x1x64xf32>, %kp: tensor<1x2000x64xi8>, %ks: tensor<1x2x32xf32>, %kg: tensor<1x2x500x64xi8>, %kz: tensor<1x2x500x64xi8>) -> tensor<1x8x1x64xf32> {
+  %o = qattn.attention %q keys(%kp, %ks, %kg, %kz) values(%kp, %ks, %kg, %kz)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 4>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [4], group = 4>}
+      : (tensor<1x8x1x64xf32>, tensor<1x2000x64xi8>, tensor<1x2x32xf32>, tensor<1x2x500x64xi8>, tensor<1x2x500x64xi8>, tensor<1x2000x64xi8>, tensor<1x2x32xf32>, tensor<1x2x500x64xi8>, tensor<1x2x500x64xi8>) -> tensor<1x8x1x64xf32>
   return %o : tensor<1x8x1x64xf32>
 }
 func.func @decode_block24(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x2000x64xi8>, %ks: tensor<1x2x84xf32>) -> tensor<1x8x1x64xf32> {

@@ -79,23 +79,29 @@ inline constexpr int64_t kTileGridWarpThreads = 32;
 
 /// The register budget of the grid kernel whose tiles hold `tileKeys` keys
 /// of head dim `headDim` and whose rows take `rowBlocks` blocks of 8
-/// (query, head) pairs.
+/// (query, head) pairs. Stage-2 groups of 2 or 4 keys (`laneGroups`: a lane
+/// holds the constants of two groups a key block) take the wide budget
+/// (ptxas, 4-bit d128 groups of 4: 236 bytes spilled at 128 registers, 12 at
+/// 168).
 inline constexpr int64_t tileGridRegisters(int64_t tileKeys, int64_t rowBlocks,
-                                           int64_t headDim) {
+                                           int64_t headDim,
+                                           bool laneGroups = false) {
   if (headDim > 128)
     return kTileGridRegistersLargeHead;
-  return rowBlocks == 1 && tileKeys == 16 ? kTileGridRegistersNarrow
-                                          : kTileGridRegistersWide;
+  return rowBlocks == 1 && tileKeys == 16 && !laneGroups
+             ? kTileGridRegistersNarrow
+             : kTileGridRegistersWide;
 }
 
 /// The grid kernel's warps (CTAs) resident on one SM of `chip` at that
 /// budget: 16 at 128 registers, 12 at 168, 8 at 256 on sm_90a.
 inline constexpr int64_t tileGridWarpsPerSM(const ChipInfo &chip,
                                             int64_t tileKeys, int64_t rowBlocks,
-                                            int64_t headDim) {
+                                            int64_t headDim,
+                                            bool laneGroups = false) {
   return chip.registersPerSM /
          (kTileGridWarpThreads *
-          tileGridRegisters(tileKeys, rowBlocks, headDim));
+          tileGridRegisters(tileKeys, rowBlocks, headDim, laneGroups));
 }
 
 /// The attribute on a decode grid of the tile layer (i64) naming the warps
@@ -106,7 +112,7 @@ inline constexpr const char kGridWarpsPerSMAttr[] = "qattn.grid_warps_per_sm";
 /// The unit attribute on a decode grid of the tile layer whose GPU lowering
 /// may take the formats it has that have not passed the H200 matrix yet
 /// (head dims other than 64 and 128, stage-1 blocks of neither 8 keys nor a
-/// multiple of 16): qattn-tile's
+/// multiple of 16, stage-2 groups of 2 or 4 keys): qattn-tile's
 /// `unverified-gpu-lowerings`.
 inline constexpr const char kUnverifiedGpuLoweringsAttr[] =
     "qattn.unverified_gpu_lowerings";

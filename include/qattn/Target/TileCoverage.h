@@ -94,6 +94,20 @@ inline std::string whyNoTileGpuBlocks(int64_t keys, bool perChannel,
   return "";
 }
 
+/// Stage-2 groups of `keys` keys: as whyNoTileGpuKeys, and 2 or 4 keys (a
+/// lane loads the constants of the groups of its keys), where `unverified`
+/// asks for the lowerings not yet run on the H200 matrix. Not 1: V's
+/// fragment pairs two keys under one group's constants.
+inline std::string whyNoTileGpuGroups(int64_t keys, bool unverified) {
+  if (keys != 2 && keys != 4)
+    return whyNoTileGpuKeys("stage-2 groups", keys);
+  if (!unverified)
+    return "stage-2 groups of " + std::to_string(keys) +
+           " keys (lowered, but not yet run on the H200 matrix: qattn-tile "
+           "unverified-gpu-lowerings=true takes them)";
+  return "";
+}
+
 } // namespace mlir::qattn
 
 #endif // QATTN_TARGET_TILECOVERAGE_H

@@ -447,12 +447,31 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
                                         add(b, first, w.idx(k * unit)), bound);
     return Value(arith::SelectOp::create(b, valid, row, base));
   };
+  // The block or group of `unit` keys holding the lane's key 8k on in the
+  // tile (g + 8k for K and the scales, 2t + 8k for V's constants:
+  // `valueKeys`; hasLaneScales, hasLaneGroups); a key past `bound` reads the
+  // tile's first.
+  auto laneUnit = [&](int64_t unit, bool valueKeys, int64_t k) {
+    Value &base = firstOfUnit[unit];
+    if (!base)
+      base = div(b, head.row, unit);
+    Value key = add(b, valueKeys ? mul(b, w.t, 2) : w.g, w.idx(8 * k));
+    Value row = div(b, add(b, head.row, key), unit);
+    if (wholeTiles)
+      return row;
+    Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                        add(b, first, key), bound);
+    return Value(arith::SelectOp::create(b, valid, row, base));
+  };
   if (s2) {
-    // The constants of each stage-2 group of the tile.
+    // The constants of each stage-2 group of the tile, or of each group of
+    // the lane's keys of each half of a key block (hasLaneGroups).
+    bool laneGroups = hasLaneGroups(s2, op.getKeys());
     for (int64_t part : {2, 3}) {
       const FlatTensor &consts = w.tensor(sources[part]);
       for (auto [k, pieceBytes] : llvm::enumerate(bytes[part - 1])) {
-        Value row = unitOfTile(s2.getGroup(), k);
+        Value row = laneGroups ? laneUnit(s2.getGroup(), !keys, k)
+                               : unitOfTile(s2.getGroup(), k);
         TilePiece piece{&consts,
                         consts.linearize(b, {head.entry, hk, row, channel0}),
                         pieceBytes, words(pieceBytes),
@@ -462,20 +481,6 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
       }
     }
   }
-  // The block of the lane's key g + 8k of the tile (hasLaneScales); a key
-  // past `bound` reads the tile's first block.
-  auto laneBlock = [&](int64_t block, int64_t k) {
-    Value &base = firstOfUnit[block];
-    if (!base)
-      base = div(b, head.row, block);
-    Value key = add(b, w.g, w.idx(8 * k));
-    Value row = div(b, add(b, head.row, key), block);
-    if (wholeTiles)
-      return row;
-    Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                        add(b, first, key), bound);
-    return Value(arith::SelectOp::create(b, valid, row, base));
-  };
   // One scale per tile (or per stage-1 block of the tile where blocks are
   // shorter; per lane key where they do not fit it): the buffer's of its
   // sequence and head [B, Hkv], or the stage-1 block's [entries, Hkv,
@@ -486,7 +491,7 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
   for (auto [k, pieceBytes] : llvm::enumerate(bytes.back())) {
     SmallVector<Value> idx = {head.entry, hk};
     if (laneScales)
-      idx.push_back(laneBlock(s1.getBlock(), k));
+      idx.push_back(laneUnit(s1.getBlock(), /*valueKeys=*/false, k));
     else if (s1)
       idx.push_back(unitOfTile(s1.getBlock(), k));
     if (hasChannelScales(op)) {
@@ -552,8 +557,11 @@ mlir::qattn::tiles::tilePieceBytes(LoadKVTileOp op, int64_t headDim,
   SmallVector<SmallVector<int64_t>> bytes;
   if (Stage2Attr s2 = op.getStage2Attr()) {
     int64_t codeBytes = laneCodesOf(headDim, keys, bits).bytes;
-    // One piece of constants per stage-2 group of the tile.
-    int64_t groups = tileGroups(op.getTile()[1]);
+    // One piece of constants per stage-2 group of the tile (per half of a
+    // key block where the lane's keys' groups differ by lane).
+    int64_t groups = hasLaneGroups(s2, op.getKeys())
+                         ? 2 * op.getKeys() / kKeyBlock
+                         : tileGroups(op.getTile()[1]);
     bytes.push_back(SmallVector<int64_t>(laneKeys, codeBytes));
     bytes.push_back(SmallVector<int64_t>(groups, laneChannels));
     bytes.push_back(SmallVector<int64_t>(groups, laneChannels));
@@ -581,6 +589,11 @@ bool mlir::qattn::tiles::hasLaneScales(LoadKVTileOp op) {
     return false;
   int64_t block = s1.getBlock(), keys = op.getKeys();
   return block % keys != 0 && (keys % block != 0 || block % 8 != 0);
+}
+
+bool mlir::qattn::tiles::hasLaneGroups(Stage2Attr s2, int64_t tileKeys) {
+  int64_t group = s2.getGroup();
+  return group >= 2 && group < 8 && tileKeys % group == 0;
 }
 
 int64_t mlir::qattn::tiles::tileScaleCount(LoadKVTileOp op) {

@@ -257,6 +257,11 @@ inline int64_t constantOfHalf(int64_t kb, int64_t h, int64_t count,
 /// block where blocks (of 8 keys) are shorter than the tile, one per half of
 /// each key block where they do not fit it (hasLaneScales), else one.
 int64_t tileScaleCount(LoadKVTileOp op);
+/// Whether stage-2 groups `s2` are shorter than half a key block (2 or 4
+/// keys) in tiles of `tileKeys`, so that a lane loads the constants of the
+/// group of its keys of each half of each key block (K's g + 8h, V's 2t + 8h
+/// and 2t + 1 + 8h: one group), which constantOfHalf then picks.
+bool hasLaneGroups(Stage2Attr s2, int64_t tileKeys);
 /// Whether the stage-1 blocks of `op` (one scale each) neither cover its
 /// tiles nor split them into halves of key blocks (8 keys or more each;
 /// blocks of 1, 2, 4, 12, 24 in 16-key tiles), so that a lane reads the

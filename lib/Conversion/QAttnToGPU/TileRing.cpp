@@ -67,10 +67,12 @@ void mlir::qattn::tiles::warpSync(WarpProgram &w) {
 static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim, int64_t bits) {
   SmallVector<SmallVector<int64_t>> pieces = tilePieceBytes(op, headDim, bits);
   bool rows = static_cast<bool>(op.getStage2Attr());
-  // Codes a lane shifts after the load (laneCodesOf) start at any byte.
+  // Codes a lane shifts after the load (laneCodesOf) start at any byte;
+  // constants of the lane's own groups (hasLaneGroups) stay register loads.
   if (rows &&
-      laneCodesOf(headDim, op.getLayout() == FragmentLayout::mma_keys_a, bits)
-          .shifted)
+      (laneCodesOf(headDim, op.getLayout() == FragmentLayout::mma_keys_a, bits)
+           .shifted ||
+       hasLaneGroups(op.getStage2Attr(), op.getKeys())))
     return 0;
   int64_t sum = rows ? 2 * headDim * static_cast<int64_t>(pieces[1].size()) : 0;
   auto copied = [](int64_t bytes) {

@@ -10,9 +10,10 @@
 // or per channel applied before the rounding), exact and SAS softmax, head
 // dims 64 and 128; and, where qattn-tile marked the grid
 // kUnverifiedGpuLoweringsAttr (not yet run on the H200), head dims 80 and the
-// other multiples of 32 to 256, and scales per block of any other size (a
-// scale per lane key). Everything else is a diagnostic on the op, naming
-// what is missing. The head dims, code widths and blocks are
+// other multiples of 32 to 256, scales per block of any other size (a scale
+// per lane key) and stage-2 groups of 2 and 4 keys (the constants of each
+// lane's keys' groups). Everything else is a diagnostic on the op, naming
+// what is missing. The head dims, code widths, blocks and groups are
 // qattn/Target/TileCoverage.h's, by which qattn-tile also keeps static decode
 // that this would refuse off the tile layer (whyNotGpuDecodeTiles); the
 // tile-relative limits (a tile holds whole blocks and groups, or halves of
@@ -68,9 +69,17 @@ static LogicalResult checkLoad(LoadKVTileOp op, int64_t headDim,
         !why.empty())
       return fail(why);
     int64_t group = s2.getGroup();
-    if (!fits(group))
-      return fail("stage-2 groups of " + Twine(group) + " keys in tiles of " +
-                  Twine(keys));
+    std::string sizes = "stage-2 groups of " + std::to_string(group) +
+                        (group == 1 ? " key" : " keys") + " in tiles of " +
+                        std::to_string(keys);
+    // Groups of 2 and 4: the constants of the lane's keys' groups.
+    if (hasLaneGroups(s2, keys) && !unverified)
+      return fail(sizes + " (lowered with the constants of the lane's keys' "
+                          "groups, but not yet run on the H200 matrix: "
+                          "qattn-tile unverified-gpu-lowerings=true takes "
+                          "them)");
+    if (!fits(group) && !hasLaneGroups(s2, keys))
+      return fail(sizes);
   }
   return success();
 }

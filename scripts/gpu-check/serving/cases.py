@@ -138,6 +138,11 @@ CASES = [
      ["1,2,15,16,17,1000,4097", "300"]),
     ("token_int8_causal", 8, 2, 2, 64, "block=2", "block=4,scale=f16", 16, True, True,
      "f32", "f32", ["1,2,3,4,5,15,16,17,33,700"]),
+    # Stage-2 groups of 4 and 2 keys: each lane loads the constants of its
+    # keys' groups (12 warps an SM).
+    ("g4_int4_g2_int2_d128", 32, 8, 1, 128, "block=64,bits=4,group=4,anchor=min",
+     "block=64,bits=2,group=2,order=msb", 64, True, False, "f16", "f16",
+     ["1,3,4,5,15,16,17,1000,3000"]),
     # Blocks that split a 16-key tile unevenly (12, 24), likewise.
     ("b12_int8_page48", 8, 2, 1, 128, "block=12", "block=24,scale=f16", 48, True, False,
      "f16", "f32", ["1,11,12,13,47,48,49,700"]),

@@ -857,6 +857,29 @@ func.func @token_int8_causal(
   return %o : tensor<?x8x2x64xf32>
 }
 
+func.func @g4_int4_g2_int2_d128(
+    %a0: tensor<?x32x1x128xf16> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
+    %a1: tensor<?x64x512xi8> {qattn.name = "k_codes", qattn.dims = ["NP", "", ""]},
+    %a2: tensor<?x8x1xf32> {qattn.name = "k_scales", qattn.dims = ["NP", "", ""]},
+    %a3: tensor<?x8x16x128xi8> {qattn.name = "k_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %a4: tensor<?x8x16x128xi8> {qattn.name = "k_zeros", qattn.dims = ["NP", "", "", ""]},
+    %a5: tensor<?x64x256xi8> {qattn.name = "v_codes", qattn.dims = ["NP", "", ""]},
+    %a6: tensor<?x8x1xf32> {qattn.name = "v_scales", qattn.dims = ["NP", "", ""]},
+    %a7: tensor<?x8x32x128xi8> {qattn.name = "v_group_scales", qattn.dims = ["NP", "", "", ""]},
+    %a8: tensor<?x8x32x128xi8> {qattn.name = "v_zeros", qattn.dims = ["NP", "", "", ""]},
+    %a9: tensor<?x8x64x128xi8> {qattn.name = "k_buffer", qattn.dims = ["B", "", "", ""]},
+    %a10: tensor<?x8xf32> {qattn.name = "k_buffer_scale", qattn.dims = ["B", ""]},
+    %a11: tensor<?x8x64x128xi8> {qattn.name = "v_buffer", qattn.dims = ["B", "", "", ""]},
+    %a12: tensor<?x8xf32> {qattn.name = "v_buffer_scale", qattn.dims = ["B", ""]},
+    %a13: tensor<?xi32> {qattn.name = "kv_lens", qattn.dims = ["B"]},
+    %a14: tensor<?x?xi32> {qattn.name = "page_table", qattn.dims = ["B", "MP"]})
+    -> (tensor<?x32x1x128xf16> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
+  %o = qattn.attention %a0 keys(%a1, %a2, %a3, %a4) values(%a5, %a6, %a7, %a8) buffers(%a9, %a10, %a11, %a12) lengths(%a13) pages(%a14)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [4], group = 4, anchor = min>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [2], group = 2, order = msb_first>}
+      : (tensor<?x32x1x128xf16>, tensor<?x64x512xi8>, tensor<?x8x1xf32>, tensor<?x8x16x128xi8>, tensor<?x8x16x128xi8>, tensor<?x64x256xi8>, tensor<?x8x1xf32>, tensor<?x8x32x128xi8>, tensor<?x8x32x128xi8>, tensor<?x8x64x128xi8>, tensor<?x8xf32>, tensor<?x8x64x128xi8>, tensor<?x8xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x32x1x128xf16>
+  return %o : tensor<?x32x1x128xf16>
+}
+
 func.func @b12_int8_page48(
     %a0: tensor<?x8x1x128xf16> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
     %a1: tensor<?x2x48x128xi8> {qattn.name = "k_data", qattn.dims = ["NP", "", "", ""]},

@@ -46,6 +46,13 @@ constexpr int64_t kTileKeys = 16, kWideTileKeys = 32, kTileRows = 16;
 // split's partial row), unless each split still gets kLongSplitKeys keys.
 constexpr int64_t kMaxSplits = 64, kLongSplitKeys = 256;
 
+/// Whether a stage-2 group of K or V is shorter than 8 keys (whose GPU
+/// lowering holds two groups' constants a key block: Chip.h's budget).
+bool hasGroupsUnder8(AttentionOp op) {
+  return llvm::any_of(std::array{op.getKStage2Attr(), op.getVStage2Attr()},
+                      [](Stage2Attr s2) { return s2 && s2.getGroup() < 8; });
+}
+
 /// The 8-row blocks of (query, head) rows a grid warp covers.
 int64_t rowBlocksOf(AttentionOp op) {
   return tileGridRowBlocks(op.getNumQueryHeads() / op.getNumKVHeads() *
@@ -119,8 +126,8 @@ public:
         warpsPerSM(shape.warpsPerSM
                        ? shape.warpsPerSM
                        : tileGridWarpsPerSM(rule.chip, tileKeys,
-                                            rowBlocksOf(op), op.getHeadDim())) {
-  }
+                                            rowBlocksOf(op), op.getHeadDim(),
+                                            hasGroupsUnder8(op))) {}
 
   Value materialize();
 
@@ -528,7 +535,7 @@ std::string mlir::qattn::whyNotGpuDecodeTiles(AttentionOp op, bool unverified) {
       why = whyNoTileGpuCodes(d, s2.getBits(),
                               s2.getOrder() == PackOrder::msb_first);
     if (why.empty() && s2)
-      why = whyNoTileGpuKeys("stage-2 groups", s2.getGroup());
+      why = whyNoTileGpuGroups(s2.getGroup(), unverified);
     if (!why.empty())
       return why;
   }

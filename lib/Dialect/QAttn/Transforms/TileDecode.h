@@ -56,7 +56,7 @@ std::string whyNotDecodeTiles(AttentionOp op);
 /// cover (qattn/Target/TileCoverage.h, which checkLowerable also applies),
 /// or, unless `unverified`, has not shown correct on the H200 matrix yet
 /// (head dims other than 64 and 128, stage-1 blocks of neither 8 keys nor a
-/// multiple of 16).
+/// multiple of 16, stage-2 groups of 2 or 4 keys).
 std::string whyNotGpuDecodeTiles(AttentionOp op, bool unverified = false);
 /// Replaces `op` by its decode grid over the tile layer (see TileDecode.cpp)
 /// with `splits` key splits per sequence.
