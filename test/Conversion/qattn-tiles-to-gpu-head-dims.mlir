@@ -179,3 +179,34 @@ func.func @d80_int2(%q: tensor<?x8x1x80xf16>, %kp: tensor<?x64x40xi8>, %ks: tens
 // CHECK-NEXT: %[[W:.*]] = vector.extract %[[VW]][0] : i32 from vector<1xi32>
 // CHECK-NEXT: arith.shrui %[[W]], %[[S]] : i32
 // CHECK-LABEL: gpu.func @d80_int2_combine_tiles
+
+// msb_first 2-bit V at d = 80: a lane's codes end inside a byte, so it turns
+// each byte's four codes to lsb_first order (fields 0-3 to 3-0) before the
+// shift, and reads its channels in that order.
+func.func @d80_int2_msb(%q: tensor<?x8x1x80xf16>, %kp: tensor<?x64x40xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x80xi8>, %kz2: tensor<?x2x4x80xi8>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x80xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) lengths(%lens) pages(%table)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [2], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [2], group = 16, order = msb_first>}
+      : (tensor<?x8x1x80xf16>, tensor<?x64x40xi8>, tensor<?x2x1xf32>, tensor<?x2x4x80xi8>, tensor<?x2x4x80xi8>, tensor<?x64x40xi8>, tensor<?x2x1xf32>, tensor<?x2x4x80xi8>, tensor<?x2x4x80xi8>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x80xf16>
+  return %o : tensor<?x8x1x80xf16>
+}
+
+// CHECK-LABEL: gpu.func @d80_int2_msb_decode_tiles
+// CHECK: vector.load %{{.*}} {alignment = 1 : i64} : memref<1099511627776xi8>, vector<3xi8>
+// CHECK: %[[VW:.*]] = vector.bitcast %{{.*}} : vector<4xi8> to vector<1xi32>
+// CHECK-NEXT: %[[W:.*]] = vector.extract %[[VW]][0] : i32 from vector<1xi32>
+// CHECK-NEXT: %[[F3:.*]] = arith.andi %[[W]], %c-1061109568_i32 : i32
+// CHECK-NEXT: arith.shrui %[[F3]], %c6_i32 : i32
+// CHECK-NEXT: %[[F2:.*]] = arith.andi %[[W]], %c808464432_i32 : i32
+// CHECK-NEXT: arith.shrui %[[F2]], %c2_i32 : i32
+// CHECK-NEXT: arith.ori
+// CHECK-NEXT: %[[F1:.*]] = arith.andi %[[W]], %c202116108_i32 : i32
+// CHECK-NEXT: arith.shli %[[F1]], %c2_i32 : i32
+// CHECK-NEXT: %[[F0:.*]] = arith.andi %[[W]], %c50529027_i32 : i32
+// CHECK-NEXT: arith.shli %[[F0]], %c6_i32 : i32
+// CHECK-NEXT: arith.ori
+// CHECK-NEXT: %[[LSB:.*]] = arith.ori
+// CHECK-NEXT: %[[BITS:.*]] = arith.muli %{{.*}}, %c20 : index
+// CHECK-NEXT: %[[OFF:.*]] = arith.remui %[[BITS]], %c8 : index
+// CHECK-NEXT: %[[S:.*]] = arith.index_cast %[[OFF]] : index to i32
+// CHECK-NEXT: arith.shrui %[[LSB]], %[[S]] : i32
+// CHECK-LABEL: gpu.func @d80_int2_msb_combine_tiles

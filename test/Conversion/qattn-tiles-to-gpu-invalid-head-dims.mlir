@@ -1,12 +1,23 @@
 // RUN: qattn-opt %s -split-input-file -verify-diagnostics --qattn-tile=unverified-gpu-lowerings=true --qattn-convert-to-gpu
-// At d = 80 the GPU lowering takes 2-, 3- and 4-bit codes and int8, but not
-// 2-bit codes packed msb_first: a lane's 10 V channels are 2.5 bytes, and the
-// channel order (valueChannels) reads a byte's codes in the packing's order.
+// Head dims the GPU lowering of the tile layer does not take even with
+// unverified-gpu-lowerings: past 256 (a row block's accumulators alone would
+// take 144 registers a lane at d = 288), and the multiples of 16 that are
+// not of 32 but 80.
 
-func.func @d80_int2_msb(%q: tensor<?x8x1x80xf16>, %kp: tensor<?x64x40xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x80xi8>, %kz2: tensor<?x2x4x80xi8>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x80xf16> {
-  // expected-error@+1 {{has no GPU lowering yet for msb_first 2-bit codes at head dim 80}}
+func.func @d288(%q: tensor<?x8x1x288xf16>, %k: tensor<?x2x64x288xi8>, %ks: tensor<?x2x1xf32>, %lens: tensor<?xi32>) -> tensor<?x8x1x288xf16> {
+  // expected-error@+1 {{has no GPU lowering yet for head dim 288 (multiples of 32 from 32 to 256, and 80, only)}}
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%lens)
+      {k_stage1 = #qattn.stage1<block = 64>, v_stage1 = #qattn.stage1<block = 64>}
+      : (tensor<?x8x1x288xf16>, tensor<?x2x64x288xi8>, tensor<?x2x1xf32>, tensor<?x2x64x288xi8>, tensor<?x2x1xf32>, tensor<?xi32>) -> tensor<?x8x1x288xf16>
+  return %o : tensor<?x8x1x288xf16>
+}
+
+// -----
+
+func.func @d48(%q: tensor<?x8x1x48xf16>, %kp: tensor<?x64x24xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x48xi8>, %kz2: tensor<?x2x4x48xi8>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x48xf16> {
+  // expected-error@+1 {{has no GPU lowering yet for head dim 48 (multiples of 32 from 32 to 256, and 80, only)}}
   %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) lengths(%lens) pages(%table)
-      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [2], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [2], group = 16, order = msb_first>}
-      : (tensor<?x8x1x80xf16>, tensor<?x64x40xi8>, tensor<?x2x1xf32>, tensor<?x2x4x80xi8>, tensor<?x2x4x80xi8>, tensor<?x64x40xi8>, tensor<?x2x1xf32>, tensor<?x2x4x80xi8>, tensor<?x2x4x80xi8>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x80xf16>
-  return %o : tensor<?x8x1x80xf16>
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [2], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [2], group = 16>}
+      : (tensor<?x8x1x48xf16>, tensor<?x64x24xi8>, tensor<?x2x1xf32>, tensor<?x2x4x48xi8>, tensor<?x2x4x48xi8>, tensor<?x64x24xi8>, tensor<?x2x1xf32>, tensor<?x2x4x48xi8>, tensor<?x2x4x48xi8>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x48xf16>
+  return %o : tensor<?x8x1x48xf16>
 }

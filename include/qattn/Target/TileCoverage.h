@@ -45,22 +45,17 @@ inline std::string whyNoTileGpuHeadDim(int64_t headDim, bool unverified) {
 /// d/4 channels; 3-bit codes widened to 4 bits as they are read) are whole
 /// words, or end in a half word or a byte (read spread: keyPairs). A lane's
 /// d/8 V channels may start inside a byte or a group of 8 3-bit codes (it
-/// reads from there and shifts), but, `msbFirst`, end in whole bytes: the
-/// channel orders (keyPairs, valueChannels) read a byte's codes in the
-/// packing's order. So all three widths at d = 80 and the multiples of 32
-/// but msb_first 2-bit codes at d = 80 (a lane's 10 V channels: 2.5 bytes;
-/// refused for K too, whose 20 are whole bytes, as the check has no layout).
+/// reads from there and shifts). So all three widths at d = 80 and the
+/// multiples of 32.
 inline std::string whyNoTileGpuCodes(int64_t headDim,
-                                     llvm::ArrayRef<int64_t> widths,
-                                     bool msbFirst) {
+                                     llvm::ArrayRef<int64_t> widths) {
   for (int64_t bits : widths) {
     if (bits < 2 || bits > 4)
       return std::to_string(bits) + "-bit codes (2, 3 and 4 only)";
     int64_t tail = headDim / 4 * (bits == 3 ? 4 : bits) % 32;
-    bool valueBytes = bits == 3 || headDim / 8 * bits % 8 == 0;
-    if ((tail != 0 && tail != 8 && tail != 16) || (msbFirst && !valueBytes))
-      return std::string(msbFirst ? "msb_first " : "") + std::to_string(bits) +
-             "-bit codes at head dim " + std::to_string(headDim);
+    if (tail != 0 && tail != 8 && tail != 16)
+      return std::to_string(bits) + "-bit codes at head dim " +
+             std::to_string(headDim);
   }
   return "";
 }

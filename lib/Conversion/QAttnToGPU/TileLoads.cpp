@@ -199,6 +199,31 @@ Value mlir::qattn::tiles::laneCodeShift(ImplicitLocOpBuilder &b,
                                     mul(b, units, widened ? 4 : 1));
 }
 
+/// `words` with the `bits`-bit codes of each byte in reverse order: a byte
+/// of msb_first codes as lsb_first packs them (2 bits: fields 0-3 to 3-0).
+static Value reverseCodesInBytes(ImplicitLocOpBuilder &b, Value words,
+                                 int64_t bits) {
+  assert(bits == 2 && "only 2-bit codes end inside a byte (d = 80)");
+  int64_t count = cast<VectorType>(words.getType()).getNumElements();
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < count; ++i) {
+    Value x = vector::ExtractOp::create(b, words, ArrayRef<int64_t>{i});
+    auto field = [&](uint32_t mask, int64_t up, int64_t down) -> Value {
+      Value f = arith::AndIOp::create(b, x, i32Const(b, mask));
+      return up ? arith::ShLIOp::create(b, f, i32Const(b, up)).getResult()
+                : arith::ShRUIOp::create(b, f, i32Const(b, down)).getResult();
+    };
+    Value r =
+        arith::OrIOp::create(b,
+                             arith::OrIOp::create(b, field(0x03030303, 6, 0),
+                                                  field(0x0c0c0c0c, 2, 0)),
+                             arith::OrIOp::create(b, field(0x30303030, 0, 2),
+                                                  field(0xc0c0c0c0, 0, 6)));
+    out.push_back(r);
+  }
+  return vector::FromElementsOp::create(b, words.getType(), out);
+}
+
 /// `words` shifted down by `s` bits (i32, below 32) as one bit string, the
 /// last word's upper bits zero.
 static Value shiftWordsDown(ImplicitLocOpBuilder &b, Value words, Value s) {
@@ -532,6 +557,9 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
                               codes && shifted ? 1 : 0);
       if (widen && codes)
         words = widenThreeBitCodes(b, words, piece.bytes, s2.getOrder());
+      if (codes && !keys && s2 &&
+          readsLsbFirst(d, w.codeBits(keys), s2.getOrder()))
+        words = reverseCodesInBytes(b, words, w.codeBits(keys));
       if (codes && shifted)
         words = shiftWordsDown(b, words,
                                laneCodeShift(b, laneCodes, keys ? w.t : w.g));

@@ -299,6 +299,15 @@ struct LaneCodes {
   bool shifted;
 };
 LaneCodes laneCodesOf(int64_t headDim, bool keys, int64_t bits);
+/// Whether a lane's V codes (`bits` wide, packed in `order`) end inside a
+/// byte in msb_first order (2-bit at d = 80: 2.5 bytes), so that the lane
+/// turns each byte's codes to lsb_first order as it loads them (a shift
+/// within a byte would otherwise bring its low codes first) and reads its
+/// channels in that order.
+inline bool readsLsbFirst(int64_t headDim, int64_t bits, PackOrder order) {
+  return order == PackOrder::msb_first && bits != 3 &&
+         headDim / 8 * bits % 8 != 0;
+}
 /// The first byte lane `lane` (index) reads of its codes, from its head's.
 Value laneCodeByte(ImplicitLocOpBuilder &b, const LaneCodes &codes, Value lane);
 /// The bits (i32) lane `lane` shifts its loaded (3 bits: widened) codes

@@ -64,8 +64,7 @@ static LogicalResult checkLoad(LoadKVTileOp op, int64_t headDim,
                           "unverified-gpu-lowerings=true takes them)");
   }
   if (Stage2Attr s2 = op.getStage2Attr()) {
-    if (std::string why = whyNoTileGpuCodes(
-            headDim, s2.getBits(), s2.getOrder() == PackOrder::msb_first);
+    if (std::string why = whyNoTileGpuCodes(headDim, s2.getBits());
         !why.empty())
       return fail(why);
     int64_t group = s2.getGroup();
@@ -117,7 +116,11 @@ LaneChannels mlir::qattn::tiles::laneChannelsOf(scf::ForallOp grid,
     if (load.getLayout() == FragmentLayout::mma_keys_a)
       c.keyPairs = keyPairs(headDim, keyBits, s2.getOrder());
     else
-      c.valueChannels = valueChannels(headDim, valueBits, s2.getOrder());
+      c.valueChannels =
+          valueChannels(headDim, valueBits,
+                        readsLsbFirst(headDim, valueBits, s2.getOrder())
+                            ? PackOrder::lsb_first
+                            : s2.getOrder());
   });
   return c;
 }

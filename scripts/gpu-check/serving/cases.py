@@ -93,12 +93,13 @@ CASES = [
     ("d80_int8_causal", 8, 2, 2, 80, "block=32", "block=32,scale=f16,gran=channel", 64,
      True, True, "i8:block=1", "f32", ["1,2,31,32,33,700"]),
     # 2- and 3-bit at d 80: K's 2-bit codes end in a byte (5 a lane), V's
-    # 3-bit ones start inside a group (10 a lane, read shifted).
+    # 3-bit ones start inside a group (10 a lane, read shifted), V's msb 2-bit
+    # ones inside a byte (turned to lsb order, then shifted).
     ("d80_int2_int3", 16, 4, 1, 80, "block=64,bits=2,group=16",
      "block=64,bits=3,group=16,order=msb,anchor=min", 64, True, False, "f16", "f32",
      ["1,15,16,17,1000,3000"]),
     ("d80_int3_int2_causal", 8, 2, 2, 80, "block=64,bits=3,group=16,order=msb",
-     "block=64,bits=2,group=32", 64, True, True, "f32", "f32", ["1,2,63,64,65,900"]),
+     "block=64,bits=2,group=32,order=msb", 64, True, True, "f32", "f32", ["1,2,63,64,65,900"]),
     ("d96_channel_g8", 16, 4, 1, 96, "block=64,bits=4,group=8,scale=f16,gran=channel",
      "block=8,bits=4,group=8,scale=f16,gran=channel", 64, True, False,
      "i8:block=1,scale=f16,gran=channel", "bf16", ["1,9,100,2000"]),

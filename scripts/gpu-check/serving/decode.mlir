@@ -566,7 +566,7 @@ func.func @d80_int3_int2_causal(
     %a14: tensor<?x?xi32> {qattn.name = "page_table", qattn.dims = ["B", "MP"]})
     -> (tensor<?x8x2x80xf32> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
   %o = qattn.attention %a0 keys(%a1, %a2, %a3, %a4) values(%a5, %a6, %a7, %a8) buffers(%a9, %a10, %a11, %a12) lengths(%a13) pages(%a14)
-      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [3], group = 16, order = msb_first>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [2], group = 32>, causal}
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [3], group = 16, order = msb_first>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [2], group = 32, order = msb_first>, causal}
       : (tensor<?x8x2x80xf32>, tensor<?x64x60xi8>, tensor<?x2x1xf32>, tensor<?x2x4x80xi8>, tensor<?x2x4x80xi8>, tensor<?x64x40xi8>, tensor<?x2x1xf32>, tensor<?x2x2x80xi8>, tensor<?x2x2x80xi8>, tensor<?x2x64x80xi8>, tensor<?x2xf32>, tensor<?x2x64x80xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x2x80xf32>
   return %o : tensor<?x8x2x80xf32>
 }

@@ -532,8 +532,7 @@ std::string mlir::qattn::whyNotGpuDecodeTiles(AttentionOp op, bool unverified) {
                                 unverified)
            : "";
     if (why.empty() && s2)
-      why = whyNoTileGpuCodes(d, s2.getBits(),
-                              s2.getOrder() == PackOrder::msb_first);
+      why = whyNoTileGpuCodes(d, s2.getBits());
     if (why.empty() && s2)
       why = whyNoTileGpuGroups(s2.getGroup(), unverified);
     if (!why.empty())
