@@ -1,10 +1,10 @@
 // RUN: qattn-opt %s -split-input-file -verify-diagnostics --qattn-tile=tile-keys=32 --qattn-convert-to-gpu
-// Stage-1 blocks with a scale per channel that neither cover a tile nor
-// split it into halves of key blocks (8 keys or more each) are a diagnostic
-// naming the sizes. With a scale per block they are lowered (a lane reads
-// the scale of each of its keys), as are stage-2 groups of 2 and 4 keys (a
-// lane loads its keys' groups' constants), but not yet run on the H200:
-// qattn-tile's unverified-gpu-lowerings takes them.
+// Stage-1 blocks that neither cover a tile nor split it into halves of key
+// blocks (8 keys or more each) are lowered (a lane reads the scale, or its
+// channels' scales, of each of its keys), as are stage-2 groups of 2 and 4
+// keys (a lane loads its keys' groups' constants), but not yet run on the
+// H200: without qattn-tile's unverified-gpu-lowerings, a diagnostic naming
+// the sizes and the option.
 
 func.func @block4(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x64x64xi8>, %ks: tensor<?x2x16xf32>, %lens: tensor<?xi32>) -> tensor<?x8x1x64xf16> {
   // expected-error@+1 {{has no GPU lowering yet for stage-1 blocks of 4 keys in tiles of 32 (lowered with a scale per lane key, but not yet run on the H200 matrix: qattn-tile unverified-gpu-lowerings=true takes them)}}
@@ -27,7 +27,7 @@ func.func @block48(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x96x64xi8>, %ks: tens
 // -----
 
 func.func @block4_per_channel(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x64x64xi8>, %ks: tensor<?x2x16x64xf32>, %lens: tensor<?xi32>) -> tensor<?x8x1x64xf16> {
-  // expected-error@+1 {{has no GPU lowering yet for stage-1 blocks of 4 keys in tiles of 32}}
+  // expected-error@+1 {{has no GPU lowering yet for stage-1 blocks of 4 keys in tiles of 32 (lowered with a scale per lane key, but not yet run on the H200 matrix: qattn-tile unverified-gpu-lowerings=true takes them)}}
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%lens)
       {k_stage1 = #qattn.stage1<block = 4, granularity = channel>, v_stage1 = #qattn.stage1<block = 4, granularity = channel>}
       : (tensor<?x8x1x64xf16>, tensor<?x2x64x64xi8>, tensor<?x2x16x64xf32>, tensor<?x2x64x64xi8>, tensor<?x2x16x64xf32>, tensor<?xi32>) -> tensor<?x8x1x64xf16>

@@ -1,12 +1,13 @@
 // RUN: qattn-opt %s --qattn-tile=unverified-gpu-lowerings=true --qattn-pipeline=num-stages=1 --qattn-convert-to-gpu --canonicalize | FileCheck %s
 // RUN: qattn-opt %s --qattn-tile=unverified-gpu-lowerings=true --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=RING
-// Stage-1 blocks (one scale each) that neither cover a tile nor split it
-// into halves of key blocks, on the tile layer's GPU lowering: 1 key (an
-// int8 cache's scale per token), 12. A lane's keys g and g + 8 of a key
-// block each have their own scale, which the lane reads for itself: row
-// (tile's first row + g + 8h) / block, or, where the cache is not whole
-// tiles and that key lies past the bound, the tile's first. The scores of
-// key g + 8h take K's scale of half h, P^T's terms V's, as for blocks of 8.
+// Stage-1 blocks that neither cover a tile nor split it into halves of key
+// blocks, on the tile layer's GPU lowering: 1 key (an int8 cache's scale per
+// token), 12, and 12 with scales per channel (last). A lane's keys g and
+// g + 8 of a key block each have their own scale, which the lane reads for
+// itself: row (tile's first row + g + 8h) / block, or, where the cache is
+// not whole tiles and that key lies past the bound, the tile's first. The
+// scores of key g + 8h take K's scale of half h, P^T's terms V's, as for
+// blocks of 8.
 
 func.func @ragged_token(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x1000x64xi8>, %ks: tensor<?x2x1000xf32>, %lens: tensor<?xi32>) -> tensor<?x8x1x64xf16> {
   %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%lens)
@@ -98,3 +99,30 @@ func.func @block12(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x1000x64xi8>, %ks: te
 // CHECK-NEXT: %[[IN0:.*]] = arith.cmpi ult, %[[K0]], %[[BOUND]] : index
 // CHECK-NEXT: arith.select %[[IN0]], %[[B0]], %[[FIRST]] : index
 // CHECK-LABEL: gpu.func @block12_combine_tiles
+
+// Scales per channel of blocks of 12: each lane loads its channels' scales
+// (K's 16, V's 8 at d = 64) of the block of each of its keys, K's g + 8h, V's
+// 2t + 8h (its fragments' keys; 2t + 1 + 8h in the same block).
+func.func @channel12(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x1000x64xi8>, %ks: tensor<?x2x84x64xf32>, %lens: tensor<?xi32>) -> tensor<?x8x1x64xf16> {
+  %o = qattn.attention %q keys(%k, %ks) values(%k, %ks) lengths(%lens)
+      {k_stage1 = #qattn.stage1<block = 12, granularity = channel>, v_stage1 = #qattn.stage1<block = 12, granularity = channel>}
+      : (tensor<?x8x1x64xf16>, tensor<?x2x1000x64xi8>, tensor<?x2x84x64xf32>, tensor<?x2x1000x64xi8>, tensor<?x2x84x64xf32>, tensor<?xi32>) -> tensor<?x8x1x64xf16>
+  return %o : tensor<?x8x1x64xf16>
+}
+
+// CHECK-LABEL: gpu.func @channel12_decode_tiles
+// CHECK: %[[G:.*]] = arith.divui %thread_id_x, %c4 : index
+// CHECK: %[[T:.*]] = arith.remui %thread_id_x, %c4 : index
+// CHECK: scf.for %[[KEY:.*]] = %{{.*}} to %[[BOUND:.*]] step %c16
+// CHECK: %[[FIRST:.*]] = arith.divui %[[ROW:.*]], %c12 : index
+// CHECK-NEXT: %[[R0:.*]] = arith.addi %[[ROW]], %[[G]] : index
+// CHECK-NEXT: %[[B0:.*]] = arith.divui %[[R0]], %c12 : index
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf32>, vector<16xf32>
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf32>, vector<16xf32>
+// CHECK: %[[VFIRST:.*]] = arith.divui %[[VROW:.*]], %c12 : index
+// CHECK-NEXT: %[[TT:.*]] = arith.muli %[[T]], %c2 : index
+// CHECK-NEXT: %[[V0:.*]] = arith.addi %[[VROW]], %[[TT]] : index
+// CHECK-NEXT: arith.divui %[[V0]], %c12 : index
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf32>, vector<8xf32>
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf32>, vector<8xf32>
+// CHECK-LABEL: gpu.func @channel12_combine_tiles

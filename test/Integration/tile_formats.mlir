@@ -8,7 +8,8 @@
 // 32 (query, head) pairs), the contiguous form with a dynamic capacity and a 64-token buffer;
 // the first function with the SAS softmax (one split, a max pass and a term pass); and int8 K/V
 // with a 24-token buffer, which is not whole 16-key tiles; int8 K/V with a scale per token (K) or
-// per 4 tokens (V), and per 12 (K) and 24 (V) tokens in pages of 48.
+// per 4 tokens (V), and per 12 (K) and 24 (V) tokens in pages of 48, with a scale each or one
+// per channel.
 
 // REQUIRES: numpy
 // RUN: rm -rf %t && qattn-compile %s -o %t/art
@@ -67,6 +68,15 @@
 // RUN: qattn-run %t/art-tiled4 --function int8_block12_paged --input q=%t/h-in/q.npy --input k_data=%t/h-in/k_data.npy --input k_scales=%t/h-in/k_scales.npy --input v_data=%t/h-in/v_data.npy --input v_scales=%t/h-in/v_scales.npy --input k_buffer=%t/h-in/k_buffer.npy --input k_buffer_scale=%t/h-in/k_buffer_scale.npy --input v_buffer=%t/h-in/v_buffer.npy --input v_buffer_scale=%t/h-in/v_buffer_scale.npy --input kv_lens=%t/h-in/kv_lens.npy --input page_table=%t/h-in/page_table.npy --output-dir %t/t4h
 // RUN: %python %S/Inputs/check_paged.py --case tiled4_block12 --art %t/art-tiled4 --function int8_block12_paged --in %t/h-in --out %t/t4h --k block=12 --v block=24,scale=f16 --max-rel-fro 0.05 --min-sqnr 26 | FileCheck %s --check-prefix=H
 
+// Scales per channel of blocks that split a tile unevenly: K per 12 tokens, V per 24 (f16).
+// RUN: %python %S/Inputs/make_paged.py --seed 86 --batch-lens 0,1,11,12,13,23,24,25,47,48,49,100,500 --hq 8 --hkv 2 --nq 2 --d 64 --k block=12,gran=channel --v block=24,scale=f16,gran=channel --page 48 --buffer --out %t/i-in
+// RUN: qattn-run %t/art --function int8_channel12_paged --input q=%t/i-in/q.npy --input k_data=%t/i-in/k_data.npy --input k_scales=%t/i-in/k_scales.npy --input v_data=%t/i-in/v_data.npy --input v_scales=%t/i-in/v_scales.npy --input k_buffer=%t/i-in/k_buffer.npy --input k_buffer_scale=%t/i-in/k_buffer_scale.npy --input v_buffer=%t/i-in/v_buffer.npy --input v_buffer_scale=%t/i-in/v_buffer_scale.npy --input kv_lens=%t/i-in/kv_lens.npy --input page_table=%t/i-in/page_table.npy --output-dir %t/i
+// RUN: %python %S/Inputs/check_paged.py --case channel12 --art %t/art --function int8_channel12_paged --in %t/i-in --out %t/i --k block=12,gran=channel --v block=24,scale=f16,gran=channel --causal --max-rel-fro 0.05 --min-sqnr 26 | FileCheck %s --check-prefix=I
+// RUN: qattn-run %t/art-tiled --function int8_channel12_paged --input q=%t/i-in/q.npy --input k_data=%t/i-in/k_data.npy --input k_scales=%t/i-in/k_scales.npy --input v_data=%t/i-in/v_data.npy --input v_scales=%t/i-in/v_scales.npy --input k_buffer=%t/i-in/k_buffer.npy --input k_buffer_scale=%t/i-in/k_buffer_scale.npy --input v_buffer=%t/i-in/v_buffer.npy --input v_buffer_scale=%t/i-in/v_buffer_scale.npy --input kv_lens=%t/i-in/kv_lens.npy --input page_table=%t/i-in/page_table.npy --output-dir %t/ti
+// RUN: %python %S/Inputs/check_paged.py --case tiled_channel12 --art %t/art-tiled --function int8_channel12_paged --in %t/i-in --out %t/ti --k block=12,gran=channel --v block=24,scale=f16,gran=channel --causal --max-rel-fro 0.05 --min-sqnr 26 | FileCheck %s --check-prefix=I
+// RUN: qattn-run %t/art-tiled4 --function int8_channel12_paged --input q=%t/i-in/q.npy --input k_data=%t/i-in/k_data.npy --input k_scales=%t/i-in/k_scales.npy --input v_data=%t/i-in/v_data.npy --input v_scales=%t/i-in/v_scales.npy --input k_buffer=%t/i-in/k_buffer.npy --input k_buffer_scale=%t/i-in/k_buffer_scale.npy --input v_buffer=%t/i-in/v_buffer.npy --input v_buffer_scale=%t/i-in/v_buffer_scale.npy --input kv_lens=%t/i-in/kv_lens.npy --input page_table=%t/i-in/page_table.npy --output-dir %t/t4i
+// RUN: %python %S/Inputs/check_paged.py --case tiled4_channel12 --art %t/art-tiled4 --function int8_channel12_paged --in %t/i-in --out %t/t4i --k block=12,gran=channel --v block=24,scale=f16,gran=channel --causal --max-rel-fro 0.05 --min-sqnr 26 | FileCheck %s --check-prefix=I
+
 // D: all checks passed
 // E: rows that see no key are 0 OK
 // E: all checks passed
@@ -75,6 +85,8 @@
 // G: all checks passed
 // H: rows that see no key are 0 OK
 // H: all checks passed
+// I: rows that see no key are 0 OK
+// I: all checks passed
 
 func.func @mixed_g8_paged(
     %q: tensor<?x8x1x64xf16> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
@@ -201,4 +213,23 @@ func.func @int8_block12_paged(
       {k_stage1 = #qattn.stage1<block = 12>, v_stage1 = #qattn.stage1<block = 24, scale = f16>}
       : (tensor<?x8x1x64xf32>, tensor<?x2x48x64xi8>, tensor<?x2x4xf32>, tensor<?x2x48x64xi8>, tensor<?x2x2xf16>, tensor<?x2x48x64xi8>, tensor<?x2xf32>, tensor<?x2x48x64xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x64xf32>
   return %o : tensor<?x8x1x64xf32>
+}
+
+func.func @int8_channel12_paged(
+    %q: tensor<?x8x2x64xf32> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
+    %k: tensor<?x2x48x64xi8> {qattn.name = "k_data", qattn.dims = ["NP", "", "", ""]},
+    %ks: tensor<?x2x4x64xf32> {qattn.name = "k_scales", qattn.dims = ["NP", "", "", ""]},
+    %v: tensor<?x2x48x64xi8> {qattn.name = "v_data", qattn.dims = ["NP", "", "", ""]},
+    %vs: tensor<?x2x2x64xf16> {qattn.name = "v_scales", qattn.dims = ["NP", "", "", ""]},
+    %kb: tensor<?x2x48x64xi8> {qattn.name = "k_buffer", qattn.dims = ["B", "", "", ""]},
+    %kbs: tensor<?x2xf32> {qattn.name = "k_buffer_scale", qattn.dims = ["B", ""]},
+    %vb: tensor<?x2x48x64xi8> {qattn.name = "v_buffer", qattn.dims = ["B", "", "", ""]},
+    %vbs: tensor<?x2xf32> {qattn.name = "v_buffer_scale", qattn.dims = ["B", ""]},
+    %lens: tensor<?xi32> {qattn.name = "kv_lens", qattn.dims = ["B"]},
+    %table: tensor<?x?xi32> {qattn.name = "page_table", qattn.dims = ["B", "MP"]})
+    -> (tensor<?x8x2x64xf32> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
+  %o = qattn.attention %q keys(%k, %ks) values(%v, %vs) buffers(%kb, %kbs, %vb, %vbs) lengths(%lens) pages(%table)
+      {k_stage1 = #qattn.stage1<block = 12, granularity = channel>, v_stage1 = #qattn.stage1<block = 24, scale = f16, granularity = channel>, causal}
+      : (tensor<?x8x2x64xf32>, tensor<?x2x48x64xi8>, tensor<?x2x4x64xf32>, tensor<?x2x48x64xi8>, tensor<?x2x2x64xf16>, tensor<?x2x48x64xi8>, tensor<?x2xf32>, tensor<?x2x48x64xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x2x64xf32>
+  return %o : tensor<?x8x2x64xf32>
 }

@@ -70,16 +70,16 @@ inline std::string whyNoTileGpuKeys(llvm::StringRef what, int64_t keys) {
          " keys (8 and multiples of 16 only)";
 }
 
-/// Stage-1 blocks of `keys` keys: with a scale per channel (`perChannel`)
-/// as whyNoTileGpuKeys; with one per block, any size: blocks of 8 and
-/// multiples of 16 as there, others (1, 2, 4: an int8 cache's scale per
-/// token; 12, 24, ...) by a scale a lane reads for each of its keys g + 8h
-/// of a key block (the rows of its scores and of its terms), where
-/// `unverified` asks for the lowerings not yet run on the H200 matrix.
+/// Stage-1 blocks of `keys` keys: 8 and multiples of 16 (whyNoTileGpuKeys);
+/// others (1, 2, 4: an int8 cache's scale per token; 12, 24, ...) by the
+/// scale a lane reads for each of its keys of a key block, where
+/// `unverified` asks for the lowerings not yet run on the H200 matrix; with
+/// scales per channel (`perChannel`) even sizes only (V's fragments pair
+/// keys 2t and 2t + 1 under one block's scales).
 inline std::string whyNoTileGpuBlocks(int64_t keys, bool perChannel,
                                       bool unverified) {
   std::string why = whyNoTileGpuKeys("stage-1 blocks", keys);
-  if (why.empty() || perChannel)
+  if (why.empty() || (perChannel && keys % 2 != 0))
     return why;
   if (!unverified)
     return "stage-1 blocks of " + std::to_string(keys) +

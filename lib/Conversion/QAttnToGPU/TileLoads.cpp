@@ -515,8 +515,10 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
   bool laneScales = hasLaneScales(op);
   for (auto [k, pieceBytes] : llvm::enumerate(bytes.back())) {
     SmallVector<Value> idx = {head.entry, hk};
+    // Scales per block apply to the scores and terms of keys g + 8h, per
+    // channel to the fragments (V's of keys 2t + 8h).
     if (laneScales)
-      idx.push_back(laneUnit(s1.getBlock(), /*valueKeys=*/false, k));
+      idx.push_back(laneUnit(s1.getBlock(), !keys && hasChannelScales(op), k));
     else if (s1)
       idx.push_back(unitOfTile(s1.getBlock(), k));
     if (hasChannelScales(op)) {
@@ -613,10 +615,15 @@ bool mlir::qattn::tiles::hasChannelScales(LoadKVTileOp op) {
 
 bool mlir::qattn::tiles::hasLaneScales(LoadKVTileOp op) {
   Stage1Attr s1 = op.getStage1Attr();
-  if (!s1 || hasChannelScales(op))
+  if (!s1)
     return false;
   int64_t block = s1.getBlock(), keys = op.getKeys();
-  return block % keys != 0 && (keys % block != 0 || block % 8 != 0);
+  bool fits = block % keys == 0 || (keys % block == 0 && block % 8 == 0);
+  // Scales per channel multiply V's fragment pairs of keys 2t, 2t + 1: one
+  // block for both.
+  bool paired =
+      op.getLayout() == FragmentLayout::mma_values_a && hasChannelScales(op);
+  return !fits && (!paired || block % 2 == 0);
 }
 
 bool mlir::qattn::tiles::hasLaneGroups(Stage2Attr s2, int64_t tileKeys) {

@@ -262,11 +262,14 @@ int64_t tileScaleCount(LoadKVTileOp op);
 /// group of its keys of each half of each key block (K's g + 8h, V's 2t + 8h
 /// and 2t + 1 + 8h: one group), which constantOfHalf then picks.
 bool hasLaneGroups(Stage2Attr s2, int64_t tileKeys);
-/// Whether the stage-1 blocks of `op` (one scale each) neither cover its
-/// tiles nor split them into halves of key blocks (8 keys or more each;
-/// blocks of 1, 2, 4, 12, 24 in 16-key tiles), so that a lane reads the
-/// scale of each of its keys g + 8h of each key block (the halves' scales
-/// of constantOfHalf, but the lane's own).
+/// Whether the stage-1 blocks of `op` neither cover its tiles nor split them
+/// into halves of key blocks (8 keys or more each; blocks of 1, 2, 4, 12,
+/// 24 in 16-key tiles), so that a lane reads the scale (or its channels'
+/// scales) of the block of each of its keys of each half of a key block
+/// (the halves' scales of constantOfHalf, but the lane's own): g + 8h for
+/// scales per block (the scores' and terms' keys) and per channel of K,
+/// 2t + 8h for V's per channel (its fragments' keys, 2t + 1 + 8h in the same
+/// block: even blocks only).
 bool hasLaneScales(LoadKVTileOp op);
 
 /// Fails, with a diagnostic on the op at fault naming what is missing, where

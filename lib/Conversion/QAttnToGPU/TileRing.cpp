@@ -82,6 +82,8 @@ static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim, int64_t bits) {
   // aligned), or each the warp's row of scales per channel, or each lane's
   // own (blocks that do not fit the tile: hasLaneScales).
   int64_t scale = pieces.back().front(), scales = pieces.back().size();
+  if (hasChannelScales(op) && hasLaneScales(op))
+    return 0; // each lane's rows of its channels: register loads
   if (hasChannelScales(op))
     sum += scales * channelScaleRowBytes(op, headDim);
   else if (!copied(scale))

@@ -10,12 +10,13 @@
 // or per channel applied before the rounding), exact and SAS softmax, head
 // dims 64 and 128; and, where qattn-tile marked the grid
 // kUnverifiedGpuLoweringsAttr (not yet run on the H200), head dims 80 and the
-// other multiples of 32 to 256, scales per block of any other size (a scale
-// per lane key) and stage-2 groups of 2 and 4 keys (the constants of each
-// lane's keys' groups). Everything else is a diagnostic on the op, naming
-// what is missing. The head dims, code widths, blocks and groups are
-// qattn/Target/TileCoverage.h's, by which qattn-tile also keeps static decode
-// that this would refuse off the tile layer (whyNotGpuDecodeTiles); the
+// other multiples of 32 to 256, stage-1 blocks of any other size (each lane
+// reads the scale, or its channels' scales, of each of its keys; per
+// channel even sizes for V) and stage-2 groups of 2 and 4 keys (the
+// constants of each lane's keys' groups). Everything else is a diagnostic on
+// the op, naming what is missing. The head dims, code widths, blocks and groups
+// are qattn/Target/TileCoverage.h's, by which qattn-tile also keeps static
+// decode that this would refuse off the tile layer (whyNotGpuDecodeTiles); the
 // tile-relative limits (a tile holds whole blocks and groups, or halves of
 // its key blocks) are this file's. Also the lane channel orders, which the
 // cache's packing fixes (TileLowering.h).
@@ -56,7 +57,7 @@ static LogicalResult checkLoad(LoadKVTileOp op, int64_t headDim,
     std::string sizes = "stage-1 blocks of " + std::to_string(block) +
                         (block == 1 ? " key" : " keys") + " in tiles of " +
                         std::to_string(keys);
-    if (hasChannelScales(op) && !fits(s1.getBlock()))
+    if (hasChannelScales(op) && !fits(s1.getBlock()) && !hasLaneScales(op))
       return fail(sizes);
     if (hasLaneScales(op) && !unverified)
       return fail(sizes + " (lowered with a scale per lane key, but not yet "

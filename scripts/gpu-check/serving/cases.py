@@ -147,6 +147,8 @@ CASES = [
     # Blocks that split a 16-key tile unevenly (12, 24), likewise.
     ("b12_int8_page48", 8, 2, 1, 128, "block=12", "block=24,scale=f16", 48, True, False,
      "f16", "f32", ["1,11,12,13,47,48,49,700"]),
+    ("b12_channel_int8_causal", 8, 2, 2, 64, "block=12,gran=channel",
+     "block=24,scale=f16,gran=channel", 48, True, True, "f32", "f32", ["1,2,11,12,13,48,49,700"]),
 ]
 
 

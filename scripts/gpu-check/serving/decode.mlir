@@ -899,3 +899,22 @@ func.func @b12_int8_page48(
   return %o : tensor<?x8x1x128xf32>
 }
 
+func.func @b12_channel_int8_causal(
+    %a0: tensor<?x8x2x64xf32> {qattn.name = "q", qattn.dims = ["B", "", "", ""]},
+    %a1: tensor<?x2x48x64xi8> {qattn.name = "k_data", qattn.dims = ["NP", "", "", ""]},
+    %a2: tensor<?x2x4x64xf32> {qattn.name = "k_scales", qattn.dims = ["NP", "", "", ""]},
+    %a3: tensor<?x2x48x64xi8> {qattn.name = "v_data", qattn.dims = ["NP", "", "", ""]},
+    %a4: tensor<?x2x2x64xf16> {qattn.name = "v_scales", qattn.dims = ["NP", "", "", ""]},
+    %a5: tensor<?x2x48x64xi8> {qattn.name = "k_buffer", qattn.dims = ["B", "", "", ""]},
+    %a6: tensor<?x2xf32> {qattn.name = "k_buffer_scale", qattn.dims = ["B", ""]},
+    %a7: tensor<?x2x48x64xi8> {qattn.name = "v_buffer", qattn.dims = ["B", "", "", ""]},
+    %a8: tensor<?x2xf32> {qattn.name = "v_buffer_scale", qattn.dims = ["B", ""]},
+    %a9: tensor<?xi32> {qattn.name = "kv_lens", qattn.dims = ["B"]},
+    %a10: tensor<?x?xi32> {qattn.name = "page_table", qattn.dims = ["B", "MP"]})
+    -> (tensor<?x8x2x64xf32> {qattn.name = "o", qattn.dims = ["B", "", "", ""]}) {
+  %o = qattn.attention %a0 keys(%a1, %a2) values(%a3, %a4) buffers(%a5, %a6, %a7, %a8) lengths(%a9) pages(%a10)
+      {k_stage1 = #qattn.stage1<block = 12, granularity = channel>, v_stage1 = #qattn.stage1<block = 24, scale = f16, granularity = channel>, causal}
+      : (tensor<?x8x2x64xf32>, tensor<?x2x48x64xi8>, tensor<?x2x4x64xf32>, tensor<?x2x48x64xi8>, tensor<?x2x2x64xf16>, tensor<?x2x48x64xi8>, tensor<?x2xf32>, tensor<?x2x48x64xi8>, tensor<?x2xf32>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x2x64xf32>
+  return %o : tensor<?x8x2x64xf32>
+}
+

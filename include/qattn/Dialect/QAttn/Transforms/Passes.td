@@ -21,8 +21,8 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     the tile ops' GPU lowering covers (head dims 64 and 128, and 80 and the
     other multiples of 32 to 256 with `unverified-gpu-lowerings`; stage-1
     blocks and stage-2 groups of 8 keys or multiples of 16, and stage-1
-    blocks of any other size, a scale each, and stage-2 groups of 2 or 4
-    keys with `unverified-gpu-lowerings`;
+    blocks of any other size (even ones with scales per channel) and stage-2
+    groups of 2 or 4 keys with `unverified-gpu-lowerings`;
     2- to 4-bit
     codes or int8 data, where a lane's codes fit:
     qattn/Target/TileCoverage.h). It is
@@ -115,7 +115,7 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            /*default=*/"false",
            "Also lower to the GPU, through the tile layer, the decode formats "
            "whose lowering has not passed the H200 matrix yet (head dims other than 64 and "
-           "128, stage-1 blocks of neither 8 keys nor a multiple of 16, a scale each, "
+           "128, stage-1 blocks of neither 8 keys nor a multiple of 16, "
            "stage-2 groups of 2 or 4 keys): "
            "for scripts/gpu-check; else static ones keep the warp kernel and "
            "the serving form is an error (default false)">,
