@@ -89,12 +89,19 @@ inline std::string whyNoTileGpuBlocks(int64_t keys, bool perChannel,
   return "";
 }
 
-/// Stage-2 groups of `keys` keys: as whyNoTileGpuKeys, and 2 or 4 keys (a
-/// lane loads the constants of the groups of its keys), where `unverified`
-/// asks for the lowerings not yet run on the H200 matrix. Not 1: V's
-/// fragment pairs two keys under one group's constants.
+/// Whether stage-2 groups of `keys` keys are shorter than half a key block
+/// but pair V's keys 2t, 2t + 1 (2 or 4), so that a lane loads the constants
+/// of its own keys' groups (a register budget of their own, Chip.h).
+inline bool tileGpuGroupsPerLane(int64_t keys) {
+  return keys == 2 || keys == 4;
+}
+
+/// Stage-2 groups of `keys` keys: as whyNoTileGpuKeys, and those of
+/// tileGpuGroupsPerLane, where `unverified` asks for the lowerings not yet
+/// run on the H200 matrix. Not 1: V's fragment pairs two keys under one
+/// group's constants.
 inline std::string whyNoTileGpuGroups(int64_t keys, bool unverified) {
-  if (keys != 2 && keys != 4)
+  if (!tileGpuGroupsPerLane(keys))
     return whyNoTileGpuKeys("stage-2 groups", keys);
   if (!unverified)
     return "stage-2 groups of " + std::to_string(keys) +

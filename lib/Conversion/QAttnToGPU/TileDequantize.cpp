@@ -258,11 +258,8 @@ void mlir::qattn::tiles::lowerDequantizeTile(WarpProgram &w,
   int64_t blocks = w.numRegs(codes) / perBlock;
   Stage2Attr s2 = op.getStage2Attr();
   bool staged = s2 && stageGroupConstants(w, op, keys);
-  // (Per half of a key block where the groups are the lane's: hasLaneGroups.)
-  int64_t groups = !s2 ? 1
-                   : hasLaneGroups(s2, blocks * kKeyBlock)
-                       ? 2 * blocks
-                       : tileGroups(op.getParts()[1]);
+  int64_t groups =
+      s2 ? tileConstantSets(s2, blocks * kKeyBlock, op.getParts()[1]) : 1;
   // std::deque: the halves below point into it.
   auto consts = std::make_shared<std::deque<GroupConstants>>();
   for (int64_t group = 0; group < groups; ++group)

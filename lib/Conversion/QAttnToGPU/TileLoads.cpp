@@ -30,6 +30,7 @@
 
 #include "qattn/Conversion/FormatMath.h"
 #include "qattn/Conversion/LoweringUtils.h"
+#include "qattn/Target/TileCoverage.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -491,7 +492,7 @@ void mlir::qattn::tiles::lowerLoadKVTile(WarpProgram &w, LoadKVTileOp op) {
   if (s2) {
     // The constants of each stage-2 group of the tile, or of each group of
     // the lane's keys of each half of a key block (hasLaneGroups).
-    bool laneGroups = hasLaneGroups(s2, op.getKeys());
+    bool laneGroups = hasLaneGroups(s2);
     for (int64_t part : {2, 3}) {
       const FlatTensor &consts = w.tensor(sources[part]);
       for (auto [k, pieceBytes] : llvm::enumerate(bytes[part - 1])) {
@@ -589,9 +590,7 @@ mlir::qattn::tiles::tilePieceBytes(LoadKVTileOp op, int64_t headDim,
     int64_t codeBytes = laneCodesOf(headDim, keys, bits).bytes;
     // One piece of constants per stage-2 group of the tile (per half of a
     // key block where the lane's keys' groups differ by lane).
-    int64_t groups = hasLaneGroups(s2, op.getKeys())
-                         ? 2 * op.getKeys() / kKeyBlock
-                         : tileGroups(op.getTile()[1]);
+    int64_t groups = tileConstantSets(s2, op.getKeys(), op.getTile()[1]);
     bytes.push_back(SmallVector<int64_t>(laneKeys, codeBytes));
     bytes.push_back(SmallVector<int64_t>(groups, laneChannels));
     bytes.push_back(SmallVector<int64_t>(groups, laneChannels));
@@ -626,9 +625,13 @@ bool mlir::qattn::tiles::hasLaneScales(LoadKVTileOp op) {
   return !fits && (!paired || block % 2 == 0);
 }
 
-bool mlir::qattn::tiles::hasLaneGroups(Stage2Attr s2, int64_t tileKeys) {
-  int64_t group = s2.getGroup();
-  return group >= 2 && group < 8 && tileKeys % group == 0;
+bool mlir::qattn::tiles::hasLaneGroups(Stage2Attr s2) {
+  return s2 && tileGpuGroupsPerLane(s2.getGroup());
+}
+
+int64_t mlir::qattn::tiles::tileConstantSets(Stage2Attr s2, int64_t tileKeys,
+                                             Value constants) {
+  return hasLaneGroups(s2) ? 2 * tileKeys / kKeyBlock : tileGroups(constants);
 }
 
 int64_t mlir::qattn::tiles::tileScaleCount(LoadKVTileOp op) {

@@ -258,10 +258,14 @@ inline int64_t constantOfHalf(int64_t kb, int64_t h, int64_t count,
 /// each key block where they do not fit it (hasLaneScales), else one.
 int64_t tileScaleCount(LoadKVTileOp op);
 /// Whether stage-2 groups `s2` are shorter than half a key block (2 or 4
-/// keys) in tiles of `tileKeys`, so that a lane loads the constants of the
+/// keys: tileGpuGroupsPerLane), so that a lane loads the constants of the
 /// group of its keys of each half of each key block (K's g + 8h, V's 2t + 8h
 /// and 2t + 1 + 8h: one group), which constantOfHalf then picks.
-bool hasLaneGroups(Stage2Attr s2, int64_t tileKeys);
+bool hasLaneGroups(Stage2Attr s2);
+/// The sets of group constants a lane holds of a stage-2 tile of `tileKeys`
+/// keys whose constants are `constants` ([groups, d]): one per group of the
+/// tile, or one per half of a key block (hasLaneGroups).
+int64_t tileConstantSets(Stage2Attr s2, int64_t tileKeys, Value constants);
 /// Whether the stage-1 blocks of `op` neither cover its tiles nor split them
 /// into halves of key blocks (8 keys or more each; blocks of 1, 2, 4, 12,
 /// 24 in 16-key tiles), so that a lane reads the scale (or its channels'

@@ -66,13 +66,16 @@ void mlir::qattn::tiles::warpSync(WarpProgram &w) {
 /// stays a register load.
 static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim, int64_t bits) {
   SmallVector<SmallVector<int64_t>> pieces = tilePieceBytes(op, headDim, bits);
-  bool rows = static_cast<bool>(op.getStage2Attr());
-  // Codes a lane shifts after the load (laneCodesOf) start at any byte;
-  // constants of the lane's own groups (hasLaneGroups) stay register loads.
-  if (rows &&
-      (laneCodesOf(headDim, op.getLayout() == FragmentLayout::mma_keys_a, bits)
-           .shifted ||
-       hasLaneGroups(op.getStage2Attr(), op.getKeys())))
+  Stage2Attr s2 = op.getStage2Attr();
+  bool rows = static_cast<bool>(s2);
+  // Register loads: codes a lane shifts after the load (laneCodesOf, which
+  // start at any byte), and the lane's own rows of group constants
+  // (hasLaneGroups) or of scales per channel (hasLaneScales), which no warp
+  // row holds.
+  if ((rows &&
+       laneCodesOf(headDim, op.getLayout() == FragmentLayout::mma_keys_a, bits)
+           .shifted) ||
+      hasLaneGroups(s2) || (hasChannelScales(op) && hasLaneScales(op)))
     return 0;
   int64_t sum = rows ? 2 * headDim * static_cast<int64_t>(pieces[1].size()) : 0;
   auto copied = [](int64_t bytes) {
@@ -82,8 +85,6 @@ static int64_t ringSlotBytes(LoadKVTileOp op, int64_t headDim, int64_t bits) {
   // aligned), or each the warp's row of scales per channel, or each lane's
   // own (blocks that do not fit the tile: hasLaneScales).
   int64_t scale = pieces.back().front(), scales = pieces.back().size();
-  if (hasChannelScales(op) && hasLaneScales(op))
-    return 0; // each lane's rows of its channels: register loads
   if (hasChannelScales(op))
     sum += scales * channelScaleRowBytes(op, headDim);
   else if (!copied(scale))

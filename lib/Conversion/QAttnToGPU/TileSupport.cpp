@@ -73,12 +73,12 @@ static LogicalResult checkLoad(LoadKVTileOp op, int64_t headDim,
                         (group == 1 ? " key" : " keys") + " in tiles of " +
                         std::to_string(keys);
     // Groups of 2 and 4: the constants of the lane's keys' groups.
-    if (hasLaneGroups(s2, keys) && !unverified)
+    if (hasLaneGroups(s2) && !unverified)
       return fail(sizes + " (lowered with the constants of the lane's keys' "
                           "groups, but not yet run on the H200 matrix: "
                           "qattn-tile unverified-gpu-lowerings=true takes "
                           "them)");
-    if (!fits(group) && !hasLaneGroups(s2, keys))
+    if (!fits(group) && !hasLaneGroups(s2))
       return fail(sizes);
   }
   return success();

@@ -184,19 +184,19 @@ Value mlir::qattn::balancedChunkKeys(ImplicitLocOpBuilder &b, Value totalKeys,
                                      function_ref<Value(Value)> chunkCount) {
   Value one = arith::ConstantIndexOp::create(b, 1);
   Value tile = arith::ConstantIndexOp::create(b, tileKeys);
-  // T max(1, ceil(W / (max(1, k) T))).
-  auto sizeFor = [&](Value k) -> Value {
+  // The tiles of a chunk for k chunks: max(1, ceil(W / (max(1, k) T))).
+  auto tilesFor = [&](Value k) -> Value {
     Value perChunk =
         arith::MulIOp::create(b, arith::MaxUIOp::create(b, k, one), tile);
-    Value tiles = arith::MaxUIOp::create(
+    return arith::MaxUIOp::create(
         b, arith::CeilDivUIOp::create(b, totalKeys, perChunk), one);
-    return arith::MulIOp::create(b, tiles, tile);
   };
   auto fitsIn = [&](Value size) -> Value {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ule, chunkCount(size),
                                  chunks);
   };
-  Value even = sizeFor(chunks);
+  Value evenTiles = tilesFor(chunks);
+  Value even = arith::MulIOp::create(b, evenTiles, tile);
   auto ifOp = scf::IfOp::create(b, b.getIndexType(), fitsIn(even),
                                 /*withElseRegion=*/true);
   {
@@ -209,9 +209,8 @@ Value mlir::qattn::balancedChunkKeys(ImplicitLocOpBuilder &b, Value totalKeys,
     // fewest tiles in (C0, C1] that fit: n(C) falls as C grows.
     Value spare = arith::SubIOp::create(
         b, arith::MaxUIOp::create(b, chunks, batch), batch);
-    Value lo =
-        arith::AddIOp::create(b, arith::DivUIOp::create(b, even, tile), one);
-    Value hi = arith::DivUIOp::create(b, sizeFor(spare), tile);
+    Value lo = arith::AddIOp::create(b, evenTiles, one);
+    Value hi = tilesFor(spare);
     Type index = b.getIndexType();
     auto search =
         scf::WhileOp::create(b, TypeRange{index, index}, ValueRange{lo, hi});

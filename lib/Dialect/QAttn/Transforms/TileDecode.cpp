@@ -46,11 +46,12 @@ constexpr int64_t kTileKeys = 16, kWideTileKeys = 32, kTileRows = 16;
 // split's partial row), unless each split still gets kLongSplitKeys keys.
 constexpr int64_t kMaxSplits = 64, kLongSplitKeys = 256;
 
-/// Whether a stage-2 group of K or V is shorter than 8 keys (whose GPU
-/// lowering holds two groups' constants a key block: Chip.h's budget).
-bool hasGroupsUnder8(AttentionOp op) {
-  return llvm::any_of(std::array{op.getKStage2Attr(), op.getVStage2Attr()},
-                      [](Stage2Attr s2) { return s2 && s2.getGroup() < 8; });
+/// Whether K's or V's stage-2 groups take a lane's own constants on the GPU
+/// (tileGpuGroupsPerLane: two groups' a key block, Chip.h's budget).
+bool hasGroupsPerLane(AttentionOp op) {
+  return llvm::any_of(
+      std::array{op.getKStage2Attr(), op.getVStage2Attr()},
+      [](Stage2Attr s2) { return s2 && tileGpuGroupsPerLane(s2.getGroup()); });
 }
 
 /// The 8-row blocks of (query, head) rows a grid warp covers.
@@ -127,7 +128,7 @@ public:
                        ? shape.warpsPerSM
                        : tileGridWarpsPerSM(rule.chip, tileKeys,
                                             rowBlocksOf(op), op.getHeadDim(),
-                                            hasGroupsUnder8(op))) {}
+                                            hasGroupsPerLane(op))) {}
 
   Value materialize();
 
