@@ -48,10 +48,12 @@
 // CHECK: } else {
 // CHECK:   %[[KB:.*]] = arith.maxui %[[K]], %[[NB]] : index
 // CHECK:   %[[SPARE:.*]] = arith.subi %[[KB]], %[[NB]] : index
-// CHECK:   %[[FROM:.*]] = arith.divui %[[C0]], %c32 : index
-// CHECK:   %[[LO:.*]] = arith.addi %[[FROM]], %c1 : index
+// CHECK:   %[[LO:.*]] = arith.addi %[[TILES1]], %c1 : index
 // CHECK:   %[[S1:.*]] = arith.maxui %[[SPARE]], %c1 : index
-// CHECK:   %[[FOUND:.*]]:2 = scf.while (%[[A:.*]] = %[[LO]], %[[B:.*]] = %{{.*}}) : (index, index) -> (index, index) {
+// CHECK:   %[[ST:.*]] = arith.muli %[[S1]], %c32 : index
+// CHECK:   %[[HT:.*]] = arith.ceildivui %[[WI]], %[[ST]] : index
+// CHECK:   %[[HI:.*]] = arith.maxui %[[HT]], %c1 : index
+// CHECK:   %[[FOUND:.*]]:2 = scf.while (%[[A:.*]] = %[[LO]], %[[B:.*]] = %[[HI]]) : (index, index) -> (index, index) {
 // CHECK:     %[[MORE:.*]] = arith.cmpi ult, %[[A]], %[[B]] : index
 // CHECK:     scf.condition(%[[MORE]])
 // CHECK:   } do {
