@@ -121,8 +121,17 @@ def first_line(text):
 
 
 def scheme_key(c):
+    """One serving function per distinct serving_function text: the shape's
+    heads, head dim, widths and queries, and each quantization field that
+    differs from the bench's default (stage-1 blocks of 64, groups of 16,
+    lsb order, zero anchor, f32 output)."""
     bits = "b" + "".join(map(str, c.bits))
-    return f"h{c.hq}x{c.hkv}_d{c.d}_{bits}_nq{c.nq}" + ("_causal" if c.causal else "")
+    key = f"h{c.hq}x{c.hkv}_d{c.d}_{bits}_nq{c.nq}" + ("_causal" if c.causal else "")
+    key += f"_block{c.block}" if c.block != 64 else ""
+    key += f"_group{c.group}" if c.group != 16 else ""
+    key += "_msb" if c.order == "msb_first" else ""
+    key += "_min" if c.anchor == "min" else ""
+    return key + (f"_{c.out}" if c.out != "f32" else "")
 
 
 def serving_function(c, name):

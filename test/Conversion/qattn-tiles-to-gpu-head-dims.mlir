@@ -86,8 +86,10 @@ func.func @d80_int4(%q: tensor<?x8x1x80xf16>, %kp: tensor<?x64x80xi8>, %ks: tens
 // CHECK: %[[SPREAD:.*]] = arith.constant 16704 : i32
 // CHECK: vector.load %{{.*}} {alignment = 2 : i64} : memref<1099511627776xi8>, vector<10xi8>
 // CHECK: nvvm.prmt <default> %[[SPREAD]]
-// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf32>, vector<4xf32>
-// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<1099511627776xf32>, vector<4xf32>
+// A lane's 10 channels of a partial row start 40 g bytes into it: stores
+// 8-byte aligned (16 was a misaligned address on the H200 for odd g).
+// CHECK: vector.store %{{.*}} {alignment = 8 : i64} : memref<1099511627776xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}} {alignment = 8 : i64} : memref<1099511627776xf32>, vector<4xf32>
 // CHECK: vector.store %{{.*}} {alignment = 8 : i64} : memref<1099511627776xf32>, vector<2xf32>
 // CHECK-LABEL: gpu.func @d80_int4_combine_tiles
 // CHECK: arith.minui %{{.*}}, %c76 : index
@@ -150,6 +152,22 @@ func.func @d32_int4(%q: tensor<?x8x1x32xf16>, %kp: tensor<?x64x32xi8>, %ks: tens
 // CHECK: scf.for
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>)
 // CHECK-LABEL: gpu.func @d32_int4_combine_tiles
+
+// 2-bit codes at d = 32: a lane's K codes of a key are 2 bytes, its V codes
+// one byte (byte g of the key's 8-byte row), loaded as one (a 2-byte load was
+// a misaligned address on the H200 for odd g).
+func.func @d32_int2(%q: tensor<?x8x1x32xf16>, %kp: tensor<?x64x16xi8>, %ks: tensor<?x2x1xf32>, %ks2: tensor<?x2x4x32xi8>, %kz2: tensor<?x2x4x32xi8>, %lens: tensor<?xi32>, %table: tensor<?x?xi32>) -> tensor<?x8x1x32xf16> {
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2) lengths(%lens) pages(%table)
+      {k_stage1 = #qattn.stage1<block = 64>, k_stage2 = #qattn.stage2<bits = [2], group = 16>, v_stage1 = #qattn.stage1<block = 64>, v_stage2 = #qattn.stage2<bits = [2], group = 16>}
+      : (tensor<?x8x1x32xf16>, tensor<?x64x16xi8>, tensor<?x2x1xf32>, tensor<?x2x4x32xi8>, tensor<?x2x4x32xi8>, tensor<?x64x16xi8>, tensor<?x2x1xf32>, tensor<?x2x4x32xi8>, tensor<?x2x4x32xi8>, tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x8x1x32xf16>
+  return %o : tensor<?x8x1x32xf16>
+}
+
+// CHECK-LABEL: gpu.func @d32_int2_decode_tiles
+// CHECK: vector.load %{{.*}} {alignment = 2 : i64} : memref<1099511627776xi8>, vector<2xi8>
+// CHECK: scf.for
+// CHECK: vector.load %{{.*}} {alignment = 1 : i64} : memref<1099511627776xi8>, vector<1xi8>
+// CHECK-LABEL: gpu.func @d32_int2_combine_tiles
 
 // 2-bit codes at d = 80: a lane's 20 K channels are 5 bytes (a word and a
 // byte, whose nibbles go to bytes 0 and 2 as keyPairs reads them), its 10 V

@@ -133,7 +133,9 @@ Value loadBytes(WarpProgram &w, const FlatTensor &t, Value at, int64_t bytes,
     return vector::BitCastOp::create(
         w.b, VectorType::get({bytes / 4}, w.b.getI32Type()), v);
   }
-  if (!llvm::isPowerOf2_64(bytes)) {
+  // Pieces of other sizes, and single bytes (2-bit V at d = 32: lane g's
+  // byte g of a key's row, which a 2-byte load would read misaligned).
+  if (!llvm::isPowerOf2_64(bytes) || bytes == 1) {
     ImplicitLocOpBuilder &b = w.b;
     Value v = vector::LoadOp::create(
         b, VectorType::get({bytes}, b.getI8Type()), t.buffer, ValueRange{at},

@@ -246,7 +246,8 @@ void mlir::qattn::tiles::storeRows(WarpProgram &w,
     // Lane g holds channels [g d/8, (g + 1) d/8) of its rows 2t + c, in
     // LaneChannels order: gathered back into channel order, each row is
     // d/32 stores of 4 (16 bytes) instead of d/8 scalar ones, and one of 2
-    // where d/8 is not a multiple of 4 (d = 80).
+    // where d/8 is not a multiple of 4 (d = 80, where lane g's channels
+    // start 40 g bytes into the row: 8-byte aligned, so stores of 2).
     int64_t chunks = w.headDim / 16, span = w.headDim / 8;
     SmallVector<std::pair<int64_t, int64_t>> unitOf(span, {-1, -1});
     for (int64_t i = 0; i < chunks; ++i)
@@ -272,7 +273,7 @@ void mlir::qattn::tiles::storeRows(WarpProgram &w,
                 vector::FromElementsOp::create(
                     b, VectorType::get({n}, b.getF32Type()), elements),
                 dest.buffer, ValueRange{index}, /*nontemporal=*/false,
-                llvm::Align(4 * n));
+                llvm::Align(4 * std::min(n & -n, span & -span)));
           }
         });
     return;
