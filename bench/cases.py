@@ -8,7 +8,7 @@ Run on the CPU machine; the folder travels to the GPU machine, where run.py
 benchmarks it. Artifacts only (PTX, cubin, shared objects): the data is
 generated on the GPU machine.
 
-usage: cases.py OUT_DIR [--only NAME_SUBSTRING] [--qattn-compile PATH] [--tile-options OPTS]
+usage: cases.py OUT_DIR [--only SUBSTRING[,...]] [--qattn-compile PATH] [--tile-options OPTS]
 """
 import argparse
 import os
@@ -139,7 +139,7 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--qattn-compile", default=os.path.join(ROOT, "build", "bin", "qattn-compile"))
     ap.add_argument("--tile-options", default="", help="more qattn-tile options for the GPU "
-                    "modules (qattn-compile --tile-options), e.g. 'unverified-gpu-lowerings=true'")
+                    "modules (qattn-compile --tile-options), e.g. 'balance-splits=true'")
     args = ap.parse_args()
     write_cases(matrix(), args.out, args.qattn_compile, args.only, args.tile_options)
 

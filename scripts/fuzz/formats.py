@@ -5,8 +5,7 @@ per-head widths, both bit orders and anchors, stage-2 groups of 2-64, int8
 caches with stage-1 blocks of 1-64 keys, scales per block or per channel in
 f32 or f16, page sizes, the int8 tail, causal or not, float or int8 queries),
 each written as scripts/gpu-check/serving/cases.py writes its functions and
-compiled for the GPU (qattn-compile --target=cuda --no-cubin) with qattn-tile's
-unverified-gpu-lowerings. Each must compile (PTX with a tile-layer kernel) or
+compiled for the GPU (qattn-compile --target=cuda --no-cubin). Each must compile (PTX with a tile-layer kernel) or
 be refused with a diagnostic (exit 1, "error:" with a location); anything else
 (a crash, an abort, another exit status, a silent failure) is a finding.
 docs/FUZZING.md has the text-mutating fuzzer beside it.
@@ -77,7 +76,7 @@ def main():
                 f.write("module {\n" + cases.function(random_case(rng, i)) + "}\n")
             art = os.path.join(tmp, f"art{i}")
             r = subprocess.run([compile_, "--target=cuda"] + ([] if a.ptxas else ["--no-cubin"]) +
-                               ["--tile-options=unverified-gpu-lowerings=true", src, "-o", art],
+                               [src, "-o", art],
                                capture_output=True, text=True, timeout=300)
             ptx = os.path.join(art, "module.ptx")
             if r.returncode == 0 and os.path.exists(ptx) and "_decode_tiles" in open(ptx).read():

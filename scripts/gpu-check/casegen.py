@@ -36,7 +36,7 @@ class Case:
     # leaves the choice to qattn-tile.
     tiling: str = ""
     # More qattn-tile options for this case's GPU module (before write_case's
-    # own), e.g. "unverified-gpu-lowerings=true" where no other kernel takes it.
+    # own), e.g. "tile-keys=16".
     tile_options: str = ""
 
 
@@ -168,12 +168,13 @@ def write_case(c, folder, qattn_compile, tile_options=""):
 
 
 def write_cases(cases, out, qattn_compile, only="", tile_options=""):
-    """write_case for every case whose name contains ONLY, into OUT/<name>, then
-    OUT/cases.json listing them."""
+    """write_case for every case whose name contains ONLY (or one of its
+    comma-separated substrings), into OUT/<name>, then OUT/cases.json listing
+    them."""
     os.makedirs(out, exist_ok=True)
     done = []
     for c in cases:
-        if only not in c.name:
+        if not any(s in c.name for s in only.split(",")):
             continue
         done.append(write_case(c, os.path.join(out, c.name), qattn_compile, tile_options))
         print(f"compiled {c.name}", flush=True)

@@ -5,7 +5,7 @@
 compiles both with qattn-compile. Run on the CPU machine; the folder it
 writes travels to the GPU machine, where check.py runs the cases.
 
-usage: cases.py OUT_DIR [--qattn-compile PATH] [--only NAME_SUBSTRING] [--tile-options OPTS]
+usage: cases.py OUT_DIR [--qattn-compile PATH] [--only SUBSTRING[,...]] [--tile-options OPTS]
 
 --tile-options passes more qattn-tile options to the GPU modules, e.g.
 'tile-layer=none' (decode on the warp kernel instead of the tile layer) or
@@ -46,23 +46,18 @@ def matrix():
         Case("decode_group8_msb_2bit_d64_nq3", 1, 16, 2, 3, 777, 64, [2], group=8,
              order="msb_first"),
         Case("decode_int8_kv_block8_d64", 2, 16, 4, 1, 900, 64, [], block=8),
-        # Head dim 96 (2-, 4-bit and int8): the warp kernel, or, with
-        # --tile-options unverified-gpu-lowerings=true, the tile layer.
+        # Head dim 96 (2-, 4-bit and int8).
         Case("decode_d96_4bit_buffer", 2, 16, 4, 1, 1000, 96, [4], buffer=40),
         Case("decode_d96_int8_nq2", 1, 16, 2, 2, 700, 96, []),
         Case("decode_d96_2bit_msb_nq3", 1, 16, 4, 3, 555, 96, [2], order="msb_first"),
-        # Head dim 80 (2-, 3-, 4-bit and int8): no other GPU kernel takes it,
-        # so the tile layer's unverified lowering always.
-        Case("decode_d80_4bit_buffer", 2, 16, 4, 1, 900, 80, [4], buffer=24,
-             tile_options="unverified-gpu-lowerings=true"),
-        Case("decode_d80_int8_nq2", 1, 16, 2, 2, 700, 80, [],
-             tile_options="unverified-gpu-lowerings=true"),
-        Case("decode_d80_2bit_nq2", 1, 16, 4, 2, 700, 80, [2],
-             tile_options="unverified-gpu-lowerings=true"),
+        # Head dim 80 (2-, 3-, 4-bit and int8).
+        Case("decode_d80_4bit_buffer", 2, 16, 4, 1, 900, 80, [4], buffer=24),
+        Case("decode_d80_int8_nq2", 1, 16, 2, 2, 700, 80, []),
+        Case("decode_d80_2bit_nq2", 1, 16, 4, 2, 700, 80, [2]),
         Case("decode_d80_3bit_msb_buffer", 2, 16, 4, 1, 900, 80, [3], order="msb_first",
-             buffer=24, tile_options="unverified-gpu-lowerings=true"),
-        # Head dim 256 (4-bit with a buffer, 3-bit with two queries): the warp
-        # kernel, or with the option the tile layer at 8 warps an SM.
+             buffer=24),
+        # Head dim 256 (4-bit with a buffer, 3-bit with two queries): the tile
+        # layer at 8 warps an SM.
         Case("decode_d256_4bit_buffer", 2, 8, 2, 1, 900, 256, [4], buffer=40),
         Case("decode_d256_3bit_nq2", 1, 8, 4, 2, 555, 256, [3]),
         # The other multiples of 32 to 256, likewise.
@@ -72,13 +67,12 @@ def matrix():
         Case("decode_d224_4bit_nq3", 1, 8, 2, 3, 600, 224, [4]),
         Case("decode_d96_3bit_msb_nq2", 1, 16, 4, 2, 700, 96, [3], order="msb_first"),
         # Int8 caches with a stage-1 scale per token (or per 2, or per 24,
-        # which splits a 16-key tile unevenly): the warp kernel, or with the
-        # option the tile layer (a scale per lane key).
+        # which splits a 16-key tile unevenly): a scale per lane key.
         Case("decode_int8_kv_token_d128", 2, 16, 4, 1, 1000, 128, [], block=1, buffer=24),
         Case("decode_int8_kv_block2_nq3_d64", 1, 16, 2, 3, 777, 64, [], block=2),
         Case("decode_int8_kv_block24_d128", 1, 16, 4, 1, 1000, 128, [], block=24),
-        # Stage-2 groups of 4 and 2 keys: the warp kernel, or with the option
-        # the tile layer (the constants of each lane's keys' groups).
+        # Stage-2 groups of 4 and 2 keys: the constants of each lane's keys'
+        # groups.
         Case("decode_group4_msb_d128", 2, 16, 4, 1, 1000, 128, [4], group=4,
              order="msb_first", buffer=24),
         Case("decode_group2_2bit_nq3_d64", 1, 16, 2, 3, 555, 64, [2], group=2),

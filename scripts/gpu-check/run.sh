@@ -22,10 +22,6 @@ sanitize() { # case tool
     --function attention "${inputs[@]}" --quiet 2>&1 | tail -n 4 | tee -a "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 }
-# (decode_d96_4bit_buffer, decode_d192_4bit_buffer, decode_d256_4bit_buffer and
-# decode_int8_kv_token_d128 on the tile layer where cases.py had --tile-options
-# unverified-gpu-lowerings=true, else on the warp kernel; the d80 ones on the tile
-# layer always.)
 for c in decode_with_buffer decode_b2_h32x8_d128_n1000_4bit decode_group8_block8_d128 \
     decode_d96_4bit_buffer decode_d192_4bit_buffer decode_d256_4bit_buffer \
     decode_d80_4bit_buffer decode_d80_3bit_msb_buffer decode_int8_kv_token_d128 \

@@ -7,7 +7,7 @@
 # H200 runs them (run.sh). Bound: check.py's, max |tiles - reference| / max |reference| <=
 # 2e-4 (f32 out), 2e-3 (f16), 1e-2 (bf16). Cases the tile layer does not take are listed, not
 # run. TILE_OPTIONS are more qattn-tile options, after each case's own (cases.py's
-# tile_options), e.g. unverified-gpu-lowerings=true: the head-dim-96 cases on the tile layer.
+# tile_options), e.g. tile-keys=16.
 # Exit 1 on a failure.
 # usage: tiles-on-cpu.sh CASES_DIR [SEED [TILE_OPTIONS]]
 set -uo pipefail

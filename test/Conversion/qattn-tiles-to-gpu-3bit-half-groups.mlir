@@ -1,6 +1,6 @@
-// RUN: qattn-opt %s --qattn-tile=unverified-gpu-lowerings=true --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=D96
-// 3-bit V codes at d = 96 on the tile layer's GPU lowering (not yet run on the H200:
-// unverified-gpu-lowerings; qattn-tiles-to-gpu-3bit.mlir has whole groups). A lane's 12 V channels are one
+// RUN: qattn-opt %s --qattn-tile --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=D96
+// 3-bit V codes at d = 96 on the tile layer's GPU lowering
+// (qattn-tiles-to-gpu-3bit.mlir has whole groups). A lane's 12 V channels are one
 // and a half groups of 8 codes: lane g reads the two groups (6 bytes, 1-byte aligned) from the
 // one holding its first code (byte 3 * (12g / 8)), widens both, and shifts the two words down
 // by 4 * (12g mod 8) bits (16 for odd g), so that its 12 codes start the words as at whole

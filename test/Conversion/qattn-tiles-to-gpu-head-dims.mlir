@@ -1,6 +1,5 @@
-// RUN: qattn-opt %s --qattn-tile=unverified-gpu-lowerings=true --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s
-// Head dims 32, 80, 96, 192 and 256 on the tile layer's GPU lowering (not yet run on the
-// H200, so qattn-tile's unverified-gpu-lowerings asks for them). At d = 96 a
+// RUN: qattn-opt %s --qattn-tile --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s
+// Head dims 32, 80, 96, 192 and 256 on the tile layer's GPU lowering. At d = 96 a
 // lane holds 24 K channels (lane t) and 12 V channels (lane g). Its code
 // pieces of a key (4-bit: 12 bytes of K, 6 of V; int8: 24 and 12) are no
 // cp.async size, so the ring takes the tiles' code rows (48 or 96 bytes,

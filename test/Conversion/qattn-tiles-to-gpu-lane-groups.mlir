@@ -1,6 +1,6 @@
-// RUN: qattn-opt %s --qattn-tile=unverified-gpu-lowerings=true --qattn-pipeline=num-stages=1 --qattn-convert-to-gpu --canonicalize | FileCheck %s
-// Stage-2 groups of 2 or 4 keys on the tile layer's GPU lowering (not yet
-// run on the H200): a key block's half holds several groups, so each lane
+// RUN: qattn-opt %s --qattn-tile --qattn-pipeline=num-stages=1 --qattn-convert-to-gpu --canonicalize | FileCheck %s
+// Stage-2 groups of 2 or 4 keys on the tile layer's GPU lowering: a key
+// block's half holds several groups, so each lane
 // loads the constants (its channels of the s2 and z2 rows) of the group of
 // its own keys of each half: K's key g + 8h, row (tile row + g + 8h) / G;
 // V's keys 2t + 8h and 2t + 1 + 8h (one group), row (tile row + 2t + 8h) /

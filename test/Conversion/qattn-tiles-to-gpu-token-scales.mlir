@@ -1,5 +1,5 @@
-// RUN: qattn-opt %s --qattn-tile=unverified-gpu-lowerings=true --qattn-pipeline=num-stages=1 --qattn-convert-to-gpu --canonicalize | FileCheck %s
-// RUN: qattn-opt %s --qattn-tile=unverified-gpu-lowerings=true --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=RING
+// RUN: qattn-opt %s --qattn-tile --qattn-pipeline=num-stages=1 --qattn-convert-to-gpu --canonicalize | FileCheck %s
+// RUN: qattn-opt %s --qattn-tile --qattn-pipeline --qattn-convert-to-gpu --canonicalize | FileCheck %s --check-prefix=RING
 // Stage-1 blocks that neither cover a tile nor split it into halves of key
 // blocks, on the tile layer's GPU lowering: 1 key (an int8 cache's scale per
 // token), 12, and 12 with scales per channel (last). A lane's keys g and

@@ -1,6 +1,5 @@
 // RUN: qattn-opt %s -split-input-file --qattn-tile | FileCheck %s --check-prefix=AUTO
 // RUN: qattn-opt %s -split-input-file --qattn-tile="tile-layer=none" | FileCheck %s --check-prefix=NOTILE
-// RUN: qattn-opt %s -split-input-file --qattn-tile="unverified-gpu-lowerings=true" | FileCheck %s --check-prefix=UNVERIFIED
 // RUN: qattn-opt %s -split-input-file --qattn-tile="tile-layer=none warps=8 splits=3 keys-per-step=4" | FileCheck %s --check-prefix=FIXED
 // RUN: qattn-opt %s -split-input-file --qattn-tile="splits=3" | FileCheck %s --check-prefix=TILESPLITS
 // RUN: not qattn-opt %s -split-input-file --qattn-tile="warps=64" 2>&1 | FileCheck %s --check-prefix=BAD
@@ -189,49 +188,39 @@ func.func @decode_packed_batch8(%q: tensor<8x32x1x64xf32>, %kp: tensor<8x8192x25
 
 // -----
 
-// Decode whose GPU lowering on the tile layer has not run on the H200 yet
-// keeps the warp kernel (but takes the tile layer with
-// unverified-gpu-lowerings): head dims 80, 96, 192 and 256 (past d = 128
-// the grid kernel takes 8 warps an SM, 255 registers), stage-1 blocks of 1
-// key (a scale per token) and of 24 (a scale per lane key either way), and
+// Decode on the tile layer in formats past head dims 64/128 and blocks and
+// groups of 8 or 16 keys: head dims 80, 96, 192 and 256 (past d = 128 the
+// grid kernel takes 8 warps an SM, 255 registers), stage-1 blocks of 1 key
+// (a scale per token) and of 24 (a scale per lane key either way), and
 // stage-2 groups of 4 (at 12 warps an SM: a lane holds two groups'
-// constants a key block). Blocks of 8 take the tile layer (two scales a
-// 16-key tile).
+// constants a key block). Blocks of 8 take two scales a 16-key tile.
 // AUTO-LABEL: func.func @decode_d80
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
+// AUTO-NOT: gpu_tiling
+// AUTO: qattn.load_query_tile
+// AUTO: qattn.grid_warps_per_sm = 12 : i64
 // AUTO-LABEL: func.func @decode_d96
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
-// UNVERIFIED-LABEL: func.func @decode_d96
-// UNVERIFIED: scf.forall
-// UNVERIFIED: qattn.load_query_tile
-// UNVERIFIED: qattn.grid_warps_per_sm = 12 : i64, qattn.unverified_gpu_lowerings
+// AUTO-NOT: gpu_tiling
+// AUTO: qattn.load_query_tile
+// AUTO: qattn.grid_warps_per_sm = 12 : i64
 // AUTO-LABEL: func.func @decode_d256
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4,
-// UNVERIFIED-LABEL: func.func @decode_d256
-// UNVERIFIED: scf.forall
-// UNVERIFIED: qattn.load_query_tile
-// UNVERIFIED: qattn.grid_warps_per_sm = 8 : i64, qattn.unverified_gpu_lowerings
+// AUTO-NOT: gpu_tiling
+// AUTO: qattn.load_query_tile
+// AUTO: qattn.grid_warps_per_sm = 8 : i64
 // AUTO-LABEL: func.func @decode_d192
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4,
-// UNVERIFIED-LABEL: func.func @decode_d192
-// UNVERIFIED: scf.forall
-// UNVERIFIED: qattn.load_query_tile
-// UNVERIFIED: qattn.grid_warps_per_sm = 8 : i64, qattn.unverified_gpu_lowerings
+// AUTO-NOT: gpu_tiling
+// AUTO: qattn.load_query_tile
+// AUTO: qattn.grid_warps_per_sm = 8 : i64
 // AUTO-LABEL: func.func @decode_block1
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4,
-// UNVERIFIED-LABEL: func.func @decode_block1
-// UNVERIFIED: scf.forall
-// UNVERIFIED: qattn.load_kv_tile {{.*}} {keys = 16 : i64, layout = #qattn.fragment<mma_keys_a>, stage1 = #qattn.stage1<block = 1>}
-// UNVERIFIED: qattn.grid_warps_per_sm = 16 : i64, qattn.unverified_gpu_lowerings
+// AUTO-NOT: gpu_tiling
+// AUTO: qattn.load_kv_tile {{.*}} {keys = 16 : i64, layout = #qattn.fragment<mma_keys_a>, stage1 = #qattn.stage1<block = 1>}
+// AUTO: qattn.grid_warps_per_sm = 16 : i64
 // AUTO-LABEL: func.func @decode_group4
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4,
-// UNVERIFIED-LABEL: func.func @decode_group4
-// UNVERIFIED: qattn.load_kv_tile {{.*}} {keys = 16 : i64, layout = #qattn.fragment<mma_keys_a>, stage1 = #qattn.stage1<block = 64>, stage2 = #qattn.stage2<bits = [4], group = 4>}
-// UNVERIFIED: qattn.grid_warps_per_sm = 12 : i64, qattn.unverified_gpu_lowerings
+// AUTO-NOT: gpu_tiling
+// AUTO: qattn.load_kv_tile {{.*}} {keys = 16 : i64, layout = #qattn.fragment<mma_keys_a>, stage1 = #qattn.stage1<block = 64>, stage2 = #qattn.stage2<bits = [4], group = 4>}
+// AUTO: qattn.grid_warps_per_sm = 12 : i64
 // AUTO-LABEL: func.func @decode_block24
-// AUTO: gpu_tiling = #qattn.gpu_tiling<warps = 4, splits = 15>
-// UNVERIFIED-LABEL: func.func @decode_block24
-// UNVERIFIED: qattn.load_kv_tile {{.*}} {keys = 16 : i64, layout = #qattn.fragment<mma_keys_a>, stage1 = #qattn.stage1<block = 24>}
+// AUTO-NOT: gpu_tiling
+// AUTO: qattn.load_kv_tile {{.*}} {keys = 16 : i64, layout = #qattn.fragment<mma_keys_a>, stage1 = #qattn.stage1<block = 24>}
 // AUTO-LABEL: func.func @decode_block8
 // AUTO-NOT: gpu_tiling
 // AUTO: scf.forall

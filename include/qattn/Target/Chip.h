@@ -109,14 +109,6 @@ inline constexpr int64_t tileGridWarpsPerSM(const ChipInfo &chip,
 /// GPU lowering's register budget keeps them resident).
 inline constexpr const char kGridWarpsPerSMAttr[] = "qattn.grid_warps_per_sm";
 
-/// The unit attribute on a decode grid of the tile layer whose GPU lowering
-/// may take the formats it has that have not passed the H200 matrix yet
-/// (head dims other than 64 and 128, stage-1 blocks of neither 8 keys nor a
-/// multiple of 16, stage-2 groups of 2 or 4 keys): qattn-tile's
-/// `unverified-gpu-lowerings`.
-inline constexpr const char kUnverifiedGpuLoweringsAttr[] =
-    "qattn.unverified_gpu_lowerings";
-
 /// The row blocks of 8 (query, head) pairs the grid kernel's warp covers
 /// for `pairs` pairs of a KV head (at most 16 per row tile).
 inline constexpr int64_t tileGridRowBlocks(int64_t pairs) {

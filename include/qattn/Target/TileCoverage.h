@@ -22,23 +22,16 @@
 
 namespace mlir::qattn {
 
-/// Head dims 64 and 128; multiples of 32 from 32 to 256, and 80, only where
-/// `unverified` asks for the lowerings that have not run on the H200 matrix
-/// yet (qattn-tile's unverified-gpu-lowerings). Other multiples of 16 lower
-/// too, but ptxas spills hundreds of bytes a lane (4-bit, 16 heads over 8:
-/// d = 112 508 bytes at 168 registers, d = 208 424 at 255); they stay
-/// refused until that is worked on (no other GPU kernel takes them either).
-inline std::string whyNoTileGpuHeadDim(int64_t headDim, bool unverified) {
-  bool lowered =
-      headDim == 80 || (headDim % 32 == 0 && headDim >= 32 && headDim <= 256);
-  if (!lowered)
-    return "head dim " + std::to_string(headDim) +
-           " (multiples of 32 from 32 to 256, and 80, only)";
-  if (headDim != 64 && headDim != 128 && !unverified)
-    return "head dim " + std::to_string(headDim) +
-           " (lowered, but not yet run on the H200 matrix: qattn-tile "
-           "unverified-gpu-lowerings=true takes it)";
-  return "";
+/// Head dims that are multiples of 32 from 32 to 256, and 80. Other
+/// multiples of 16 lower too, but ptxas spills hundreds of bytes a lane
+/// (4-bit, 16 heads over 8: d = 112 508 bytes at 168 registers, d = 208 424
+/// at 255); they stay refused until that is worked on. Past 256 a row
+/// block's accumulators alone would take 144 registers a lane (d = 288).
+inline std::string whyNoTileGpuHeadDim(int64_t headDim) {
+  if (headDim == 80 || (headDim % 32 == 0 && headDim >= 32 && headDim <= 256))
+    return "";
+  return "head dim " + std::to_string(headDim) +
+         " (multiples of 32 from 32 to 256, and 80, only)";
 }
 
 /// Stage-2 code widths 2 to 4 bits, where a lane's K codes of a key (its
@@ -70,22 +63,15 @@ inline std::string whyNoTileGpuKeys(llvm::StringRef what, int64_t keys) {
          " keys (8 and multiples of 16 only)";
 }
 
-/// Stage-1 blocks of `keys` keys: 8 and multiples of 16 (whyNoTileGpuKeys);
-/// others (1, 2, 4: an int8 cache's scale per token; 12, 24, ...) by the
-/// scale a lane reads for each of its keys of a key block, where
-/// `unverified` asks for the lowerings not yet run on the H200 matrix; with
-/// scales per channel (`perChannel`) even sizes only (V's fragments pair
-/// keys 2t and 2t + 1 under one block's scales).
-inline std::string whyNoTileGpuBlocks(int64_t keys, bool perChannel,
-                                      bool unverified) {
-  std::string why = whyNoTileGpuKeys("stage-1 blocks", keys);
-  if (why.empty() || (perChannel && keys % 2 != 0))
-    return why;
-  if (!unverified)
-    return "stage-1 blocks of " + std::to_string(keys) +
-           (keys == 1 ? " key" : " keys") +
-           " (lowered, but not yet run on the H200 matrix: qattn-tile "
-           "unverified-gpu-lowerings=true takes them)";
+/// Stage-1 blocks of `keys` keys: any size (8 and multiples of 16 by the
+/// tile's scales, whyNoTileGpuKeys; others, 1, 2, 4: an int8 cache's scale
+/// per token, 12, 24, ..., by the scale a lane reads for each of its keys of
+/// a key block); with scales per channel (`perChannel`) even sizes only for
+/// those others (V's fragments pair keys 2t and 2t + 1 under one block's
+/// scales).
+inline std::string whyNoTileGpuBlocks(int64_t keys, bool perChannel) {
+  if (perChannel && keys % 2 != 0)
+    return whyNoTileGpuKeys("stage-1 blocks", keys);
   return "";
 }
 
@@ -97,17 +83,12 @@ inline bool tileGpuGroupsPerLane(int64_t keys) {
 }
 
 /// Stage-2 groups of `keys` keys: as whyNoTileGpuKeys, and those of
-/// tileGpuGroupsPerLane, where `unverified` asks for the lowerings not yet
-/// run on the H200 matrix. Not 1: V's fragment pairs two keys under one
+/// tileGpuGroupsPerLane. Not 1: V's fragment pairs two keys under one
 /// group's constants.
-inline std::string whyNoTileGpuGroups(int64_t keys, bool unverified) {
-  if (!tileGpuGroupsPerLane(keys))
-    return whyNoTileGpuKeys("stage-2 groups", keys);
-  if (!unverified)
-    return "stage-2 groups of " + std::to_string(keys) +
-           " keys (lowered, but not yet run on the H200 matrix: qattn-tile "
-           "unverified-gpu-lowerings=true takes them)";
-  return "";
+inline std::string whyNoTileGpuGroups(int64_t keys) {
+  if (tileGpuGroupsPerLane(keys))
+    return "";
+  return whyNoTileGpuKeys("stage-2 groups", keys);
 }
 
 } // namespace mlir::qattn

@@ -3,20 +3,18 @@
 // Part of the qattn project.
 //
 // The register lowering of the tile layer covers decode over 2-, 3- and 4-bit
-// stage-2 caches (per-head widths too, groups of 8 keys or more) or int8
-// stage-1 caches, with stage-1 scales per block or per channel (blocks of 8
-// keys or more that cover a tile or split it into halves of key blocks), the
-// int8 tail, float queries (rounded to f16) or int8 ones (scales per block,
-// or per channel applied before the rounding), exact and SAS softmax, head
-// dims 64 and 128; and, where qattn-tile marked the grid
-// kUnverifiedGpuLoweringsAttr (not yet run on the H200), head dims 80 and the
-// other multiples of 32 to 256, stage-1 blocks of any other size (each lane
-// reads the scale, or its channels' scales, of each of its keys; per
-// channel even sizes for V) and stage-2 groups of 2 and 4 keys (the
-// constants of each lane's keys' groups). Everything else is a diagnostic on
-// the op, naming what is missing. The head dims, code widths, blocks and groups
-// are qattn/Target/TileCoverage.h's, by which qattn-tile also keeps static
-// decode that this would refuse off the tile layer (whyNotGpuDecodeTiles); the
+// stage-2 caches (per-head widths too; groups of 2, 4, 8 keys or multiples of
+// 16, the shorter ones by the constants of each lane's keys' groups) or int8
+// stage-1 caches, with stage-1 scales per block or per channel (blocks of any
+// size: those that neither cover a tile nor split it into halves of key
+// blocks by the scale, or the channels' scales, of each of a lane's keys;
+// per channel even sizes for V), the int8 tail, float queries (rounded to
+// f16) or int8 ones (scales per block, or per channel applied before the
+// rounding), exact and SAS softmax, head dims 80 and the multiples of 32 to
+// 256. Everything else is a diagnostic on the op, naming what is missing.
+// The head dims, code widths, blocks and groups are
+// qattn/Target/TileCoverage.h's, by which qattn-tile also keeps static decode
+// that this would refuse off the tile layer (whyNotGpuDecodeTiles); the
 // tile-relative limits (a tile holds whole blocks and groups, or halves of
 // its key blocks) are this file's. Also the lane channel orders, which the
 // cache's packing fixes (TileLowering.h).
@@ -32,8 +30,7 @@ using namespace mlir::qattn;
 using namespace mlir::qattn::kernels;
 using namespace mlir::qattn::tiles;
 
-static LogicalResult checkLoad(LoadKVTileOp op, int64_t headDim,
-                               bool unverified) {
+static LogicalResult checkLoad(LoadKVTileOp op, int64_t headDim) {
   auto fail = [&](const Twine &what) {
     return op.emitOpError("has no GPU lowering yet for ") << what;
   };
@@ -50,53 +47,38 @@ static LogicalResult checkLoad(LoadKVTileOp op, int64_t headDim,
   auto fits = [&](int64_t unit) {
     return unit % keys == 0 || (keys % unit == 0 && unit % 8 == 0);
   };
-  if (Stage1Attr s1 = op.getStage1Attr()) {
-    // Scales per block that do not fit: a scale per lane key
-    // (hasLaneScales), not yet run on the H200.
-    int64_t block = s1.getBlock();
-    std::string sizes = "stage-1 blocks of " + std::to_string(block) +
-                        (block == 1 ? " key" : " keys") + " in tiles of " +
-                        std::to_string(keys);
-    if (hasChannelScales(op) && !fits(s1.getBlock()) && !hasLaneScales(op))
-      return fail(sizes);
-    if (hasLaneScales(op) && !unverified)
-      return fail(sizes + " (lowered with a scale per lane key, but not yet "
-                          "run on the H200 matrix: qattn-tile "
-                          "unverified-gpu-lowerings=true takes them)");
-  }
+  // Scales per channel of blocks that do not fit: a lane's keys' own
+  // (hasLaneScales), but for V's odd blocks.
+  if (Stage1Attr s1 = op.getStage1Attr();
+      s1 && hasChannelScales(op) && !fits(s1.getBlock()) && !hasLaneScales(op))
+    return fail("stage-1 blocks of " + Twine(s1.getBlock()) +
+                (s1.getBlock() == 1 ? " key" : " keys") + " in tiles of " +
+                Twine(keys));
   if (Stage2Attr s2 = op.getStage2Attr()) {
     if (std::string why = whyNoTileGpuCodes(headDim, s2.getBits());
         !why.empty())
       return fail(why);
-    int64_t group = s2.getGroup();
-    std::string sizes = "stage-2 groups of " + std::to_string(group) +
-                        (group == 1 ? " key" : " keys") + " in tiles of " +
-                        std::to_string(keys);
     // Groups of 2 and 4: the constants of the lane's keys' groups.
-    if (hasLaneGroups(s2) && !unverified)
-      return fail(sizes + " (lowered with the constants of the lane's keys' "
-                          "groups, but not yet run on the H200 matrix: "
-                          "qattn-tile unverified-gpu-lowerings=true takes "
-                          "them)");
+    int64_t group = s2.getGroup();
     if (!fits(group) && !hasLaneGroups(s2))
-      return fail(sizes);
+      return fail("stage-2 groups of " + Twine(group) +
+                  (group == 1 ? " key" : " keys") + " in tiles of " +
+                  Twine(keys));
   }
   return success();
 }
 
 LogicalResult mlir::qattn::tiles::checkLowerable(scf::ForallOp grid) {
   int64_t headDim = 0;
-  bool unverified = grid->hasAttr(kUnverifiedGpuLoweringsAttr);
   WalkResult result = grid.getBody()->walk([&](Operation *op) {
     LogicalResult ok = success();
     if (auto load = dyn_cast<LoadQueryTileOp>(op)) {
       auto type = cast<RankedTensorType>(load.getQ().getType());
       headDim = type.getDimSize(3);
-      if (std::string why = whyNoTileGpuHeadDim(headDim, unverified);
-          !why.empty())
+      if (std::string why = whyNoTileGpuHeadDim(headDim); !why.empty())
         ok = load.emitOpError("has no GPU lowering yet for ") << why;
     } else if (auto load = dyn_cast<LoadKVTileOp>(op)) {
-      ok = checkLoad(load, headDim, unverified);
+      ok = checkLoad(load, headDim);
     }
     return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
   });

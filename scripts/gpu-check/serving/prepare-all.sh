@@ -33,12 +33,10 @@ part() { # name command...
 mkdir -p "$out"
 # The serving-path accuracy schemes of the GPU run (run-all.sh's accuracy part).
 ACCURACY_SCHEMES=default,bpq4,bpq3-min-mse,int8
-# The serving matrix runs the lowerings still waiting for it too (head dims other than 64 and
-# 128, stage-1 blocks of neither 8 keys nor a multiple of 16, stage-2 groups of 2 or 4 keys).
 part serving qattn-compile "$root/scripts/gpu-check/serving/decode.mlir" --target=cuda \
-  --tile-options=unverified-gpu-lowerings=true -o "$out/serving/cuda"
+  -o "$out/serving/cuda"
 part balanced qattn-compile "$root/scripts/gpu-check/serving/decode.mlir" --target=cuda \
-  --tile-options='unverified-gpu-lowerings=true balance-splits=true' -o "$out/balanced/cuda"
+  --tile-options=balance-splits=true -o "$out/balanced/cuda"
 part paged "$py" "$root/test/Python/Inputs/paged_cache.py" "$out/paged" --precompile
 part torch-check "$py" "$root/scripts/torch-check/prepare.py" "$out/torch-check"
 part gate "$py" "$root/bench/decode_gate.py" prepare "$out/gate" "$@"

@@ -101,7 +101,7 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
   bool takesTileLayer(AttentionOp op, TileScope scope) const {
     switch (scope) {
     case TileScope::decode:
-      return whyNotGpuDecodeTiles(op, unverifiedGpuLowerings).empty();
+      return whyNotGpuDecodeTiles(op).empty();
     case TileScope::all:
       return whyNotDecodeTiles(op).empty();
     case TileScope::none:
@@ -198,9 +198,9 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
       // heuristic, which fills 16 warps an SM where the grid kernel holds 12
       // (B8 N32K: 33 splits, 1.33 waves).
       DecodeSplits rule{splits, chipInfo, sms, decodeMinKeysPerSplit};
-      tileDecodeAttention(op, rule,
-                          {tileKeys, lazyMax, headsFastest, gridWarpsPerSM,
-                           unverifiedGpuLowerings, balanceSplits});
+      tileDecodeAttention(
+          op, rule,
+          {tileKeys, lazyMax, headsFastest, gridWarpsPerSM, balanceSplits});
     }
     WalkResult result = getOperation()->walk([&](AttentionOp op) {
       if (op.getGpuTilingAttr())

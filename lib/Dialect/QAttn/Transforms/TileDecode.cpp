@@ -122,8 +122,8 @@ public:
       : op(op), b(op.getLoc(), op), rule(rule),
         tileKeys(shape.tileKeys ? shape.tileKeys : chooseTileKeys(op)),
         lazyMax(shape.lazyMax < 0 ? chooseLazyMax(op) : shape.lazyMax),
-        headsFastest(shape.headsFastest), unverified(shape.unverified),
-        balanceSplits(shape.balanceSplits), staticSlots(chooseStaticSlots(op)),
+        headsFastest(shape.headsFastest), balanceSplits(shape.balanceSplits),
+        staticSlots(chooseStaticSlots(op)),
         warpsPerSM(shape.warpsPerSM
                        ? shape.warpsPerSM
                        : tileGridWarpsPerSM(rule.chip, tileKeys,
@@ -175,7 +175,7 @@ private:
   DecodeSplits rule;
   int64_t tileKeys;
   double lazyMax;
-  bool headsFastest, unverified, balanceSplits, staticSlots;
+  bool headsFastest, balanceSplits, staticSlots;
   int64_t warpsPerSM;
   KVSources k, v;
 };
@@ -400,8 +400,6 @@ Value DecodeTiler::materialize() {
                  dim(MappingId::LinearDim1), dim(MappingId::LinearDim0)});
   auto grid = scf::ForallOp::create(b, ubs, outs, mapping);
   grid->setAttr(kGridWarpsPerSMAttr, b.getI64IntegerAttr(warpsPerSM));
-  if (unverified)
-    grid->setAttr(kUnverifiedGpuLoweringsAttr, b.getUnitAttr());
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(grid.getBody());
@@ -516,26 +514,25 @@ std::string mlir::qattn::whyNotDecodeTiles(AttentionOp op) {
   return "";
 }
 
-std::string mlir::qattn::whyNotGpuDecodeTiles(AttentionOp op, bool unverified) {
+std::string mlir::qattn::whyNotGpuDecodeTiles(AttentionOp op) {
   if (std::string why = whyNotDecodeTiles(op); !why.empty())
     return why;
   if (op.getNumQueries() > kTileRows)
     return "more than " + std::to_string(kTileRows) +
            " queries a sequence (prefill)";
   int64_t d = op.getHeadDim();
-  if (std::string why = whyNoTileGpuHeadDim(d, unverified); !why.empty())
+  if (std::string why = whyNoTileGpuHeadDim(d); !why.empty())
     return why;
   for (auto [s1, s2] : {std::pair(op.getKStage1Attr(), op.getKStage2Attr()),
                         std::pair(op.getVStage1Attr(), op.getVStage2Attr())}) {
     std::string why =
         s1 ? whyNoTileGpuBlocks(s1.getBlock(),
-                                s1.getGranularity() == Granularity::channel,
-                                unverified)
+                                s1.getGranularity() == Granularity::channel)
            : "";
     if (why.empty() && s2)
       why = whyNoTileGpuCodes(d, s2.getBits());
     if (why.empty() && s2)
-      why = whyNoTileGpuGroups(s2.getGroup(), unverified);
+      why = whyNoTileGpuGroups(s2.getGroup());
     if (!why.empty())
       return why;
   }

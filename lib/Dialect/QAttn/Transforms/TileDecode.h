@@ -39,9 +39,6 @@ struct TileProgramShape {
   /// Warps per SM of the grid kernel (its register budget); 0 takes
   /// tileGridWarpsPerSM's.
   int64_t warpsPerSM = 0;
-  /// Let the GPU lowering take the formats it has that have not passed the
-  /// H200 matrix yet (kUnverifiedGpuLoweringsAttr on the grid).
-  bool unverified = false;
   /// With kv_lens, cut the batch's keys into chunks of one size
   /// (qattn.key_chunk) instead of each sequence's into the same number of
   /// splits: varlen batches are bound by their longest sequence otherwise.
@@ -53,11 +50,8 @@ std::string whyNotDecodeTiles(AttentionOp op);
 /// Why a static `op` does not go through the tile layer to the GPU, or an
 /// empty string: what whyNotDecodeTiles says, more than 16 queries a
 /// sequence (prefill), or what the GPU lowering of the tile ops does not
-/// cover (qattn/Target/TileCoverage.h, which checkLowerable also applies),
-/// or, unless `unverified`, has not shown correct on the H200 matrix yet
-/// (head dims other than 64 and 128, stage-1 blocks of neither 8 keys nor a
-/// multiple of 16, stage-2 groups of 2 or 4 keys).
-std::string whyNotGpuDecodeTiles(AttentionOp op, bool unverified = false);
+/// cover (qattn/Target/TileCoverage.h, which checkLowerable also applies).
+std::string whyNotGpuDecodeTiles(AttentionOp op);
 /// Replaces `op` by its decode grid over the tile layer (see TileDecode.cpp)
 /// with `splits` key splits per sequence.
 void tileDecodeAttention(AttentionOp op, const DecodeSplits &splits,

@@ -18,14 +18,10 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     (`kv_lens`, a page table or dynamic sizes), and by default (`tile-layer
     = decode`) every static one with at most 16 queries a sequence (16
     int8 queries too, which the prefill kernels would take), in the formats
-    the tile ops' GPU lowering covers (head dims 64 and 128, and 80 and the
-    other multiples of 32 to 256 with `unverified-gpu-lowerings`; stage-1
-    blocks and stage-2 groups of 8 keys or multiples of 16, and stage-1
-    blocks of any other size (even ones with scales per channel) and stage-2
-    groups of 2 or 4 keys with `unverified-gpu-lowerings`;
-    2- to 4-bit
-    codes or int8 data, where a lane's codes fit:
-    qattn/Target/TileCoverage.h). It is
+    the tile ops' GPU lowering covers (head dims 80 and the multiples of 32
+    to 256; stage-1 blocks of any size, even ones with scales per channel;
+    stage-2 groups of 2, 4, 8 keys or multiples of 16; 2- to 4-bit codes or
+    int8 data: qattn/Target/TileCoverage.h). It is
     materialized as a grid of tile programs: an `scf.forall` over (batch, KV
     head, 16-row tile, key split), its CTAs ordered KV head fastest
     (`heads-fastest`; else key split), each loading its query rows
@@ -111,20 +107,13 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            "its register budget (65536 / (32 x this)) and the warps the "
            "split count fills; 0: 16 (128 registers) for 16-key tiles of "
            "one row block, else 12 (168) (default 0)">,
-    Option<"unverifiedGpuLowerings", "unverified-gpu-lowerings", "bool",
-           /*default=*/"false",
-           "Also lower to the GPU, through the tile layer, the decode formats "
-           "whose lowering has not passed the H200 matrix yet (head dims other than 64 and "
-           "128, stage-1 blocks of neither 8 keys nor a multiple of 16, "
-           "stage-2 groups of 2 or 4 keys): "
-           "for scripts/gpu-check; else static ones keep the warp kernel and "
-           "the serving form is an error (default false)">,
     Option<"balanceSplits", "balance-splits", "bool", /*default=*/"false",
            "Give a decode grid with kv_lens balanced key chunks "
            "(qattn.key_chunk): the batch's keys cut into at most B x S chunks "
            "of one size, a long sequence taking many of the grid's B x S "
            "points and a short one few; else each sequence's keys in S "
-           "splits. Not yet timed on the H200 (default false)">,
+           "splits. H200: a varlen batch 1.21x faster, uniform ones 2-11% "
+           "slower (docs/PERF.md) (default false)">,
     Option<"tileLayer", "tile-layer", "std::string", /*default=*/"\"decode\"",
            "Which static attentions go through the tile layer: decode (at "
            "most 16 queries a sequence, in formats its GPU lowering "
