@@ -60,7 +60,7 @@ inline std::string whyNoTileGpuKeys(llvm::StringRef what, int64_t keys) {
   if (keys == 8 || keys % 16 == 0)
     return "";
   return what.str() + " of " + std::to_string(keys) +
-         " keys (8 and multiples of 16 only)";
+         (keys == 1 ? " key" : " keys") + " (8 and multiples of 16 only)";
 }
 
 /// Stage-1 blocks of `keys` keys: any size (8 and multiples of 16 by the
@@ -86,9 +86,10 @@ inline bool tileGpuGroupsPerLane(int64_t keys) {
 /// tileGpuGroupsPerLane. Not 1: V's fragment pairs two keys under one
 /// group's constants.
 inline std::string whyNoTileGpuGroups(int64_t keys) {
-  if (tileGpuGroupsPerLane(keys))
+  if (tileGpuGroupsPerLane(keys) || whyNoTileGpuKeys("", keys).empty())
     return "";
-  return whyNoTileGpuKeys("stage-2 groups", keys);
+  return "stage-2 groups of " + std::to_string(keys) +
+         (keys == 1 ? " key" : " keys") + " (2, 4, 8 and multiples of 16 only)";
 }
 
 } // namespace mlir::qattn

@@ -172,9 +172,23 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
     WalkResult inexpressible = getOperation()->walk([&](AttentionOp op) {
       bool generic = op.isShapeGeneric();
       if (!generic) {
-        if (!op.getGpuTilingAttr() && op.getBatch() >= 1 &&
-            takesTileLayer(op, *scope))
+        if (op.getGpuTilingAttr() || op.getBatch() < 1)
+          return WalkResult::advance();
+        if (takesTileLayer(op, *scope)) {
           tiled.push_back(op);
+          return WalkResult::advance();
+        }
+        // Decode has one GPU path, the tile layer (tile-layer=none asks for
+        // the warp kernel instead, for comparisons).
+        if (*scope != TileScope::none &&
+            op.getNumQueries() <= kMaxDecodeQueries) {
+          op.emitOpError() << "is decode (at most " << kMaxDecodeQueries
+                           << " queries a sequence), whose GPU kernels are "
+                              "the tile layer's, which has no GPU lowering "
+                              "yet for "
+                           << whyNotGpuDecodeTiles(op);
+          return WalkResult::interrupt();
+        }
         return WalkResult::advance();
       }
       std::string why = whyNotDecodeTiles(op);

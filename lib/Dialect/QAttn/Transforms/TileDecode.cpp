@@ -517,8 +517,8 @@ std::string mlir::qattn::whyNotDecodeTiles(AttentionOp op) {
 std::string mlir::qattn::whyNotGpuDecodeTiles(AttentionOp op) {
   if (std::string why = whyNotDecodeTiles(op); !why.empty())
     return why;
-  if (op.getNumQueries() > kTileRows)
-    return "more than " + std::to_string(kTileRows) +
+  if (op.getNumQueries() > kMaxDecodeQueries)
+    return "more than " + std::to_string(kMaxDecodeQueries) +
            " queries a sequence (prefill)";
   int64_t d = op.getHeadDim();
   if (std::string why = whyNoTileGpuHeadDim(d); !why.empty())

@@ -45,6 +45,10 @@ struct TileProgramShape {
   bool balanceSplits = false;
 };
 
+/// The most queries a sequence decode has (1 to 16: decode and speculative
+/// decode); more are prefill.
+inline constexpr int64_t kMaxDecodeQueries = 16;
+
 /// Why the tile layer cannot express `op` yet, or an empty string.
 std::string whyNotDecodeTiles(AttentionOp op);
 /// Why a static `op` does not go through the tile layer to the GPU, or an

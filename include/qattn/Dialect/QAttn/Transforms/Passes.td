@@ -17,11 +17,12 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     Decode goes through the tile layer: every attention in the serving form
     (`kv_lens`, a page table or dynamic sizes), and by default (`tile-layer
     = decode`) every static one with at most 16 queries a sequence (16
-    int8 queries too, which the prefill kernels would take), in the formats
-    the tile ops' GPU lowering covers (head dims 80 and the multiples of 32
-    to 256; stage-1 blocks of any size, even ones with scales per channel;
-    stage-2 groups of 2, 4, 8 keys or multiples of 16; 2- to 4-bit codes or
-    int8 data: qattn/Target/TileCoverage.h). It is
+    int8 queries too, which the prefill kernels would take): decode has one
+    GPU path. The tile ops' GPU lowering covers head dims 80 and the
+    multiples of 32 to 256; stage-1 blocks of any size (even ones with
+    scales per channel); stage-2 groups of 2, 4, 8 keys or multiples of 16;
+    2- to 4-bit codes or int8 data (qattn/Target/TileCoverage.h); another
+    format is an error naming what it lacks. Decode is
     materialized as a grid of tile programs: an `scf.forall` over (batch, KV
     head, 16-row tile, key split), its CTAs ordered KV head fastest
     (`heads-fastest`; else key split), each loading its query rows
@@ -58,8 +59,8 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
     two CTAs each and a causal grid has 8192 or more rows; causal ones with
     4096 or more queries take a producer warpgroup beside two that compute
     instead (`producer = warpgroup`, 4 stages). The rest (float-query
-    prefill, and decode in formats the tile lowering lacks) gets the warp
-    kernel (`kernel = rows`): one warp per (batch, KV head, query) serving
+    prefill, and decode with `tile-layer = none`) gets the warp kernel
+    (`kernel = rows`): one warp per (batch, KV head, query) serving
     all query heads of the group, `warps` warps per CTA, the keys split
     over CTAs (with `splits = 0`, enough to reach `ctas-per-sm` CTAs per SM
     without slices shorter than `min-keys-per-split` keys).
@@ -116,10 +117,10 @@ def QAttnTile : Pass<"qattn-tile", "mlir::ModuleOp"> {
            "slower (docs/PERF.md) (default false)">,
     Option<"tileLayer", "tile-layer", "std::string", /*default=*/"\"decode\"",
            "Which static attentions go through the tile layer: decode (at "
-           "most 16 queries a sequence, in formats its GPU lowering "
-           "covers), all (every one "
-           "it can express: the CPU lowering runs them all) or none (the "
-           "kernels' tiling) (default decode)">,
+           "most 16 queries a sequence; a format its GPU lowering lacks is "
+           "an error), all (every one it can express: the CPU lowering runs "
+           "them all) or none (the kernels' tiling: decode on the warp "
+           "kernel, for comparisons) (default decode)">,
     // 128: on the H200, since the combine kernel spreads a row's splits over
     // up to 16 warps, B1 Hq32 Hkv8 N32K d128 takes 29.0 us with 256 slices of
     // 128 keys against 34.6 us with 64 of 512, d64 20.8 against 25.0, B8 N4K
