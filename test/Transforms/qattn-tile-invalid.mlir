@@ -40,3 +40,13 @@ func.func @static_decode_d288(%q: tensor<1x8x2x288xf16>, %k: tensor<1x2x100x288x
       : (tensor<1x8x2x288xf16>, tensor<1x2x100x288xi8>, tensor<1x2x2xf32>, tensor<1x2x100x288xi8>, tensor<1x2x2xf32>) -> tensor<1x8x2x288xf16>
   return %o : tensor<1x8x2x288xf16>
 }
+
+// -----
+
+func.func @static_decode_group24(%q: tensor<1x8x1x64xf16>, %kp: tensor<1x96x64xi8>, %ks: tensor<1x2x2xf32>, %ks2: tensor<1x2x4x64xi8>, %kz2: tensor<1x2x4x64xi8>) -> tensor<1x8x1x64xf16> {
+  // expected-error@+1 {{is decode (at most 16 queries a sequence), whose GPU kernels are the tile layer's, which cannot express it yet: expected stage-2 groups that divide or are multiples of 16 keys}}
+  %o = qattn.attention %q keys(%kp, %ks, %ks2, %kz2) values(%kp, %ks, %ks2, %kz2)
+      {k_stage1 = #qattn.stage1<block = 48>, k_stage2 = #qattn.stage2<bits = [4], group = 24>, v_stage1 = #qattn.stage1<block = 48>, v_stage2 = #qattn.stage2<bits = [4], group = 24>}
+      : (tensor<1x8x1x64xf16>, tensor<1x96x64xi8>, tensor<1x2x2xf32>, tensor<1x2x4x64xi8>, tensor<1x2x4x64xi8>, tensor<1x96x64xi8>, tensor<1x2x2xf32>, tensor<1x2x4x64xi8>, tensor<1x2x4x64xi8>) -> tensor<1x8x1x64xf16>
+  return %o : tensor<1x8x1x64xf16>
+}
