@@ -53,11 +53,17 @@ inline std::string whyNoTileGpuCodes(int64_t headDim,
   return "";
 }
 
-/// Stage-1 blocks and stage-2 groups (`what`) of `keys` keys: 8 (half of an
+/// Whether stage-1 blocks or stage-2 groups of `keys` keys are 8 (half of an
 /// mma key block, in which a lane's keys g and g + 8 lie apart) or multiples
-/// of 16. Of fewer keys a lane's group would depend on its lane.
+/// of 16, which a tile's constants follow. Of fewer keys a lane's group would
+/// depend on its lane.
+inline bool tileGpuWholeKeys(int64_t keys) {
+  return keys == 8 || keys % 16 == 0;
+}
+/// Why stage-1 blocks or stage-2 groups (`what`) of `keys` keys are not
+/// tileGpuWholeKeys.
 inline std::string whyNoTileGpuKeys(llvm::StringRef what, int64_t keys) {
-  if (keys == 8 || keys % 16 == 0)
+  if (tileGpuWholeKeys(keys))
     return "";
   return what.str() + " of " + std::to_string(keys) +
          (keys == 1 ? " key" : " keys") + " (8 and multiples of 16 only)";
@@ -86,7 +92,7 @@ inline bool tileGpuGroupsPerLane(int64_t keys) {
 /// tileGpuGroupsPerLane. Not 1: V's fragment pairs two keys under one
 /// group's constants.
 inline std::string whyNoTileGpuGroups(int64_t keys) {
-  if (tileGpuGroupsPerLane(keys) || whyNoTileGpuKeys("", keys).empty())
+  if (tileGpuGroupsPerLane(keys) || tileGpuWholeKeys(keys))
     return "";
   return "stage-2 groups of " + std::to_string(keys) +
          (keys == 1 ? " key" : " keys") + " (2, 4, 8 and multiples of 16 only)";

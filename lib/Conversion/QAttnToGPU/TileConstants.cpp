@@ -215,11 +215,10 @@ mlir::qattn::tiles::StagedConstants::operator[](int64_t u) {
                      mul(b, w.t, 16))
                : add(b, w.idx(area + u / 4 * 16), mul(b, w.g, w.headDim / 2));
       // V's lane g reads at g d/2 bytes: 8-byte aligned at d = 80.
-      int64_t laneBytes = keys ? 16 : w.headDim / 2;
       chunk = vector::LoadOp::create(
           b, VectorType::get({4}, b.getI32Type()), w.ring,
           ValueRange{div(b, byte, 4)}, /*nontemporal=*/false,
-          llvm::Align(std::min<int64_t>(laneBytes & -laneBytes, 16)));
+          llvm::commonAlignment(llvm::Align(16), keys ? 16 : w.headDim / 2));
     }
     return half2(b,
                  vector::ExtractOp::create(b, chunk, ArrayRef<int64_t>{u % 4}));

@@ -129,7 +129,7 @@ Value loadBytes(WarpProgram &w, const FlatTensor &t, Value at, int64_t bytes,
     Value v = vector::LoadOp::create(
         w.b, VectorType::get({bytes * 8 / width}, element), t.buffer,
         ValueRange{at}, /*nontemporal=*/false,
-        llvm::Align(std::min<int64_t>(bytes & -bytes, 16)));
+        llvm::commonAlignment(llvm::Align(16), bytes));
     return vector::BitCastOp::create(
         w.b, VectorType::get({bytes / 4}, w.b.getI32Type()), v);
   }
@@ -320,7 +320,7 @@ void mlir::qattn::tiles::lowerLoadQueryTile(WarpProgram &w,
   // at d = 96: 8-byte aligned).
   auto laneAlign = [&](Type t) {
     int64_t bytes = d / 4 * t.getIntOrFloatBitWidth() / 8;
-    return llvm::Align(std::min<int64_t>(bytes & -bytes, 16));
+    return llvm::commonAlignment(llvm::Align(16), bytes);
   };
   Regs regs;
   for (int64_t nb = 0; nb < w.rowBlocks; ++nb) {
@@ -618,8 +618,8 @@ bool mlir::qattn::tiles::hasLaneScales(LoadKVTileOp op) {
   Stage1Attr s1 = op.getStage1Attr();
   if (!s1)
     return false;
-  int64_t block = s1.getBlock(), keys = op.getKeys();
-  bool fits = block % keys == 0 || (keys % block == 0 && block % 8 == 0);
+  int64_t block = s1.getBlock();
+  bool fits = unitFitsTile(block, op.getKeys());
   // Scales per channel multiply V's fragment pairs of keys 2t, 2t + 1: one
   // block for both.
   bool paired =

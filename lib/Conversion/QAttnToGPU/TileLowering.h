@@ -257,6 +257,12 @@ inline int64_t constantOfHalf(int64_t kb, int64_t h, int64_t count,
 /// block where blocks (of 8 keys) are shorter than the tile, one per half of
 /// each key block where they do not fit it (hasLaneScales), else one.
 int64_t tileScaleCount(LoadKVTileOp op);
+/// Whether stage-1 blocks or stage-2 groups of `unit` keys fit tiles of
+/// `tileKeys`: one covers the tile, or the tile holds whole ones of 8 keys or
+/// more (a lane's keys in a key block are two halves of 8: constantOfHalf).
+inline bool unitFitsTile(int64_t unit, int64_t tileKeys) {
+  return unit % tileKeys == 0 || (tileKeys % unit == 0 && unit % 8 == 0);
+}
 /// Whether stage-2 groups `s2` are shorter than half a key block (2 or 4
 /// keys: tileGpuGroupsPerLane), so that a lane loads the constants of the
 /// group of its keys of each half of each key block (K's g + 8h, V's 2t + 8h

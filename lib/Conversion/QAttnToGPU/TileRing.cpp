@@ -411,7 +411,7 @@ static Value readPiece(WarpProgram &w, Value byte, int64_t bytes) {
     return vector::LoadOp::create(
         b, VectorType::get({bytes / 4}, b.getI32Type()), w.ring,
         ValueRange{words}, /*nontemporal=*/false,
-        llvm::Align(std::min<int64_t>(bytes & -bytes, 16)));
+        llvm::commonAlignment(llvm::Align(16), bytes));
   Value both = vector::LoadOp::create(b, VectorType::get({2}, b.getI32Type()),
                                       w.ring, ValueRange{words},
                                       /*nontemporal=*/false, llvm::Align(4));

@@ -273,7 +273,7 @@ void mlir::qattn::tiles::storeRows(WarpProgram &w,
                 vector::FromElementsOp::create(
                     b, VectorType::get({n}, b.getF32Type()), elements),
                 dest.buffer, ValueRange{index}, /*nontemporal=*/false,
-                llvm::Align(4 * std::min(n & -n, span & -span)));
+                llvm::commonAlignment(llvm::Align(4 * n), 4 * span));
           }
         });
     return;

@@ -41,16 +41,11 @@ static LogicalResult checkLoad(LoadKVTileOp op, int64_t headDim) {
   if (layout != FragmentLayout::mma_keys_a &&
       layout != FragmentLayout::mma_values_a)
     return fail("a tile without a key or value fragment layout");
-  // A block or group covers the tile, or the tile holds whole ones of 8
-  // keys or more (a lane's keys in a key block are two halves of 8:
-  // constantOfHalf). Of 4 keys, a lane's group would depend on its lane.
-  auto fits = [&](int64_t unit) {
-    return unit % keys == 0 || (keys % unit == 0 && unit % 8 == 0);
-  };
-  // Scales per channel of blocks that do not fit: a lane's keys' own
-  // (hasLaneScales), but for V's odd blocks.
+  // Blocks and groups that do not fit the tile (unitFitsTile) are read per
+  // lane key: scales (hasLaneScales) but V's per channel of odd blocks, and
+  // groups of 2 and 4 (hasLaneGroups).
   if (Stage1Attr s1 = op.getStage1Attr();
-      s1 && hasChannelScales(op) && !fits(s1.getBlock()) && !hasLaneScales(op))
+      s1 && !unitFitsTile(s1.getBlock(), keys) && !hasLaneScales(op))
     return fail("stage-1 blocks of " + Twine(s1.getBlock()) +
                 (s1.getBlock() == 1 ? " key" : " keys") + " in tiles of " +
                 Twine(keys));
@@ -58,9 +53,8 @@ static LogicalResult checkLoad(LoadKVTileOp op, int64_t headDim) {
     if (std::string why = whyNoTileGpuCodes(headDim, s2.getBits());
         !why.empty())
       return fail(why);
-    // Groups of 2 and 4: the constants of the lane's keys' groups.
     int64_t group = s2.getGroup();
-    if (!fits(group) && !hasLaneGroups(s2))
+    if (!unitFitsTile(group, keys) && !hasLaneGroups(s2))
       return fail("stage-2 groups of " + Twine(group) +
                   (group == 1 ? " key" : " keys") + " in tiles of " +
                   Twine(keys));

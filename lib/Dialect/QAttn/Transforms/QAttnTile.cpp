@@ -182,14 +182,10 @@ struct QAttnTilePass : qattn::impl::QAttnTileBase<QAttnTilePass> {
         // the warp kernel instead, for comparisons).
         if (*scope != TileScope::none &&
             op.getNumQueries() <= kMaxDecodeQueries) {
-          std::string inexpressible = whyNotDecodeTiles(op);
           op.emitOpError() << "is decode (at most " << kMaxDecodeQueries
                            << " queries a sequence), whose GPU kernels are "
                               "the tile layer's, which "
-                           << (inexpressible.empty()
-                                   ? "has no GPU lowering yet for " +
-                                         whyNotGpuDecodeTiles(op)
-                                   : "cannot express it yet: " + inexpressible);
+                           << whyNotGpuDecodeTiles(op);
           return WalkResult::interrupt();
         }
         return WalkResult::advance();

@@ -516,13 +516,13 @@ std::string mlir::qattn::whyNotDecodeTiles(AttentionOp op) {
 
 std::string mlir::qattn::whyNotGpuDecodeTiles(AttentionOp op) {
   if (std::string why = whyNotDecodeTiles(op); !why.empty())
-    return why;
+    return "cannot express it yet: " + why;
   if (op.getNumQueries() > kMaxDecodeQueries)
-    return "more than " + std::to_string(kMaxDecodeQueries) +
-           " queries a sequence (prefill)";
+    return "takes at most " + std::to_string(kMaxDecodeQueries) +
+           " queries a sequence (more are prefill)";
   int64_t d = op.getHeadDim();
   if (std::string why = whyNoTileGpuHeadDim(d); !why.empty())
-    return why;
+    return "has no GPU lowering yet for " + why;
   for (auto [s1, s2] : {std::pair(op.getKStage1Attr(), op.getKStage2Attr()),
                         std::pair(op.getVStage1Attr(), op.getVStage2Attr())}) {
     std::string why =
@@ -534,7 +534,7 @@ std::string mlir::qattn::whyNotGpuDecodeTiles(AttentionOp op) {
     if (why.empty() && s2)
       why = whyNoTileGpuGroups(s2.getGroup());
     if (!why.empty())
-      return why;
+      return "has no GPU lowering yet for " + why;
   }
   return "";
 }

@@ -51,10 +51,12 @@ inline constexpr int64_t kMaxDecodeQueries = 16;
 
 /// Why the tile layer cannot express `op` yet, or an empty string.
 std::string whyNotDecodeTiles(AttentionOp op);
-/// Why a static `op` does not go through the tile layer to the GPU, or an
-/// empty string: what whyNotDecodeTiles says, more than 16 queries a
-/// sequence (prefill), or what the GPU lowering of the tile ops does not
-/// cover (qattn/Target/TileCoverage.h, which checkLowerable also applies).
+/// Why a static `op` does not go through the tile layer to the GPU, as a
+/// phrase with the tile layer its subject, or an empty string: it "cannot
+/// express it yet: " (whyNotDecodeTiles), "takes at most 16 queries a
+/// sequence" (more are prefill), or "has no GPU lowering yet for " what the
+/// GPU lowering of the tile ops does not cover (qattn/Target/TileCoverage.h,
+/// which checkLowerable also applies).
 std::string whyNotGpuDecodeTiles(AttentionOp op);
 /// Replaces `op` by its decode grid over the tile layer (see TileDecode.cpp)
 /// with `splits` key splits per sequence.
